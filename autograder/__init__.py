@@ -1,0 +1,27 @@
+"""autograd-lab: predict-then-produce exercises on PyTorch autograd, and their autograder.
+
+Public API only; the names load lazily so that `autograder --help` imports neither torch nor sympy.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+
+_API = {
+    "load_spec": "autograder.spec", "SpecError": "autograder.spec",
+    "release": "autograder.key", "build_key": "autograder.key", "load_key": "autograder.key",
+    "BuildError": "autograder.key",
+    "grade_notebook": "autograder.grade",
+    "Report": "autograder.report", "Outcome": "autograder.report", "read_report": "autograder.report",
+    "Lab": "autograder.lab",
+}
+__all__ = ["__version__", *_API]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        import importlib
+
+        return getattr(importlib.import_module(_API[name]), name)
+    raise AttributeError(f"module 'autograder' has no attribute {name!r}")

@@ -1,0 +1,230 @@
+"""cli: the `autograder` command. Subcommands -> API calls -> exit codes; no grading logic here.
+Imports stdlib at import time; everything heavy is imported inside the subcommand that needs it.
+
+Exit codes: 0 success (for `check`: every check passed); 1 `check` found a check that did not pass
+or the notebook is not gradable; 2 usage, spec, key or build error (the message says what to fix).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+EXAMPLES = {
+    "release": "examples:\n  autograder release solutions/01-backward-vs-grad",
+    "check": "examples:\n  autograder check assignments/01-backward-vs-grad/backward-vs-grad.ipynb\n"
+             "  autograder check my-work.ipynb --student s1234567 --json",
+    "grade": "examples:\n  autograder grade examples/submissions/01-backward-vs-grad --out out/\n"
+             "  autograder grade a.ipynb b.ipynb --out out/ --assignment 01-backward-vs-grad --jobs 2",
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="autograder", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Release, self-check and batch-grade autograd-lab assignments.",
+        epilog="exit codes: 0 ok; 1 a check did not pass (check); 2 usage, spec, key or build error\n\n"
+               + "\n".join(EXAMPLES.values()))
+    p.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = p.add_subparsers(dest="command")
+    fmt = argparse.RawDescriptionHelpFormatter
+    r = sub.add_parser("release", help="build the key and write the student notebook", epilog=EXAMPLES["release"],
+                       formatter_class=fmt, description="Build the answer key from a solution folder (spec.toml + "
+                       "notebook); refuse if sympy and the reference torch run disagree, the solution scores below "
+                       "100 % or the blank copy above 0; write assignments/<id>/ and build/<id>/key.json.")
+    r.add_argument("solution", help="solutions/<assignment> folder")
+    r.add_argument("--assignments", help="where to write the student folder (default: assignments/ beside solutions/)")
+    r.add_argument("--build", help="where to write the full key (default: build/ beside solutions/)")
+    c = sub.add_parser("check", help="self-check a notebook (public checks), open report", epilog=EXAMPLES["check"],
+                       formatter_class=fmt, description="Run a notebook in the sandbox and print the open report of "
+                       "its public checks. Exit 0 only if every check passes.")
+    c.add_argument("notebook")
+    c.add_argument("--key", help="public_key.json (default: beside the notebook, else assignments/<id>/)")
+    c.add_argument("--student", help="student id (default: the notebook's STUDENT_ID)")
+    c.add_argument("--exercise", action="append", help="only this exercise (repeatable)")
+    c.add_argument("--json", action="store_true", help="print the canonical report JSON instead of text")
+    g = sub.add_parser("grade", help="batch-grade submissions into reports and a gradebook", epilog=EXAMPLES["grade"],
+                       formatter_class=fmt, description="Grade notebooks (files, or folders searched for *.ipynb). "
+                       "Writes OUT/reports/<submission>.json and OUT/gradebook.csv and prints a summary. The "
+                       "student id is each file's name without .ipynb.")
+    g.add_argument("paths", nargs="+")
+    g.add_argument("--out", required=True, help="output folder")
+    g.add_argument("--key", help="key.json (default: build/<assignment>/key.json)")
+    g.add_argument("--assignment", help="assignment id (default: from the notebooks' metadata or folder names)")
+    g.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once (default: cores)")
+    g.add_argument("--json", action="store_true", help="print the reports as one JSON list instead of the summary")
+    s = sub.add_parser("_selfcheck", help=argparse.SUPPRESS)
+    s.add_argument("--key", required=True)
+    s.add_argument("--student", required=True)
+    s.add_argument("--exercise", action="append")
+    return p
+
+
+def _fail(msg: str) -> int:
+    print(f"autograder: {msg}", file=sys.stderr)
+    return 2
+
+
+def _find_public_key(notebook: Path, nb: Any) -> Path | None:
+    from autograder.notebook import declared_assignment
+
+    beside = notebook.parent / "public_key.json"
+    if beside.exists():
+        return beside
+    aid = declared_assignment(nb)
+    for base in [Path.cwd(), *Path.cwd().parents]:
+        cand = base / "assignments" / str(aid) / "public_key.json"
+        if aid and cand.exists():
+            return cand
+    return None
+
+
+def _check(args: argparse.Namespace) -> int:
+    from autograder.grade import grade_notebook
+    from autograder.key import load_key
+    from autograder.notebook import NotebookError, read_notebook
+    from autograder.render.terminal import render
+
+    path = Path(args.notebook)
+    key_path = Path(args.key) if args.key else None
+    if key_path is None:
+        try:
+            key_path = _find_public_key(path, read_notebook(path))
+        except NotebookError as e:
+            print(f"NOT GRADED: {e}")
+            return 1
+        if key_path is None:
+            return _fail(f"no public_key.json beside {path} or in assignments/<id>/; pass --key")
+    try:
+        key = load_key(key_path)
+    except (OSError, ValueError) as e:
+        return _fail(str(e))
+    report = grade_notebook(path, key, args.student, args.exercise)
+    print(json.dumps(report.to_dict(), indent=1) if args.json else render(report))
+    ok = report.status == "graded" and all(o.status == "passed" for o in report.outcomes)
+    return 0 if ok else 1
+
+
+def _submissions(paths: list[str]) -> list[Path]:
+    found: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            found += sorted(q for q in p.rglob("*.ipynb") if ".ipynb_checkpoints" not in q.parts)
+        else:
+            found.append(p)
+    return found
+
+
+def _infer_assignment(subs: list[Path]) -> str | None:
+    from autograder.notebook import NotebookError, declared_assignment, read_notebook
+
+    for s in subs:
+        try:
+            aid = declared_assignment(read_notebook(s))
+        except NotebookError:
+            continue
+        if aid:
+            return aid
+    for s in subs:
+        for part in reversed(s.resolve().parts[:-1]):
+            if (Path("build") / part / "key.json").exists():
+                return part
+    return None
+
+
+def _grade(args: argparse.Namespace) -> int:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from autograder.grade import grade_notebook
+    from autograder.key import load_key
+    from autograder.render.gradebook import summary, to_csv
+
+    subs = _submissions(args.paths)
+    if not subs:
+        return _fail("no .ipynb files found in " + " ".join(args.paths))
+    missing = [str(s) for s in subs if not s.exists()]
+    if missing:
+        return _fail("no such file: " + ", ".join(missing))
+    if args.key:
+        key_path = Path(args.key)
+    else:
+        aid = args.assignment or _infer_assignment(subs)
+        if not aid:
+            return _fail("cannot tell which assignment these are; pass --assignment ID or --key build/ID/key.json")
+        key_path = Path("build") / aid / "key.json"
+        if not key_path.exists():
+            return _fail(f"no key at {key_path}: run `autograder release solutions/{aid}` first, or pass --key")
+    try:
+        key = load_key(key_path)
+    except (OSError, ValueError) as e:
+        return _fail(str(e))
+    names: dict[str, int] = {}
+    for s in subs:
+        names[s.stem] = names.get(s.stem, 0) + 1
+    out = Path(args.out)
+    (out / "reports").mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+
+    def one(s: Path):
+        report = grade_notebook(s, key, s.stem)
+        name = s.stem if names[s.stem] == 1 else f"{s.parent.name}__{s.stem}"
+        report.write(out / "reports" / f"{name}.json")
+        print(f"graded {s} -> {report.status} {'' if report.score is None else f'{report.score:g}/{report.max_score:g}'}",
+              file=sys.stderr, flush=True)
+        return report
+
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        reports = list(pool.map(one, subs))
+    (out / "gradebook.csv").write_text(to_csv(reports), encoding="utf-8")
+    seconds = time.monotonic() - start
+    if args.json:
+        print(json.dumps([r.to_dict() for r in reports], indent=1))
+    else:
+        print(summary(reports))
+        print(f"\n{len(reports)} submissions in {seconds:.1f} s · reports in {out / 'reports'} · "
+              f"gradebook {out / 'gradebook.csv'}")
+    return 0
+
+
+def _release(args: argparse.Namespace) -> int:
+    from autograder.key import BuildError, release
+    from autograder.spec import SpecError
+
+    start = time.monotonic()
+    try:
+        r = release(args.solution, args.assignments, args.build)
+    except (SpecError, BuildError) as e:
+        return _fail(f"not released: {e}")
+    print(f"released {r.assignment}: {r.checks} checks, solution {r.solution_score:g}/{r.max_score:g}, "
+          f"blank copy {r.blank_score:g}/{r.max_score:g} ({time.monotonic() - start:.1f} s)\n"
+          f"  student notebook  {r.student_notebook}\n  public key        {r.public_key}\n  full key          {r.key}")
+    return 0
+
+
+def _selfcheck(args: argparse.Namespace) -> int:
+    # Internal: the in-notebook self-check sends its observations here, so that the key and the
+    # comparison stay out of the student's kernel. Prints one report JSON.
+    from autograder.grade import report_from_results
+    from autograder.key import load_key
+
+    key = load_key(args.key)
+    report = report_from_results(key, sys.stdin.buffer.read(), args.student, args.exercise)
+    print(json.dumps(report.to_dict()))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    args = _parser().parse_args(argv)
+    if args.version:
+        from autograder import __version__
+        print(__version__)
+        return 0
+    if args.command is None:
+        _parser().print_help()
+        return 2
+    return {"release": _release, "check": _check, "grade": _grade, "_selfcheck": _selfcheck}[args.command](args)

@@ -1,0 +1,209 @@
+"""compare: pure comparisons of an expected wire Value with an observed one -> Comparison, and the
+plain-text display of Values. Imports stdlib and wire only: no torch, no sympy.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Literal
+
+from autograder.wire import decode_float
+
+Reason = Literal["match", "kind", "length", "dtype", "shape", "values", "exception", "phrase"]
+Value = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """|observed - expected| <= atol + rtol * |expected|, elementwise; NaN matches only NaN."""
+
+    rtol: float
+    atol: float
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The result of one comparison: `ok`, the first `reason` it failed, and a one-line `detail`."""
+
+    ok: bool
+    reason: Reason
+    detail: str = ""
+
+
+MATCH = Comparison(True, "match")
+
+
+def _fmt(x: Any) -> str:
+    if isinstance(x, bool):
+        return str(x)
+    f = decode_float(x)
+    if math.isnan(f) or math.isinf(f):
+        return str(f)
+    if f == int(f) and abs(f) < 1e15:
+        return f"{int(f)}."
+    return f"{f:.6g}"
+
+
+def show(v: Value | None) -> str:
+    """A short, torch-like rendering of a Value: "None", "tensor(6.)", "(tensor(6.),)", "3.5"."""
+    if v is None:
+        return "nothing"
+    t = v["t"]
+    if t == "none":
+        return "None"
+    if t == "ellipsis":
+        return "... (not answered)"
+    if t == "undefined":
+        return "not defined"
+    if t in ("bool", "int"):
+        return str(v["v"])
+    if t == "float":
+        f = decode_float(v["v"])
+        return repr(f) if not math.isfinite(f) else f"{f:.6g}"
+    if t == "complex":
+        return f"({_fmt(v['re'])}+{_fmt(v['im'])}j)"
+    if t == "str":
+        return repr(v["v"])
+    if t == "class":
+        return v["name"]
+    if t in ("tensor", "array"):
+        data = v["data"]
+        if v["shape"] == [] and data:
+            body = _fmt(data[0])
+        else:
+            body = "[" + ", ".join(_fmt(x) for x in data[:8]) + (", …" if len(data) > 8 or v.get("truncated") else "") + "]"
+        extras = []
+        if t == "tensor":
+            if v["dtype"] != "float32":
+                extras.append(f"dtype={v['dtype']}")
+            if v.get("grad_fn"):
+                extras.append(f"grad_fn=<{v['grad_fn']}>")
+            elif v.get("requires_grad"):
+                extras.append("requires_grad=True")
+            if v["shape"] not in ([], [len(data)]):
+                extras.insert(0, f"shape={tuple(v['shape'])}")
+            return f"tensor({', '.join([body] + extras)})"
+        return f"array({body}, dtype={v['dtype']})"
+    if t == "seq":
+        items = [show(i) for i in v["items"]]
+        if v["kind"] == "tuple":
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        return "[" + ", ".join(items) + "]"
+    if t == "dict":
+        return "{" + ", ".join(f"{k!r}: {show(i)}" for k, i in v["items"]) + "}"
+    return f"<{v['type']}> {v['repr']}"
+
+
+def describe(v: Value) -> str:
+    """The kind of a Value in words: "a tensor", "a tuple of 2 items", "None"."""
+    t = v["t"]
+    return {
+        "none": "None", "ellipsis": "the placeholder ...", "undefined": "nothing", "bool": "a bool",
+        "int": "an int", "float": "a float", "complex": "a complex number", "str": "a string",
+        "class": "a class", "array": "a numpy array", "dict": "a dict",
+    }.get(t) or (
+        f"a {v['dtype']} tensor of shape {tuple(v['shape'])}" if t == "tensor" else
+        f"a {v['kind']} of {len(v['items'])} item{'s' if len(v['items']) != 1 else ''}" if t == "seq" else
+        f"a {v.get('type', t)} object")
+
+
+def _close(observed: Any, expected: Any, tol: Tolerance) -> bool:
+    o, e = decode_float(observed), decode_float(expected)
+    if math.isnan(e) or math.isnan(o):
+        return math.isnan(e) and math.isnan(o)
+    if math.isinf(e) or math.isinf(o):
+        return o == e
+    return abs(o - e) <= tol.atol + tol.rtol * abs(e)
+
+
+def _values(observed: list[Any], expected: list[Any], tol: Tolerance) -> Comparison:
+    bad = [i for i, (o, e) in enumerate(zip(observed, expected)) if not _close(o, e, tol)]
+    if not bad:
+        return MATCH
+    i = bad[0]
+    o, e = decode_float(observed[i]), decode_float(expected[i])
+    where = f"element {i}: " if len(expected) > 1 else ""
+    diff = f" (abs diff {abs(o - e):.3g})" if math.isfinite(o) and math.isfinite(e) else ""
+    count = f"{len(bad)} of {len(expected)} elements differ; " if len(expected) > 1 else ""
+    return Comparison(False, "values", f"{count}{where}{_fmt(o)} instead of {_fmt(e)}{diff}")
+
+
+def compare_produced(expected: Value, observed: Value, tol: Callable[[str], Tolerance]) -> Comparison:
+    """Strict comparison of a produced Value: same kind, sequence type and length, dtype, shape,
+    then values within `tol(dtype)`. `expected` comes from the reference run's form filled with
+    sympy's numbers."""
+    et, ot = expected["t"], observed["t"]
+    if et != ot or (et == "seq" and expected["kind"] != observed["kind"]):
+        return Comparison(False, "kind", f"expected {describe(expected)}, got {describe(observed)}")
+    if et == "none":
+        return MATCH
+    if et == "seq":
+        if len(expected["items"]) != len(observed["items"]):
+            return Comparison(False, "length", f"expected {describe(expected)}, got {describe(observed)}")
+        for i, (e, o) in enumerate(zip(expected["items"], observed["items"])):
+            c = compare_produced(e, o, tol)
+            if not c.ok:
+                return Comparison(False, c.reason, f"item {i}: {c.detail}")
+        return MATCH
+    if et == "tensor":
+        if expected["dtype"] != observed["dtype"]:
+            return Comparison(False, "dtype", f"dtype {observed['dtype']} instead of {expected['dtype']}")
+        if expected["shape"] != observed["shape"]:
+            return Comparison(False, "shape", f"shape {tuple(observed['shape'])} instead of {tuple(expected['shape'])}")
+        return _values(observed["data"], expected["data"], tol(expected["dtype"]))
+    if et in ("float", "int", "bool"):
+        return _values([observed["v"]], [expected["v"]], tol("float64"))
+    return Comparison(False, "kind", f"cannot compare {describe(observed)}")
+
+
+def _as_number(v: Value) -> Any | None:
+    if v["t"] in ("int", "float"):
+        return v["v"]
+    if v["t"] in ("tensor", "array") and len(v["data"]) == 1 and not v.get("truncated"):
+        return v["data"][0]
+    return None
+
+
+def compare_predicted(expected: Value, observed: Value, tol: Tolerance) -> Comparison:
+    """Lenient comparison of a prediction (a plain literal): any number form matches a number,
+    a list matches a tuple, a class name (string or class) matches an exception class."""
+    et = expected["t"]
+    if et == "none":
+        if observed["t"] == "none":
+            return MATCH
+        hint = " (write None without quotes)" if observed["t"] == "str" and observed["v"].strip() == "None" else ""
+        return Comparison(False, "kind", f"expected None, got {show(observed)}{hint}")
+    if et == "class":
+        name = observed.get("v") if observed["t"] == "str" else observed.get("name") if observed["t"] == "class" else None
+        if isinstance(name, str) and name.strip().split(".")[-1] == expected["name"]:
+            return MATCH
+        return Comparison(False, "kind", f"expected the class name {expected['name']!r}, got {show(observed)}")
+    if et == "seq":
+        if observed["t"] != "seq" or len(observed["items"]) != len(expected["items"]):
+            return Comparison(False, "kind" if observed["t"] != "seq" else "length",
+                              f"expected {describe(expected)}, got {describe(observed)}")
+        for i, (e, o) in enumerate(zip(expected["items"], observed["items"])):
+            c = compare_predicted(e, o, tol)
+            if not c.ok:
+                return Comparison(False, c.reason, f"item {i}: {c.detail}")
+        return MATCH
+    exp_number, obs_number = _as_number(expected), _as_number(observed)
+    if exp_number is None:
+        return Comparison(False, "kind", f"cannot compare with {describe(expected)}")
+    if obs_number is None:
+        return Comparison(False, "kind", f"expected a number, got {show(observed)}")
+    return _values([obs_number], [exp_number], tol)
+
+
+def compare_exception(expected: dict[str, Any], raised: dict[str, Any] | None) -> Comparison:
+    """Does the raised exception ({"type", "mro", "message"} or None) have the expected class (or a
+    subclass) and contain the key phrase (case-insensitive)?"""
+    if raised is None:
+        return Comparison(False, "exception", f"expected {expected['raises']} to be raised, but nothing was raised")
+    if expected["raises"] not in raised.get("mro", [raised["type"]]):
+        return Comparison(False, "exception", f"{raised['type']} raised instead of {expected['raises']}: "
+                                              f"{raised['message'][:160]}")
+    if expected["phrase"].lower() not in raised["message"].lower():
+        return Comparison(False, "phrase", f"{raised['type']} raised, but its message lacks "
+                                           f"{expected['phrase']!r}: {raised['message'][:160]}")
+    return MATCH

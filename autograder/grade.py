@@ -1,0 +1,286 @@
+"""grade: submission -> sandboxed probe -> observations -> comparisons -> Report. Never raises for a
+student's fault. Imports stdlib and autograder's analytic, compare, notebook, plan, report, sandbox
+and wire; imports nothing the student wrote.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from autograder import __version__, analytic, plan, sandbox, wire
+from autograder.compare import (Comparison, Tolerance, compare_exception, compare_predicted,
+                                compare_produced, show)
+from autograder.notebook import NotebookError, code_cells, declared_student_id, read_notebook
+from autograder.report import Outcome, Report, Status
+
+Key = dict[str, Any]
+PLACEHOLDER_ID = "your-student-id"   # what a released notebook's STUDENT_ID cell holds
+
+
+def limits_for(key: Key) -> sandbox.Limits:
+    """Sandbox limits for one submission of this key's assignment."""
+    g = key["grading"]
+    wall = float(g["submission_timeout"])
+    return sandbox.Limits(wall_seconds=wall, cpu_seconds=int(wall * 1.5) + 10)
+
+
+def _exercise(key: Key, eid: str) -> dict[str, Any]:
+    return next(e for e in key["exercises"] if e["id"] == eid)
+
+
+def _values(exercise: dict[str, Any], point: dict[str, Any]) -> dict[str, Any]:
+    """Symbol -> value at a point: every parameter, and each argument name bound to its parameter."""
+    values = dict(point)
+    values.update({a["name"]: point[a["param"]] for a in exercise["args"]})
+    return values
+
+
+def _where(exercise: dict[str, Any], point: dict[str, Any]) -> str:
+    parts = [f"{a['name']}={point[a['param']]}" for a in exercise["args"]]
+    parts += [f"{a['name']}.grad preset to {point[a['grad']]}" for a in exercise["args"] if a.get("grad")]
+    return ", ".join(parts)
+
+
+def _numbers(text: str, exercise: dict[str, Any], values: dict[str, Any]) -> tuple[float, ...]:
+    return analytic.evaluate(text, values.keys(), values)
+
+
+def fill(form: dict[str, Any], expect: dict[str, Any], exercise: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
+    """The expected wire Value: the reference run's `form` with sympy's numbers at `values`.
+    Without a form (predictions) numbers become floats and sequences tuples."""
+    if "none" in expect:
+        return {"t": "none"}
+    if "raises" in expect:
+        return {"t": "class", "name": expect["raises"]}
+    if "seq" in expect:
+        items = form["items"] if form else [None] * len(expect["seq"])
+        return {"t": "seq", "kind": form["kind"] if form else "tuple",
+                "items": [fill(f, e, exercise, values) for f, e in zip(items, expect["seq"])]}
+    nums = [wire.encode_float(x) for x in _numbers(expect["expr"], exercise, values)]
+    if form is None or form["t"] in ("float", "int"):
+        return {"t": "float", "v": nums[0]} if len(nums) == 1 else {"t": "seq", "kind": "list",
+                                                                     "items": [{"t": "float", "v": n} for n in nums]}
+    return {**form, "data": nums}
+
+
+def _oracle(key: Key, check: dict[str, Any], where: str) -> str:
+    ref = f"reference torch {key['torch_version']} run"
+    e = check["expect"]
+    if "raises" in e:
+        return f"{ref}; API contract"
+    exprs = [e["expr"]] if "expr" in e else [i["expr"] for i in e.get("seq", []) if "expr" in i]
+    if not exprs:
+        return f"API contract; {ref} agrees"
+    form = f"; form from {ref}" if check["kind"] == "produce" else ""
+    return f"sympy: {' , '.join(exprs)} at {where}{form}"
+
+
+def _tolerance(key: Key, check: dict[str, Any]):
+    g = key["grading"]
+
+    def tol(dtype: str) -> Tolerance:
+        base = (g["float64_rtol"], g["float64_atol"]) if dtype == "float64" else (g["float32_rtol"], g["float32_atol"])
+        return Tolerance(check.get("rtol") or base[0], check.get("atol") or base[1])
+    return tol
+
+
+class _Run:
+    """What the probe run tells about checks it never reached."""
+
+    def __init__(self, obs: wire.Observations, run: sandbox.ProbeRun, limit: float) -> None:
+        self.obs, self.run, self.limit = obs, run, limit
+
+    def unreached(self) -> tuple[Status, str]:
+        if self.run.timed_out:
+            return "timeout", f"the submission ran past its {self.limit:g} s limit before this check was reached"
+        return "error", f"the submission's process ended (exit code {self.run.exit_code}) before this check ran"
+
+
+def _predict(key: Key, check: dict[str, Any], r: _Run, point: dict[str, Any]) -> Outcome:
+    ex = _exercise(key, check["exercise"])
+    base = Outcome(check["id"], check["exercise"], check["title"], "predict", "passed", 0.0, check["points"],
+                   check["visibility"], why=check["why"])
+    value = r.obs.names.get(check["name"])
+    if value is None:
+        status, msg = r.unreached()
+        return replace(base, status=status, message=msg)
+    if value["t"] in ("undefined", "ellipsis"):
+        state = "is not defined" if value["t"] == "undefined" else "is still ..."
+        return replace(base, status="missing", message=f"{check['name']} {state}: write your prediction")
+    expected = fill(None, check["expect"], ex, _values(ex, point))  # type: ignore[arg-type]
+    tol = Tolerance(check.get("rtol") or key["grading"]["predict_rtol"], check.get("atol") or key["grading"]["predict_atol"])
+    c = compare_predicted(expected, value, tol)
+    oracle = _oracle(key, check, _where(ex, point))
+    if c.ok:
+        return replace(base, score=check["points"], message=f"{check['name']} = {show(value)}",
+                       expected=show(expected), oracle=oracle, observed=show(value))
+    return replace(base, status="failed", message=f"{check['name']}: {c.detail}", expected=show(expected),
+                   oracle=oracle, observed=show(value))
+
+
+def _produce(key: Key, check: dict[str, Any], r: _Run, points: list[dict[str, Any]]) -> Outcome:
+    ex = _exercise(key, check["exercise"])
+    fn, target = check["function"], check["observe"]
+    call_text = f"{fn}({', '.join(a['name'] for a in ex['args'])})"
+    what = "returned by " + call_text if target == "returned" else f"{target} after {call_text}"
+    base = Outcome(check["id"], check["exercise"], check["title"], "produce", "passed", 0.0, check["points"],
+                   check["visibility"], why=check["why"])
+    warnings_seen: list[str] = []
+    first: Outcome | None = None
+    for p, point in enumerate(points):
+        where = _where(ex, point)
+        label = "your point" if p == 0 else f"fresh point {p}"
+        rec = r.obs.calls.get((fn, p))
+        if rec is None:
+            status, msg = r.unreached()
+            return replace(base, status=status, message=msg)
+        if p == 0:
+            warnings_seen = [f"{w['category']}: {w['message']}" for w in rec.warnings]
+        if rec.status == "undefined":
+            return replace(base, status="missing", message=f"{fn} is not defined: run its cell, or check its name")
+        if rec.status == "raised" and rec.exception and rec.exception["type"] == "NotImplementedError":
+            return replace(base, status="missing", message=f"{fn} is not written yet (it raises NotImplementedError)")
+        if rec.status in ("timeout", "skipped"):
+            return replace(base, status="timeout",
+                           message=f"{call_text} did not return within {key['grading']['call_timeout']:g} s at {where}")
+        expect = check["expect"]
+        if "raises" in expect:
+            c = compare_exception(expect, rec.exception if rec.status == "raised" else None)
+            expected_text = f"{expect['raises']} whose message contains {expect['phrase']!r}"
+            ref = check.get("reference") or {}
+            observed_text = (f"{rec.exception['type']}: {rec.exception['message'][:200]}" if rec.status == "raised"
+                             else f"returned {show(rec.returned)}")
+            if ref.get("exception"):
+                expected_text += f" (reference run raised {ref['exception']['type']}: {ref['exception']['message'][:120]})"
+        else:
+            if rec.status == "raised":
+                e = rec.exception or {"type": "?", "message": ""}
+                return replace(base, status="error", message=f"{call_text} raised {e['type']} at {where}: {e['message'][:300]}",
+                               observed=f"{e['type']}: {e['message'][:300]}")
+            observed = rec.returned if target == "returned" else rec.tensors.get(target.split(".")[0], {}).get("grad")
+            if observed is None:
+                return replace(base, status="error", message=f"{target} was not observed")
+            expected = fill(check.get("form"), expect, ex, _values(ex, point))
+            c = compare_produced(expected, observed, _tolerance(key, check))
+            expected_text, observed_text = show(expected), show(observed)
+        if c.ok:
+            if p == 0:
+                first = replace(base, score=check["points"], message=f"{what} at {where}: {observed_text}",
+                                expected=expected_text, oracle=_oracle(key, check, where), observed=observed_text)
+            continue
+        hint = ("" if p == 0 else
+                f" — it is right at your own point but not at {label}: is a number hard-coded?" if first else "")
+        return replace(base, status="failed", message=f"{what} at {where} ({label}): {c.detail}{hint}",
+                       expected=expected_text, oracle=_oracle(key, check, where), observed=observed_text,
+                       details=tuple(f"warning (information, not graded): {w}" for w in warnings_seen))
+    assert first is not None
+    return replace(first, details=tuple(f"warning (information, not graded): {w}" for w in warnings_seen))
+
+
+def _hide(o: Outcome) -> Outcome:
+    if o.visibility == "public":
+        return o
+    return replace(o, message=o.status, expected=None, oracle=None, observed=None, details=())
+
+
+def outcomes_for(key: Key, obs: wire.Observations, run: sandbox.ProbeRun, student: str) -> tuple[Outcome, ...]:
+    """Compare every check of `key` present in `obs`' request with its expectation at the
+    student's points. Pure but for sympy evaluation; never raises for a student's fault."""
+    points = plan.points_for(key, student)
+    r = _Run(obs, run, float(key["grading"]["submission_timeout"]))
+    out = []
+    for check in key["checks"]:
+        o = _predict(key, check, r, points[0]) if check["kind"] == "predict" else _produce(key, check, r, points)
+        out.append(_hide(o))
+    return tuple(out)
+
+
+def _notes(obs: wire.Observations, run: sandbox.ProbeRun, key: Key) -> list[str]:
+    notes = []
+    for cell in obs.cells:
+        if cell.status == "error":
+            notes.append(f"code cell {cell.index + 1} raised {cell.ename}: {cell.evalue[:200]}")
+        elif cell.status == "timeout":
+            notes.append(f"code cell {cell.index + 1} ran past {key['grading']['cell_timeout']:g} s and was stopped")
+    if obs.torch_version != key["torch_version"]:
+        notes.append(f"this run used torch {obs.torch_version}, but the key was observed on torch "
+                     f"{key['torch_version']}: version-sensitive checks may differ")
+    return notes
+
+
+def grade_notebook(path: str | Path, key: Key, student: str | None = None,
+                   exercises: list[str] | None = None) -> Report:
+    """Grade one submission notebook against `key`.
+
+    Args:
+        path: the .ipynb file. key: a key or public key (dict, see key.py).
+        student: the id whose parameters are used; None: the notebook's STUDENT_ID, else the
+            file name's stem. exercises: restrict to these exercise ids.
+    Returns:
+        A Report: status "graded" with one Outcome per check, or "not_gradable" (score None)
+        with the reason. Never raises for anything in the submission.
+    """
+    start = time.monotonic()
+    path = Path(path)
+    if exercises is not None:
+        key = {**key, "checks": [c for c in key["checks"] if c["exercise"] in exercises]}
+    notes: list[str] = []
+    try:
+        nb = read_notebook(path)
+    except NotebookError as e:
+        return _not_gradable(key, path.name, student or path.stem, str(e), {}, start)
+    declared = declared_student_id(nb)
+    if student is None:
+        student = declared or path.stem
+    if declared == PLACEHOLDER_ID:
+        notes.append(f"STUDENT_ID is still {PLACEHOLDER_ID!r}: set it to the id your course gave you, "
+                     f"so that your parameters are your own")
+    elif declared and declared != student:
+        notes.append(f"the notebook says STUDENT_ID = {declared!r}; it was graded as {student!r} "
+                     f"(with {student!r}'s parameters)")
+    request = plan.probe_request(key, code_cells(nb), student, exercises)
+    try:
+        run = sandbox.run_probe(request, limits_for(key))
+    except OSError as e:
+        return _not_gradable(key, path.name, student, f"not graded: the grader could not start the sandbox ({e}); "
+                             "this is not the student's fault", request["parameters"], start)
+    return _finish(key, path.name, student, run, notes, start)
+
+
+def _versions(key: Key) -> dict[str, str]:
+    return {"torch_key": key["torch_version"], "sympy": analytic.sympy_version(), "grader": __version__}
+
+
+def _not_gradable(key: Key, submission: str, student: str, reason: str, parameters: dict[str, Any],
+                  start: float) -> Report:
+    return Report(key["assignment"], submission, student, "not_gradable", None,
+                  float(sum(c["points"] for c in key["checks"])), reason=reason, parameters=parameters,
+                  versions=_versions(key), key_digest=key["digest"], seconds=round(time.monotonic() - start, 3))
+
+
+def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, notes: list[str], start: float) -> Report:
+    points = plan.points_for(key, student)
+    try:
+        obs = wire.parse_results(run.results)
+    except wire.WireError as e:
+        why = ("the sandboxed run ended before it started the notebook" if not run.results else f"its results were malformed ({e})")
+        return _not_gradable(key, submission, student, f"not graded: {why}; exit code {run.exit_code}. "
+                             f"Output: {run.output_tail[-400:]}", points[0], start)
+    outcomes = outcomes_for(key, obs, run, student)
+    notes = notes + _notes(obs, run, key)
+    return Report(key["assignment"], submission, student, "graded",
+                  float(sum(o.score for o in outcomes)), float(sum(c["points"] for c in key["checks"])), outcomes,
+                  parameters=points[0], notes=tuple(notes), versions={"torch": obs.torch_version, **_versions(key)},
+                  key_digest=key["digest"], seconds=round(time.monotonic() - start, 3))
+
+
+def report_from_results(key: Key, results: bytes, student: str, exercises: list[str] | None = None,
+                        submission: str = "notebook (self-check)") -> Report:
+    """Grade a results stream observed elsewhere (the in-notebook self-check observes in the
+    student's kernel and sends the stream here, to a separate process that holds the key)."""
+    if exercises is not None:
+        key = {**key, "checks": [c for c in key["checks"] if c["exercise"] in exercises]}
+    run = sandbox.ProbeRun(results[: wire.MAX_RESULT_BYTES], "", 0, False, 0.0)
+    return _finish(key, submission, student, run, [], time.monotonic())

@@ -1,0 +1,185 @@
+"""key: build an assignment's answer key (sympy x reference torch run of the solution), refuse to
+release when the oracles disagree, the solution scores below 100 % or the blank copy above 0, and
+write the student notebook, the public key and the full key. Imports stdlib, nbformat and
+autograder's spec, notebook, plan, sandbox, wire, grade, analytic.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autograder import analytic, grade, plan, sandbox, wire
+from autograder.notebook import METADATA_KEY, code_cells, read_notebook, student_copy
+from autograder.report import write_json_atomic
+from autograder.spec import Assignment, SpecError, load_spec
+
+KEY_SCHEMA = "autograd-lab/key"
+KEY_VERSION = 1
+# Students whose parameters the solution is checked at when a key is built (3 points each).
+SAMPLE_STUDENTS = ("reference-a", "reference-b", "reference-c")
+
+
+class BuildError(RuntimeError):
+    """The key cannot be released: the message names the check and what to fix."""
+
+
+@dataclass(frozen=True)
+class Release:
+    """What `release` wrote and measured. Paths are strings; seconds are wall time."""
+
+    assignment: str
+    student_notebook: str
+    public_key: str
+    key: str
+    checks: int
+    solution_score: float
+    blank_score: float
+    max_score: float
+
+
+def _skeleton(v: dict[str, Any]) -> dict[str, Any]:
+    """The form of a Value without its numbers (what the reference run fixes: kinds, dtypes, shapes)."""
+    if v["t"] == "seq":
+        return {"t": "seq", "kind": v["kind"], "items": [_skeleton(i) for i in v["items"]]}
+    if v["t"] == "tensor":
+        return {k: v[k] for k in ("t", "dtype", "shape", "requires_grad", "is_leaf", "grad_fn")} | {"data": [], "truncated": False}
+    if v["t"] in ("float", "int"):
+        return {"t": v["t"], "v": 0}
+    return {"t": v["t"]}
+
+
+def _digest(key: dict[str, Any]) -> str:
+    body = {k: v for k, v in key.items() if k != "digest"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _base_key(a: Assignment, torch_version: str) -> dict[str, Any]:
+    d = a.to_dict()
+    return {"schema": KEY_SCHEMA, "v": KEY_VERSION, "assignment": a.id, "title": a.title, "notebook": a.notebook,
+            "torch_observed": a.torch_observed, "torch_version": torch_version,
+            "sympy_version": analytic.sympy_version(), "grading": d["grading"], "parameters": d["parameters"],
+            "exercises": d["exercises"], "checks": d["checks"], "digest": ""}
+
+
+def _run(key: dict[str, Any], cells: list[str], student: str, what: str) -> tuple[wire.Observations, sandbox.ProbeRun]:
+    run = sandbox.run_probe(plan.probe_request(key, cells, student), grade.limits_for(key))
+    try:
+        obs = wire.parse_results(run.results)
+    except wire.WireError as e:
+        raise BuildError(f"the {what} did not run in the probe ({e}); output:\n{run.output_tail[-1500:]}") from None
+    if not obs.complete:
+        raise BuildError(f"the {what} did not finish in the probe (timed out: {run.timed_out}); "
+                         f"output:\n{run.output_tail[-1500:]}")
+    return obs, run
+
+
+def build_key(solution_dir: str | Path) -> tuple[dict[str, Any], Any]:
+    """Build the full key of the assignment in `solution_dir` (spec.toml + solution notebook).
+
+    Runs the solution through the sandboxed probe for SAMPLE_STUDENTS, takes each produce
+    check's form (kinds, dtypes, shapes, exception) from the first reference run, then grades
+    the solution with that key at every sample point: a failing check means the reference torch
+    run and sympy disagree (or the solution is wrong), and raises BuildError.
+
+    Returns:
+        (key dict, the solution notebook).
+    Raises:
+        SpecError: a bad spec. BuildError: a cell of the solution raised, the oracles disagree,
+            the solution scores below 100 %.
+    """
+    solution_dir = Path(solution_dir)
+    a = load_spec(solution_dir)
+    nb_path = solution_dir / a.notebook
+    if not nb_path.exists():
+        raise SpecError(f"{a.source} [assignment]: notebook {a.notebook!r} is not in {solution_dir}")
+    nb = read_notebook(nb_path)
+    cells = code_cells(nb)
+    key = _base_key(a, "unknown")
+    first, first_run = _run(key, cells, SAMPLE_STUDENTS[0], "solution notebook")
+    for cell in first.cells:
+        if cell.status != "ok":
+            raise BuildError(f"{nb_path}: code cell {cell.index + 1} of the solution {cell.status}: "
+                             f"{cell.ename}: {cell.evalue}")
+    key["torch_version"] = first.torch_version
+    for check in key["checks"]:
+        if check["kind"] != "produce":
+            continue
+        rec = first.calls.get((check["function"], 0))
+        where = f"{a.source} check {check['id']!r}"
+        if rec is None or rec.status not in ("returned", "raised"):
+            raise BuildError(f"{where}: the solution's {check['function']} did not run ({rec.status if rec else 'no record'})")
+        if "raises" in check["expect"]:
+            check["reference"] = {"exception": rec.exception} if rec.status == "raised" else None
+            continue
+        if rec.status == "raised":
+            raise BuildError(f"{where}: the solution's {check['function']} raised {rec.exception}; "
+                             f"expect a value, or write raises = \"{rec.exception['type'] if rec.exception else ''}\"")
+        observed = rec.returned if check["observe"] == "returned" else rec.tensors[check["observe"].split(".")[0]]["grad"]
+        check["form"] = None if "none" in check["expect"] else _skeleton(observed)
+    key["digest"] = _digest(key)
+    for i, student in enumerate(SAMPLE_STUDENTS):
+        obs, run = (first, first_run) if i == 0 else _run(key, cells, student, "solution notebook")
+        for o in grade.outcomes_for(key, obs, run, student):
+            if o.status != "passed":
+                raise BuildError(
+                    f"{a.source} check {o.check_id!r}: the solution does not pass ({o.status}) for sample student "
+                    f"{student!r}: {o.message}. Expected {o.expected} ({o.oracle}); the reference torch "
+                    f"{key['torch_version']} run gave {o.observed}. If torch is right, fix the expect expression; "
+                    f"if sympy is right, fix the solution.")
+    return key, nb
+
+
+def public_key(key: dict[str, Any]) -> dict[str, Any]:
+    """The key without hidden checks (shipped to students for the self-check)."""
+    pub = copy.deepcopy(key)
+    pub["checks"] = [c for c in pub["checks"] if c["visibility"] == "public"]
+    pub["public"] = True
+    return pub
+
+
+def release(solution_dir: str | Path, assignments_dir: str | Path | None = None,
+            build_dir: str | Path | None = None) -> Release:
+    """Build the key, check the blank student copy scores 0, and write the release.
+
+    Writes `<assignments_dir>/<id>/<notebook>` (the student copy, with the assignment id in its
+    metadata), `<assignments_dir>/<id>/public_key.json` and `<build_dir>/<id>/key.json`.
+    Defaults: `assignments/` and `build/` beside the folder that holds `solution_dir`.
+    Raises SpecError or BuildError (nothing is written then).
+    """
+    import nbformat
+
+    solution_dir = Path(solution_dir).resolve()
+    root = solution_dir.parent.parent
+    key, nb = build_key(solution_dir)
+    blank = student_copy(nb)
+    blank.metadata[METADATA_KEY] = {"assignment": key["assignment"], "key_digest": key["digest"]}
+    obs, run = _run(key, code_cells(blank), SAMPLE_STUDENTS[0], "blank student copy")
+    outcomes = grade.outcomes_for(key, obs, run, SAMPLE_STUDENTS[0])
+    scored = [o for o in outcomes if o.score > 0 or o.status != "missing"]
+    if scored:
+        raise BuildError(f"the blank student copy is not all 'missing': {scored[0].check_id} is {scored[0].status} "
+                         f"({scored[0].message}); put that cell's answer inside ### BEGIN SOLUTION / ### END SOLUTION")
+    out = Path(assignments_dir or root / "assignments") / key["assignment"]
+    kdir = Path(build_dir or root / "build") / key["assignment"]
+    out.mkdir(parents=True, exist_ok=True)
+    nb_out = out / key["notebook"]
+    nbformat.write(blank, str(nb_out))
+    write_json_atomic(out / "public_key.json", public_key(key))
+    write_json_atomic(kdir / "key.json", key)
+    total = float(sum(c["points"] for c in key["checks"]))
+    return Release(key["assignment"], str(nb_out), str(out / "public_key.json"), str(kdir / "key.json"),
+                   len(key["checks"]), total, 0.0, total)
+
+
+def load_key(path: str | Path) -> dict[str, Any]:
+    """Read a key.json or public_key.json. Raises ValueError for another schema, version or digest."""
+    key = json.loads(Path(path).read_text(encoding="utf-8"))
+    if key.get("schema") != KEY_SCHEMA or key.get("v") != KEY_VERSION:
+        raise ValueError(f"{path}: not an autograd-lab key v{KEY_VERSION}")
+    if not key.get("public") and _digest(key) != key["digest"]:
+        raise ValueError(f"{path}: the key's digest does not match its content; rebuild it with autograder release")
+    return key

@@ -1,0 +1,146 @@
+"""lab: what a student's notebook imports. Shows the student's own parameters and runs the in-notebook
+self-check: it observes the exercise in the kernel (with the probe's own observation code), then a
+separate trusted process compares with the public key and returns the open report. The key and
+the comparison never run in the kernel. Imports stdlib, plan, probe, sandbox, report, render.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from autograder import plan
+
+
+def inside_probe() -> bool:
+    """True while the grader's probe runs this notebook (self-checks are then skipped)."""
+    return os.environ.get("AUTOGRAD_LAB_PROBE") == "1"
+
+
+class Parameters(dict):
+    """The student's own parameters: a dict whose entries are also attributes (`P.x0`)."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"no parameter {name!r}; yours are {', '.join(self)}") from None
+
+    def __repr__(self) -> str:
+        return "Your parameters: " + ", ".join(f"{k} = {v}" for k, v in self.items())
+
+
+class SelfCheck:
+    """The result of `Lab.check`: shows as the open report (text)."""
+
+    def __init__(self, text: str, report: Any = None) -> None:
+        self.text, self.report = text, report
+
+    def __repr__(self) -> str:
+        return self.text
+
+    @property
+    def passed(self) -> bool:
+        """True when every check of the exercise passed."""
+        return self.report is not None and all(o.status == "passed" for o in self.report.outcomes)
+
+
+def _find_key(assignment: str) -> Path | None:
+    env = os.environ.get("AUTOGRAD_LAB_KEY")
+    if env:
+        return Path(env)
+    here = Path.cwd()
+    if (here / "public_key.json").exists():
+        return here / "public_key.json"
+    for base in [here, *here.parents]:
+        cand = base / "assignments" / assignment / "public_key.json"
+        if cand.exists():
+            return cand
+    return None
+
+
+class Lab:
+    """The notebook's handle on its assignment.
+
+    Args:
+        assignment: the assignment id, e.g. "01-backward-vs-grad".
+        student_id: the id your course gave you; it seeds your parameters.
+        key: the public_key.json (default: $AUTOGRAD_LAB_KEY, ./public_key.json, or
+            assignments/<assignment>/public_key.json in this folder or above).
+    Raises:
+        FileNotFoundError: no public key found (outside the grader).
+    """
+
+    def __init__(self, assignment: str, student_id: str, key: str | Path | None = None) -> None:
+        self.assignment, self.student = assignment, str(student_id).strip()
+        if inside_probe():
+            self.key_path = None
+            self._plan: dict[str, Any] = {}
+            self.parameters = Parameters(json.loads(os.environ.get("AUTOGRAD_LAB_PARAMETERS", "{}")))
+            return
+        path = Path(key) if key else _find_key(assignment)
+        if path is None or not path.exists():
+            raise FileNotFoundError(f"no public_key.json for {assignment}: keep it beside this notebook, or pass key=...")
+        data = json.loads(path.read_text(encoding="utf-8"))
+        self.key_path = path
+        # Keep only what the observation needs; the checks' expectations stay on disk.
+        self._plan = {"assignment": data["assignment"], "parameters": data["parameters"], "grading": data["grading"],
+                      "exercises": data["exercises"],
+                      "checks": [{"exercise": c["exercise"], "kind": c["kind"], "name": c.get("name")} for c in data["checks"]]}
+        self.parameters = Parameters(plan.draw_point(data["parameters"], assignment, self.student, "own"))
+
+    def check(self, exercise: str, namespace: dict[str, Any] | None = None) -> SelfCheck:
+        """Self-check one exercise against the public checks and return the open report.
+
+        Calls your produce functions at your point and at fresh points, reads your predictions,
+        and shows what passed and, for anything else, what was expected and why. Uses the
+        notebook's current state: no need to save first. Returns a SelfCheck (shows as text).
+        """
+        if inside_probe():
+            return SelfCheck(f"(self-check of exercise {exercise} skipped while grading)")
+        from autograder import probe, sandbox
+        from autograder.report import Report
+        from autograder.render.terminal import render
+        from autograder import wire
+
+        if exercise not in {e["id"] for e in self._plan["exercises"]}:
+            raise ValueError(f"no exercise {exercise!r}; the exercises are "
+                             f"{', '.join(e['id'] for e in self._plan['exercises'])}")
+        ns = namespace if namespace is not None else _user_namespace()
+        request = plan.probe_request(self._plan, [], self.student, [exercise])
+        records: list[dict[str, Any]] = [{"k": "hello", "schema": wire.SCHEMA, "v": wire.VERSION,
+                                          "torch": _torch_version()}]
+        records += [probe.observe_name(ns, n) for n in request["names"]]
+        for call in request["calls"]:
+            timed_out = False
+            for p in range(len(call["points"])):
+                if timed_out:
+                    records.append({"k": "call", "call": call["call"], "point": p, "status": "skipped"})
+                    continue
+                rec = probe.observe_call(ns, call, p, float(request["call_timeout"]))
+                records.append(rec)
+                timed_out = rec["status"] == "timeout"
+        records.append({"k": "done"})
+        stream = b"".join(json.dumps(r, allow_nan=False).encode() + b"\n" for r in records)
+        out = sandbox.run_tool(["_selfcheck", "--key", str(self.key_path), "--student", self.student,
+                                "--exercise", exercise], stream)
+        report = Report.from_dict(json.loads(out))
+        return SelfCheck(render(report), report)
+
+
+def _torch_version() -> str:
+    import torch
+    return torch.__version__.split("+")[0]
+
+
+def _user_namespace() -> dict[str, Any]:
+    try:
+        from IPython import get_ipython
+        shell = get_ipython()
+    except ImportError:
+        shell = None
+    if shell is not None:
+        return shell.user_ns
+    return sys._getframe(2).f_globals

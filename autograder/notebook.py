@@ -1,0 +1,92 @@
+"""notebook: nbformat/nbgrader glue. Reads a submission's code cells, finds its declared student id and
+assignment, and makes the student copy of a solution notebook with nbgrader's ClearSolutions.
+Imports stdlib, nbformat and (for the student copy only) nbgrader.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+METADATA_KEY = "autograd_lab"
+
+
+class NotebookError(ValueError):
+    """The file cannot be read as a Jupyter notebook; the message says why, for the student."""
+
+
+def read_notebook(path: str | Path) -> Any:
+    """Read `path` as an nbformat v4 notebook.
+
+    Raises NotebookError for a file that is missing, empty, not UTF-8, not JSON (e.g. truncated),
+    or not a notebook. nbformat 3 notebooks are converted (nbformat.reads does so).
+    """
+    import nbformat
+
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as e:
+        raise NotebookError(f"cannot read {p.name}: {e.strerror}") from None
+    if not raw.strip():
+        raise NotebookError(f"{p.name} is empty")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise NotebookError(f"{p.name} is not UTF-8 text (byte {e.start})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise NotebookError(f"{p.name} is not valid JSON ({e.msg} at line {e.lineno}, column {e.colno}); "
+                            f"the file may be truncated: re-save it from Jupyter") from None
+    if not isinstance(data, dict) or ("cells" not in data and "worksheets" not in data):
+        raise NotebookError(f"{p.name} is JSON but not a Jupyter notebook (no cells)")
+    try:
+        return nbformat.reads(text, as_version=4)
+    except Exception as e:  # nbformat raises several unrelated types for a malformed notebook
+        raise NotebookError(f"{p.name} is not a readable notebook: {type(e).__name__}: {str(e)[:200]}") from None
+
+
+def code_cells(nb: Any) -> list[str]:
+    """The source of each code cell, in order (markdown and raw cells are skipped)."""
+    return [c.source if isinstance(c.source, str) else "".join(c.source)
+            for c in nb.cells if c.get("cell_type") == "code"]
+
+
+def declared_student_id(nb: Any) -> str | None:
+    """The string literal assigned to STUDENT_ID in a code cell, read with `ast` (never executed)."""
+    for source in code_cells(nb):
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                    and node.targets[0].id == "STUDENT_ID" and isinstance(node.value, ast.Constant)
+                    and isinstance(node.value.value, str)):
+                return node.value.value.strip()
+    return None
+
+
+def declared_assignment(nb: Any) -> str | None:
+    """The assignment id stored in the notebook's metadata by `release`, if any."""
+    meta = nb.get("metadata", {}).get(METADATA_KEY, {})
+    value = meta.get("assignment") if isinstance(meta, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def student_copy(nb: Any) -> Any:
+    """Return the student version of a solution notebook: nbgrader's ClearSolutions removes each
+    `### BEGIN SOLUTION` ... `### END SOLUTION` region (the cell keeps its `...` placeholders or
+    its `raise NotImplementedError`), and ClearOutput removes outputs."""
+    from nbgrader.preprocessors import ClearOutput, ClearSolutions
+
+    nb = copy.deepcopy(nb)
+    nb, _ = ClearSolutions(code_stub={"python": ""}, enforce_metadata=True).preprocess(nb, {})
+    nb, _ = ClearOutput().preprocess(nb, {})
+    for cell in nb.cells:   # the empty stub leaves a line of indentation only: drop it
+        if cell.cell_type == "code":
+            cell.source = "\n".join(l for l in cell.source.split("\n") if l.strip() or not l).rstrip("\n")
+    return nb

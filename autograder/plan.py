@@ -1,0 +1,90 @@
+"""plan: each student's parameters and the probe request (what to call, with which arguments).
+
+Stdlib only, and it never holds an expected value: its output is exactly what may enter the
+untrusted process. Used by the grader, by key building and by the in-notebook self-check.
+"""
+from __future__ import annotations
+
+import hashlib
+import random
+from typing import Any
+
+Number = int | float
+
+
+def _rng(assignment: str, student: str, stream: str, name: str) -> random.Random:
+    seed = hashlib.sha256(f"{assignment}\0{student}\0{stream}\0{name}".encode()).digest()
+    return random.Random(int.from_bytes(seed[:8], "big"))
+
+
+def draw_point(parameters: dict[str, dict[str, Any]], assignment: str, student: str, stream: str) -> dict[str, Number]:
+    """Draw one value per parameter, reproducibly.
+
+    Args:
+        parameters: name -> distribution, as in a key's "parameters" table:
+            {"kind": "real", "low": float, "high": float, "sign": "positive"|"negative"|"any", "decimals": int}
+            or {"kind": "integer", "low": int, "high": int} (both ends included).
+        assignment, student: the seed; `stream` is "own" for the student's own point and
+            "fresh-1", "fresh-2", ... for the fresh points the grader also calls.
+    Returns:
+        name -> int or float; a real is rounded to `decimals`, so its repr is its exact decimal.
+    """
+    point: dict[str, Number] = {}
+    for name, dist in parameters.items():
+        rng = _rng(assignment, student, stream, name)
+        if dist["kind"] == "integer":
+            point[name] = rng.randint(int(dist["low"]), int(dist["high"]))
+            continue
+        magnitude = round(rng.uniform(float(dist["low"]), float(dist["high"])), int(dist.get("decimals", 2)))
+        sign = dist.get("sign", "positive")
+        negative = sign == "negative" or (sign == "any" and rng.random() < 0.5)
+        point[name] = -magnitude if negative else magnitude
+    return point
+
+
+def points_for(key: dict[str, Any], student: str) -> list[dict[str, Number]]:
+    """The student's own point (index 0) followed by `grading.fresh_points` fresh points."""
+    params, aid = key["parameters"], key["assignment"]
+    fresh = int(key["grading"]["fresh_points"])
+    return [draw_point(params, aid, student, "own")] + [
+        draw_point(params, aid, student, f"fresh-{i}") for i in range(1, fresh + 1)
+    ]
+
+
+def call_args(exercise: dict[str, Any], point: dict[str, Number]) -> list[dict[str, Any]]:
+    """The argument descriptions of one produce call at one point (see `probe.make_args`)."""
+    args = []
+    for arg in exercise["args"]:
+        value = point[arg["param"]]
+        if arg.get("tensor", True):
+            args.append({"name": arg["name"], "tensor": {
+                "value": value, "dtype": arg.get("dtype", "float32"),
+                "requires_grad": bool(arg.get("requires_grad", True)),
+                "grad": point[arg["grad"]] if arg.get("grad") else None}})
+        else:
+            args.append({"name": arg["name"], "number": value})
+    return args
+
+
+def probe_request(key: dict[str, Any], cells: list[str], student: str,
+                  exercises: list[str] | None = None) -> dict[str, Any]:
+    """Build the request the probe gets: cells to run, names to read, calls to make.
+
+    Args:
+        key: a key or public key (only its parameters, exercises, checks' prediction names and
+            grading limits are read).
+        cells: the source of each code cell, in order.
+        student: the student id the parameters are drawn for.
+        exercises: restrict to these exercise ids (None: all).
+    Returns:
+        A JSON-native dict; it contains no expected value.
+    """
+    points = points_for(key, student)
+    wanted = [e for e in key["exercises"] if exercises is None or e["id"] in exercises]
+    ids = {e["id"] for e in wanted}
+    names = sorted({c["name"] for c in key["checks"] if c["kind"] == "predict" and c["exercise"] in ids})
+    calls = [{"call": fn, "function": fn, "points": [{"args": call_args(e, p)} for p in points]}
+             for e in wanted for fn in e["functions"]]
+    g = key["grading"]
+    return {"v": 1, "cells": cells, "names": names, "calls": calls,
+            "parameters": points[0], "call_timeout": g["call_timeout"], "cell_timeout": g["cell_timeout"]}

@@ -1,0 +1,308 @@
+"""probe: runs INSIDE the untrusted process. Runs a submission's cells, calls its produce functions, and
+reports what it saw as wire records. Imports stdlib, torch, IPython, wire and plan's data only:
+nothing here knows an expected value.
+
+Run as `python -I -m autograder.probe --out FILE` with the request (see `plan.probe_request`) on stdin.
+The in-notebook self-check (`autograder.lab`) reuses `observe_call` and `observe_name` in the kernel.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+import warnings
+from typing import Any, Callable
+
+from autograder import wire
+
+_dumps = json.dumps          # kept before student code runs, which may replace json.dumps
+_monotonic = time.monotonic
+
+
+class ProbeTimeout(BaseException):
+    """Raised in the student's code when a cell or a call runs past its time limit."""
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise ProbeTimeout()
+
+
+class _Deadline:
+    """Arm a wall-clock alarm of `seconds` for a `with` block (main thread only)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def __enter__(self) -> None:
+        # Off the main thread (an unusual kernel) there is no alarm: the run's own limit applies.
+        self.armed = threading.current_thread() is threading.main_thread()
+        if self.armed:
+            self.previous = signal.signal(signal.SIGALRM, _on_alarm)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.armed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+
+
+def _type_name(obj: Any) -> str:
+    t = type(obj)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def _safe_repr(obj: Any) -> str:
+    try:
+        return wire.clip(repr(obj))
+    except BaseException as e:  # a student's __repr__ may raise anything
+        return f"<{_type_name(obj)} whose repr raised {type(e).__name__}>"
+
+
+def encode(obj: Any, depth: int = 0) -> dict[str, Any]:
+    """Encode one Python object as a wire Value (see `wire`). Never calls the object's own
+    __eq__, __float__ or __bool__: only the base types' methods."""
+    import torch
+
+    if obj is None:
+        return {"t": "none"}
+    if obj is Ellipsis:
+        return {"t": "ellipsis"}
+    if isinstance(obj, bool):
+        return {"t": "bool", "v": bool(int.__int__(obj))}
+    if isinstance(obj, int):
+        v = int.__int__(obj)
+        return {"t": "int", "v": v} if abs(v) < 2**63 else {"t": "float", "v": wire.encode_float(float(v))}
+    if isinstance(obj, float):
+        return {"t": "float", "v": wire.encode_float(float.__float__(obj))}
+    if isinstance(obj, complex):
+        c = complex.__complex__(obj)
+        return {"t": "complex", "re": wire.encode_float(c.real), "im": wire.encode_float(c.imag)}
+    if isinstance(obj, str):
+        return {"t": "str", "v": wire.clip(str.__str__(obj))}
+    if isinstance(obj, type):
+        return {"t": "class", "name": wire.clip(obj.__name__, 200)}
+    if isinstance(obj, torch.Tensor):
+        return _encode_tensor(obj)
+    if type(obj).__module__ == "numpy" and hasattr(obj, "dtype") and hasattr(obj, "shape"):
+        try:
+            return _encode_array(obj)
+        except Exception:
+            pass
+    if isinstance(obj, (tuple, list)) and depth < wire.MAX_DEPTH:
+        items = list(tuple.__iter__(obj) if isinstance(obj, tuple) else list.__iter__(obj))
+        return {"t": "seq", "kind": "tuple" if isinstance(obj, tuple) else "list",
+                "items": [encode(i, depth + 1) for i in items[: wire.MAX_ITEMS]],
+                "truncated": len(items) > wire.MAX_ITEMS}
+    if isinstance(obj, dict) and depth < wire.MAX_DEPTH:
+        pairs = list(dict.items(obj))
+        return {"t": "dict", "items": [[_safe_repr(k) if not isinstance(k, str) else wire.clip(str.__str__(k), 200),
+                                        encode(v, depth + 1)] for k, v in pairs[: wire.MAX_ITEMS]],
+                "truncated": len(pairs) > wire.MAX_ITEMS}
+    return {"t": "object", "type": wire.clip(_type_name(obj), 200), "repr": _safe_repr(obj)}
+
+
+def _flat_numbers(values: list[Any]) -> list[Any]:
+    out = []
+    for x in values:
+        if isinstance(x, bool):
+            out.append(x)
+        elif isinstance(x, int):
+            out.append(x if abs(x) < 2**53 else float(x))
+        else:
+            out.append(wire.encode_float(float(x)))
+    return out
+
+
+def _encode_tensor(t: Any) -> dict[str, Any]:
+    import torch
+
+    base = torch.Tensor
+    shape = [int(n) for n in base.size(t)]
+    numel = int(base.numel(t))
+    dtype = str(t.dtype).removeprefix("torch.")
+    grad_fn = t.grad_fn
+    out: dict[str, Any] = {"t": "tensor", "dtype": dtype, "shape": shape, "data": [],
+                           "requires_grad": bool(t.requires_grad), "is_leaf": bool(t.is_leaf),
+                           "grad_fn": type(grad_fn).__name__ if grad_fn is not None else None,
+                           "truncated": numel > wire.MAX_ELEMENTS}
+    try:
+        flat = base.detach(t).reshape(-1)[: wire.MAX_ELEMENTS]
+        if flat.is_complex():
+            flat = torch.view_as_real(flat).reshape(-1)
+        out["data"] = _flat_numbers(flat.cpu().tolist())
+    except Exception as e:  # e.g. a meta tensor or an inference-mode oddity: keep the form, say why
+        out["data"] = []
+        out["truncated"] = True
+        out["note"] = wire.clip(f"{type(e).__name__}: {e}", 200)
+    return out
+
+
+def _encode_array(a: Any) -> dict[str, Any]:
+    flat = a.reshape(-1)[: wire.MAX_ELEMENTS]
+    if flat.dtype.kind == "c":
+        data: list[Any] = []
+        for z in flat.tolist():
+            data += [z.real, z.imag]
+    elif flat.dtype.kind in "biuf":
+        data = flat.tolist()
+    else:
+        raise TypeError("not a numeric array")
+    return {"t": "array", "dtype": str(a.dtype), "shape": [int(n) for n in a.shape],
+            "data": _flat_numbers(data), "truncated": int(a.size) > wire.MAX_ELEMENTS}
+
+
+def make_args(descs: list[dict[str, Any]]) -> tuple[list[Any], dict[str, Any]]:
+    """Build the arguments of one produce call.
+
+    Args:
+        descs: [{"name", "tensor": {"value", "dtype", "requires_grad", "grad"}} | {"name", "number"}].
+    Returns:
+        (positional arguments, name -> tensor argument) — the tensors are observed after the call.
+    """
+    import torch
+
+    args: list[Any] = []
+    tensors: dict[str, Any] = {}
+    for d in descs:
+        if "tensor" in d:
+            spec = d["tensor"]
+            dtype = getattr(torch, spec.get("dtype", "float32"))
+            t = torch.tensor(spec["value"], dtype=dtype, requires_grad=bool(spec["requires_grad"]))
+            if spec.get("grad") is not None:
+                t.grad = torch.tensor(spec["grad"], dtype=dtype)
+            args.append(t)
+            tensors[d["name"]] = t
+        else:
+            args.append(d["number"])
+    return args, tensors
+
+
+def _tensor_state(t: Any) -> dict[str, Any]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        grad = t.grad
+    return {"grad": encode(grad), "requires_grad": bool(t.requires_grad), "is_leaf": bool(t.is_leaf)}
+
+
+def _exception(e: BaseException) -> dict[str, Any]:
+    return {"type": type(e).__name__, "mro": [c.__name__ for c in type(e).__mro__],
+            "message": wire.clip(_safe_str(e))}
+
+
+def _safe_str(e: BaseException) -> str:
+    try:
+        return str(e)
+    except BaseException:
+        return "<message unavailable>"
+
+
+def observe_call(ns: dict[str, Any], call: dict[str, Any], point: int, timeout: float) -> dict[str, Any]:
+    """Call `ns[call["function"]]` at `call["points"][point]` and return a "call" record.
+
+    The record holds the return value, or the exception (class, MRO names, message), the state of
+    each tensor argument afterwards, the warnings raised (with the "always" filter, so a warning
+    is seen even when Python's once-per-location rule would hide it) and the wall time in seconds.
+    """
+    rec: dict[str, Any] = {"k": "call", "call": call["call"], "point": point}
+    fn = ns.get(call["function"])
+    if not callable(fn):
+        rec["status"] = "undefined"
+        return rec
+    args, tensors = make_args(call["points"][point]["args"])
+    start = _monotonic()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            with _Deadline(timeout):
+                result = fn(*args)
+            rec["status"] = "returned"
+            rec["returned"] = encode(result)
+        except ProbeTimeout:
+            rec["status"] = "timeout"
+        except BaseException as e:  # SystemExit and KeyboardInterrupt are a student's fault too
+            rec["status"] = "raised"
+            rec["exception"] = _exception(e)
+    rec["seconds"] = round(_monotonic() - start, 6)
+    rec["tensors"] = {name: _tensor_state(t) for name, t in tensors.items()}
+    rec["warnings"] = [{"category": w.category.__name__, "message": wire.clip(str(w.message), 500)}
+                       for w in caught[:20]]
+    return rec
+
+
+def observe_name(ns: dict[str, Any], name: str) -> dict[str, Any]:
+    """Return a "name" record for a prediction variable ({"t": "undefined"} if it is not defined)."""
+    value = encode(ns[name]) if name in ns else {"t": "undefined"}
+    return {"k": "name", "name": name, "value": value}
+
+
+def _run_cells(shell: Any, cells: list[str], timeout: float, emit: Callable[[dict[str, Any]], None]) -> None:
+    for i, source in enumerate(cells):
+        rec: dict[str, Any] = {"k": "cell", "i": i, "status": "ok"}
+        try:
+            with _Deadline(timeout):
+                result = shell.run_cell(source, store_history=False, silent=True)
+            err = result.error_before_exec or result.error_in_exec
+            if isinstance(err, ProbeTimeout):
+                rec.update(status="timeout")
+            elif err is not None:
+                rec.update(status="error", ename=type(err).__name__, evalue=wire.clip(_safe_str(err), 500))
+        except ProbeTimeout:
+            rec.update(status="timeout")
+        except BaseException as e:  # SystemExit from the student's code, raised through IPython
+            rec.update(status="error", ename=type(e).__name__, evalue=wire.clip(_safe_str(e), 500))
+        emit(rec)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point inside the sandbox: read the request from stdin, write records to --out."""
+    argv = sys.argv[1:] if argv is None else argv
+    out_path = argv[argv.index("--out") + 1]
+    request = json.loads(sys.stdin.buffer.read())
+    out = open(out_path, "ab", buffering=0)
+
+    def emit(rec: dict[str, Any]) -> None:
+        out.write(_dumps(rec, allow_nan=False).encode() + b"\n")
+
+    import torch
+    torch.set_num_threads(1)
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    emit({"k": "hello", "schema": wire.SCHEMA, "v": wire.VERSION, "torch": torch.__version__.split("+")[0],
+          "python": sys.version.split()[0]})
+    os.environ["AUTOGRAD_LAB_PROBE"] = "1"
+    os.environ["AUTOGRAD_LAB_PARAMETERS"] = _dumps(request.get("parameters", {}))
+    config = Config()
+    config.HistoryManager.enabled = False
+    config.InteractiveShell.colors = "nocolor"
+    shell = InteractiveShell.instance(config=config)
+    _run_cells(shell, request["cells"], float(request["cell_timeout"]), emit)
+    ns = shell.user_ns
+    for name in request["names"]:
+        emit(observe_name(ns, name))
+    for call in request["calls"]:
+        stop = None
+        for p in range(len(call["points"])):
+            if stop is not None:   # one timeout is enough: do not spend the limit again on this function
+                emit({"k": "call", "call": call["call"], "point": p, "status": "skipped"})
+                continue
+            rec = observe_call(ns, call, p, float(request["call_timeout"]))
+            emit(rec)
+            if rec["status"] == "timeout":
+                stop = p
+    emit({"k": "done"})
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except BaseException:
+        traceback.print_exc()
+        os._exit(70)

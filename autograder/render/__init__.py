@@ -1,0 +1,1 @@
+"""render: views of Reports (terminal text, CSV gradebook). Pure functions; no torch, no sympy."""

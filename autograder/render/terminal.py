@@ -1,0 +1,63 @@
+"""render.terminal: Report -> plain text for a terminal or a notebook. Pure; imports stdlib and report."""
+from __future__ import annotations
+
+import textwrap
+
+from autograder.report import Outcome, Report
+
+_MARK = {"passed": "ok", "failed": "FAILED", "error": "ERROR", "missing": "missing", "timeout": "TIMEOUT"}
+
+
+def _points(x: float) -> str:
+    return f"{x:g}"
+
+
+def outcome_lines(o: Outcome, width: int = 100, id_width: int = 22, title_width: int = 46) -> list[str]:
+    """One line per outcome (id, title, status, points), then for anything but a pass the detail:
+    what you produced, what was expected and from which oracle, and why it matters (the "why"
+    only for failed and error outcomes)."""
+    head = (f"{o.check_id:<{id_width}} {o.title[:title_width]:<{title_width}} {_MARK[o.status]:<8} "
+            f"{_points(o.score)} / {_points(o.max_score)}")
+    lines = [head]
+    if o.visibility == "hidden":
+        return lines
+    wrap = lambda s, indent="    ": textwrap.wrap(s, width, initial_indent=indent, subsequent_indent=indent + "  ")
+    if o.status != "passed":
+        lines += wrap(o.message)
+        if o.observed is not None and o.expected is not None:
+            lines += wrap(f"you: {o.observed}    expected: {o.expected}")
+        if o.oracle:
+            lines += wrap(f"expected value from: {o.oracle}")
+        if o.why and o.status in ("failed", "error"):
+            lines += wrap(f"why it matters: {o.why}")
+    for d in o.details:
+        lines += wrap(d)
+    return lines
+
+
+def render(report: Report, width: int = 100) -> str:
+    """The whole open report as text: header with the student's parameters and the versions, one
+    block per check, notes, and a summary line ("score 20 / 26 · 20 passed, 4 failed")."""
+    out = [f"{report.assignment} · {report.submission} · student {report.student}"]
+    if report.parameters:
+        out.append("your parameters: " + ", ".join(f"{k} = {v}" for k, v in report.parameters.items()))
+    v = report.versions
+    out.append(f"torch {v.get('torch', '?')} (key observed on torch {v.get('torch_key', '?')}) · "
+               f"sympy {v.get('sympy', '?')} · autograder {v.get('grader', '?')}")
+    if report.status == "not_gradable":
+        out += ["", "NOT GRADED: " + report.reason, "No score was given: this is not a 0."]
+        return "\n".join(out)
+    out.append("")
+    current = None
+    id_width = max((len(o.check_id) for o in report.outcomes), default=10)
+    title_width = min(50, max((len(o.title) for o in report.outcomes), default=10))
+    for o in report.outcomes:
+        if o.exercise != current:
+            current = o.exercise
+            out.append(f"Exercise {o.exercise}")
+        out += ["  " + line for line in outcome_lines(o, width - 2, id_width, title_width)]
+    for n in report.notes:
+        out += textwrap.wrap("note: " + n, width, subsequent_indent="      ")
+    counts = ", ".join(f"{n} {s}" for s, n in report.counts().items() if n)
+    out += ["", f"score {_points(report.score or 0)} / {_points(report.max_score)} · {counts}"]
+    return "\n".join(out)

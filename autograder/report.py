@@ -1,0 +1,108 @@
+"""report: the canonical record of one graded submission (Outcome, Report) and its JSON form.
+Pure data; imports stdlib only. Every view (terminal, CSV, notebook) is a function of a Report.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+Status = Literal["passed", "failed", "error", "missing", "timeout"]
+SubmissionStatus = Literal["graded", "not_gradable"]
+STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "missing", "timeout")
+SCHEMA = "autograd-lab/report"
+VERSION = 1
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The result of one check for one submission.
+
+    `message` is one line (what was called and what differed); `expected`/`observed` are short
+    renderings, `oracle` names where the expectation came from (sympy; reference torch X run;
+    API contract), `why` says in one line why it matters, `details` hold extra lines
+    (per point, warnings). Hidden checks keep `expected`, `oracle` and `details` empty.
+    """
+
+    check_id: str
+    exercise: str
+    title: str
+    kind: Literal["predict", "produce"]
+    status: Status
+    score: float
+    max_score: float
+    visibility: Literal["public", "hidden"] = "public"
+    message: str = ""
+    expected: str | None = None
+    oracle: str | None = None
+    observed: str | None = None
+    why: str | None = None
+    details: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Report:
+    """One submission's grading. `score` is None when `status` is "not_gradable" (never 0).
+
+    `parameters` is the student's own point; `versions` holds "torch" (the run), "torch_key"
+    (the key's reference run), "sympy", "python" and "grader"; `seconds` is wall time.
+    """
+
+    assignment: str
+    submission: str
+    student: str
+    status: SubmissionStatus
+    score: float | None
+    max_score: float
+    outcomes: tuple[Outcome, ...] = ()
+    reason: str = ""
+    parameters: dict[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    versions: dict[str, str] = field(default_factory=dict)
+    key_digest: str = ""
+    seconds: float = 0.0
+
+    def counts(self) -> dict[str, int]:
+        """Number of outcomes per status, in STATUSES order."""
+        return {s: sum(1 for o in self.outcomes if o.status == s) for s in STATUSES}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-native canonical form (with "schema" and "v")."""
+        return {"schema": SCHEMA, "v": VERSION, **asdict(self)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Report:
+        """Inverse of to_dict. Raises ValueError for another schema or version."""
+        if d.get("schema") != SCHEMA or d.get("v") != VERSION:
+            raise ValueError(f"not an autograd-lab report v{VERSION}: {d.get('schema')!r} v{d.get('v')!r}")
+        body = {k: v for k, v in d.items() if k not in ("schema", "v")}
+        body["outcomes"] = tuple(Outcome(**{**o, "details": tuple(o.get("details", ()))}) for o in body["outcomes"])
+        body["notes"] = tuple(body.get("notes", ()))
+        return cls(**body)
+
+    def write(self, path: str | Path) -> None:
+        """Write the JSON form atomically (a temp file in the same folder, then rename)."""
+        write_json_atomic(path, self.to_dict())
+
+
+def write_json_atomic(path: str | Path, data: Any) -> None:
+    """Write `data` as JSON to `path` so that readers see the old file or the whole new one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=1, allow_nan=False)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def read_report(path: str | Path) -> Report:
+    """Read a report.json written by `Report.write`."""
+    return Report.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))

@@ -1,0 +1,132 @@
+"""sandbox: the only place that starts processes. Runs the probe on a request in a fresh process, in a
+fresh temporary directory, with a scrubbed environment, resource limits and a wall-clock timeout
+that kills the whole process group. Imports stdlib only.
+"""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from autograder import wire
+
+OUTPUT_TAIL_BYTES = 8_000
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-submission limits. Seconds are wall-clock unless named cpu; sizes are bytes."""
+
+    wall_seconds: float = 120.0
+    cpu_seconds: int = 180
+    address_space: int = 4 * 2**30
+    file_size: int = 64 * 2**20
+    output_bytes: int = 4 * 2**20
+
+
+@dataclass(frozen=True)
+class ProbeRun:
+    """What one sandboxed probe run left behind.
+
+    `results` is the raw JSON-lines stream (at most wire.MAX_RESULT_BYTES); `output_tail` is the
+    last OUTPUT_TAIL_BYTES of what the submission printed (stdout and stderr together, decoded
+    with replacement); `exit_code` is the process's code or -signal; `seconds` is wall time.
+    """
+
+    results: bytes
+    output_tail: str
+    exit_code: int
+    timed_out: bool
+    seconds: float
+
+
+def _limit(limits: Limits) -> None:
+    # Runs in the child between fork and exec.
+    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 5))
+    resource.setrlimit(resource.RLIMIT_AS, (limits.address_space, limits.address_space))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_size, limits.file_size))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)   # a write past the limit fails instead of killing
+
+
+def _environment(home: str) -> dict[str, str]:
+    return {
+        "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
+        "IPYTHONDIR": os.path.join(home, ".ipython"), "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0",
+        "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONWARNINGS": "default",
+    }
+
+
+def run_probe(request: dict[str, Any], limits: Limits = Limits()) -> ProbeRun:
+    """Run `python -I -m autograder.probe` on `request` in a fresh sandboxed process.
+
+    Args:
+        request: a probe request (`plan.probe_request`); JSON-native, no expected values.
+        limits: wall/CPU seconds and memory/file/output bytes for the whole run.
+    Returns:
+        ProbeRun. A timeout kills the process group and sets `timed_out`; the records written
+        before the kill are kept.
+    Raises:
+        OSError: the process could not be started at all (a grader fault, not a student's).
+    """
+    root = tempfile.mkdtemp(prefix="autograd-lab-")
+    try:
+        work = os.path.join(root, "work")
+        os.mkdir(work)
+        results_path = os.path.join(root, "results.jsonl")
+        output_path = os.path.join(root, "output.txt")
+        start = time.monotonic()
+        with open(output_path, "wb") as output:
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-m", "autograder.probe", "--out", results_path],
+                stdin=subprocess.PIPE, stdout=output, stderr=subprocess.STDOUT, cwd=work,
+                env=_environment(work), start_new_session=True, preexec_fn=lambda: _limit(limits),
+            )
+            timed_out = False
+            try:
+                proc.communicate(json.dumps(request).encode(), timeout=limits.wall_seconds)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+            finally:
+                try:   # the whole group: children the submission started go too
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                proc.wait()
+        seconds = time.monotonic() - start
+        results = b""
+        if os.path.exists(results_path):
+            with open(results_path, "rb") as f:
+                results = f.read(wire.MAX_RESULT_BYTES)
+        size = os.path.getsize(output_path)
+        with open(output_path, "rb") as f:
+            f.seek(max(0, size - OUTPUT_TAIL_BYTES))
+            tail = f.read().decode("utf-8", "replace")
+        return ProbeRun(results, tail, proc.returncode, timed_out, seconds)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def run_tool(args: list[str], stdin: bytes, timeout: float = 120.0) -> bytes:
+    """Run a trusted autograder helper (`python -m autograder ARGS`) and return its stdout.
+
+    Used by the in-notebook self-check so that the key and the comparison stay out of the
+    student's kernel. Raises RuntimeError with the helper's stderr if it fails or times out.
+    """
+    try:
+        done = subprocess.run([sys.executable, "-m", "autograder", *args], input=stdin, capture_output=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"the self-check helper did not answer within {timeout:g} s") from None
+    if done.returncode != 0:
+        raise RuntimeError(f"the self-check helper failed: {done.stderr.decode('utf-8', 'replace')[-2000:]}")
+    return done.stdout

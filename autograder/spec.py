@@ -1,0 +1,274 @@
+"""spec: an assignment's spec.toml -> Assignment, validated on load. Imports stdlib and analytic (to parse
+answer expressions); raises SpecError naming the file, the check and the fix.
+
+The format is documented in README.md ("Writing a spec").
+"""
+from __future__ import annotations
+
+import keyword
+import tomllib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from autograder import analytic
+
+Visibility = Literal["public", "hidden"]
+Kind = Literal["predict", "produce"]
+
+
+class SpecError(ValueError):
+    """An instructor's mistake in a spec: the message names the file, the place and the fix."""
+
+
+@dataclass(frozen=True)
+class Grading:
+    """Limits and tolerances. Seconds are wall-clock; tolerances are relative/absolute."""
+
+    submission_timeout: float = 120.0   # whole probe run (includes `import torch`, ~2 s)
+    call_timeout: float = 5.0           # one produce call
+    cell_timeout: float = 20.0          # one notebook cell
+    fresh_points: int = 2               # points drawn besides the student's own
+    predict_rtol: float = 2e-3          # a hand-computed prediction: about 3 significant figures
+    predict_atol: float = 1e-6
+    float32_rtol: float = 1e-5          # produced float32 values against sympy at the exact point
+    float32_atol: float = 1e-5
+    float64_rtol: float = 1e-9
+    float64_atol: float = 1e-9
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument of the produce functions: a scalar tensor leaf (default) or a plain number."""
+
+    name: str
+    param: str
+    tensor: bool = True
+    dtype: str = "float32"
+    requires_grad: bool = True
+    grad: str | None = None             # parameter whose value pre-sets `.grad`
+
+
+@dataclass(frozen=True)
+class Check:
+    """One graded check. `expect` is {"none": True} | {"expr": str} | {"seq": [...]} | {"raises": str, "phrase": str}."""
+
+    id: str
+    exercise: str
+    kind: Kind
+    title: str
+    expect: dict[str, Any]
+    why: str
+    points: float = 1.0
+    visibility: Visibility = "public"
+    name: str | None = None             # predict: the variable the student sets
+    function: str | None = None         # produce: the function called
+    observe: str | None = None          # produce: "returned" or "<arg>.grad"
+    rtol: float | None = None
+    atol: float | None = None
+
+
+@dataclass(frozen=True)
+class Exercise:
+    id: str
+    title: str
+    functions: tuple[str, ...]
+    args: tuple[Arg, ...]
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """A loaded, validated spec. `source` is the spec file's path (for messages)."""
+
+    id: str
+    title: str
+    notebook: str
+    torch_observed: str
+    grading: Grading
+    parameters: dict[str, dict[str, Any]]
+    exercises: tuple[Exercise, ...]
+    checks: tuple[Check, ...]
+    source: str = field(default="", compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-native form, as embedded in a key."""
+        d = asdict(self)
+        d.pop("source")
+        return d
+
+
+def _keys(where: str, table: dict[str, Any], allowed: set[str], required: set[str] = frozenset()) -> None:
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise SpecError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}")
+    missing = sorted(set(required) - set(table))
+    if missing:
+        raise SpecError(f"{where}: missing required key(s) {', '.join(missing)}")
+
+
+def _ident(where: str, value: Any, what: str) -> str:
+    if not (isinstance(value, str) and value.isidentifier() and not keyword.iskeyword(value)):
+        raise SpecError(f"{where}: {what} {value!r} must be a Python identifier")
+    return value
+
+
+def _number(where: str, value: Any, what: str, positive: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (positive and value <= 0):
+        raise SpecError(f"{where}: {what} must be a {'positive ' if positive else ''}number, got {value!r}")
+    return float(value)
+
+
+def _parameters(path: str, table: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    out = {}
+    for name, dist in table.items():
+        where = f"{path} [parameters.{name}]"
+        _ident(where, name, "parameter name")
+        if not isinstance(dist, dict) or dist.get("kind") not in ("real", "integer"):
+            raise SpecError(f"{where}: give kind = \"real\" or \"integer\"")
+        if dist["kind"] == "integer":
+            _keys(where, dist, {"kind", "low", "high"}, {"low", "high"})
+            if not all(isinstance(dist[k], int) for k in ("low", "high")) or dist["low"] > dist["high"]:
+                raise SpecError(f"{where}: low and high must be integers with low <= high")
+            out[name] = {"kind": "integer", "low": dist["low"], "high": dist["high"]}
+            continue
+        _keys(where, dist, {"kind", "low", "high", "sign", "decimals"}, {"low", "high"})
+        low, high = _number(where, dist["low"], "low"), _number(where, dist["high"], "high")
+        if not 0 < low < high:
+            raise SpecError(f"{where}: need 0 < low < high (magnitudes, kept away from 0); use sign = \"any\" "
+                            f"or \"negative\" for negative values")
+        sign = dist.get("sign", "positive")
+        if sign not in ("positive", "negative", "any"):
+            raise SpecError(f"{where}: sign must be \"positive\", \"negative\" or \"any\", got {sign!r}")
+        decimals = dist.get("decimals", 2)
+        if not isinstance(decimals, int) or not 0 <= decimals <= 6:
+            raise SpecError(f"{where}: decimals must be an integer from 0 to 6")
+        out[name] = {"kind": "real", "low": low, "high": high, "sign": sign, "decimals": decimals}
+    return out
+
+
+def _expect(where: str, raw: dict[str, Any], symbols: set[str]) -> dict[str, Any]:
+    if ("expect" in raw) == ("raises" in raw):
+        raise SpecError(f"{where}: give exactly one of expect = ... or raises = \"ExceptionClass\"")
+    if "raises" in raw:
+        cls = _ident(where, raw["raises"], "raises")
+        phrase = raw.get("phrase", "")
+        if not isinstance(phrase, str):
+            raise SpecError(f"{where}: phrase must be a string (a key phrase of the exception message)")
+        return {"raises": cls, "phrase": phrase}
+    if "phrase" in raw:
+        raise SpecError(f"{where}: phrase goes with raises, not with expect")
+
+    def one(text: Any) -> dict[str, Any]:
+        if not isinstance(text, str):
+            raise SpecError(f"{where}: expect items must be strings (\"None\" or a sympy expression), got {text!r}")
+        if text.strip() == "None":
+            return {"none": True}
+        try:
+            analytic.parse(text, symbols)
+        except ValueError as e:
+            raise SpecError(f"{where}: expect {text!r} is not a valid expression: {e}") from None
+        return {"expr": text}
+
+    e = raw["expect"]
+    if isinstance(e, list):
+        if not e:
+            raise SpecError(f"{where}: expect = [] is empty; list one expectation per item")
+        return {"seq": [one(item) for item in e]}
+    return one(e)
+
+
+def load_spec(path: str | Path) -> Assignment:
+    """Read and validate a spec.toml.
+
+    Args:
+        path: the spec file, or a folder holding spec.toml.
+    Returns:
+        The Assignment.
+    Raises:
+        SpecError: unreadable TOML, an unknown or missing key, a bad value or expression; the
+            message names the file and the table or check id, and says what to write instead.
+    """
+    p = Path(path)
+    if p.is_dir():
+        p = p / "spec.toml"
+    src = str(p)
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SpecError(f"{src}: no such file; an assignment folder needs a spec.toml") from None
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(f"{src}: not valid TOML: {e}") from None
+    _keys(src, data, {"assignment", "grading", "parameters", "exercise"}, {"assignment", "parameters", "exercise"})
+    a = data["assignment"]
+    _keys(f"{src} [assignment]", a, {"id", "title", "notebook", "torch_observed"}, {"id", "title", "notebook"})
+    if not (isinstance(a["notebook"], str) and a["notebook"].endswith(".ipynb")):
+        raise SpecError(f"{src} [assignment]: notebook must name an .ipynb file beside spec.toml")
+    g = data.get("grading", {})
+    _keys(f"{src} [grading]", g, set(Grading.__dataclass_fields__))
+    for k, v in g.items():
+        _number(f"{src} [grading]", v, k, positive=True)
+    if "fresh_points" in g and (not isinstance(g["fresh_points"], int) or g["fresh_points"] < 1):
+        raise SpecError(f"{src} [grading]: fresh_points must be an integer >= 1 (fresh points catch hard-coded numbers)")
+    grading = Grading(**g)
+    params = _parameters(src, data["parameters"])
+
+    exercises: list[Exercise] = []
+    checks: list[Check] = []
+    seen: set[str] = set()
+    if not isinstance(data["exercise"], list) or not data["exercise"]:
+        raise SpecError(f"{src}: add at least one [[exercise]]")
+    for ex in data["exercise"]:
+        eid = str(ex.get("id", ""))
+        where = f"{src} [[exercise]] id={eid!r}"
+        _keys(where, ex, {"id", "title", "functions", "args", "check"}, {"id", "title", "functions", "args", "check"})
+        if not eid or eid in {e.id for e in exercises}:
+            raise SpecError(f"{where}: exercise ids must be non-empty and unique")
+        functions = tuple(_ident(where, f, "function") for f in ex["functions"])
+        args: list[Arg] = []
+        for raw in ex["args"]:
+            _keys(f"{where} args", raw, set(Arg.__dataclass_fields__), {"name", "param"})
+            arg = Arg(**raw)
+            _ident(where, arg.name, "argument name")
+            for ref in (arg.param, arg.grad):
+                if ref is not None and ref not in params:
+                    raise SpecError(f"{where}: argument {arg.name!r} names parameter {ref!r}; define it under [parameters]")
+            if arg.dtype not in ("float32", "float64"):
+                raise SpecError(f"{where}: argument {arg.name!r} dtype must be \"float32\" or \"float64\"")
+            args.append(arg)
+        symbols = set(params) | {a.name for a in args}
+        exercises.append(Exercise(eid, str(ex["title"]), functions, tuple(args)))
+        for raw in ex["check"]:
+            cid = f"{eid}.{raw.get('id', '')}"
+            cwhere = f"{src} check {cid!r}"
+            _keys(cwhere, raw, {"id", "title", "predict", "function", "observe", "expect", "raises", "phrase",
+                                "why", "points", "visibility", "rtol", "atol"}, {"id", "title", "why"})
+            if cid in seen:
+                raise SpecError(f"{cwhere}: duplicate check id; give each check of an exercise its own id")
+            seen.add(cid)
+            kind: Kind = "predict" if "predict" in raw else "produce"
+            if kind == "predict" and ({"function", "observe"} & set(raw)):
+                raise SpecError(f"{cwhere}: a check is either predict = \"name\" or observe = ...; not both")
+            function = observe = name = None
+            if kind == "predict":
+                name = _ident(cwhere, raw["predict"], "predict")
+            else:
+                if "observe" not in raw:
+                    raise SpecError(f"{cwhere}: give predict = \"variable\" or observe = \"returned\" | \"<arg>.grad\"")
+                function = raw.get("function", functions[0] if len(functions) == 1 else None)
+                if function not in functions:
+                    raise SpecError(f"{cwhere}: function must be one of {list(functions)}")
+                observe = raw["observe"]
+                grads = {f"{a.name}.grad" for a in args if a.tensor}
+                if observe != "returned" and observe not in grads:
+                    raise SpecError(f"{cwhere}: observe must be \"returned\" or one of {sorted(grads)}")
+                if "raises" in raw and observe != "returned":
+                    raise SpecError(f"{cwhere}: raises goes with observe = \"returned\"")
+            points = _number(cwhere, raw.get("points", 1.0), "points", positive=True)
+            vis = raw.get("visibility", "public")
+            if vis not in ("public", "hidden"):
+                raise SpecError(f"{cwhere}: visibility must be \"public\" or \"hidden\"")
+            tol = {k: _number(cwhere, raw[k], k, positive=True) for k in ("rtol", "atol") if k in raw}
+            checks.append(Check(cid, eid, kind, str(raw["title"]), _expect(cwhere, raw, symbols), str(raw["why"]),
+                                points, vis, name, function, observe, tol.get("rtol"), tol.get("atol")))
+    return Assignment(str(a["id"]), str(a["title"]), a["notebook"], str(a.get("torch_observed", "")),
+                      grading, params, tuple(exercises), tuple(checks), src)

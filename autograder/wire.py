@@ -1,0 +1,236 @@
+"""wire: the JSON shapes that cross the process boundary (probe -> grader), versioned and size-capped.
+
+Stdlib only. Both sides import this module; nothing here knows an answer.
+
+A *Value* is a tagged JSON object describing one Python object the probe saw:
+
+    {"t": "none"} | {"t": "ellipsis"} | {"t": "undefined"}
+    {"t": "bool", "v": true} | {"t": "int", "v": 3} | {"t": "float", "v": 1.5 | "nan" | "inf" | "-inf"}
+    {"t": "complex", "re": <float>, "im": <float>} | {"t": "str", "v": "..."} | {"t": "class", "name": "RuntimeError"}
+    {"t": "tensor", "dtype": "float32", "shape": [2], "data": [<float>, ...], "requires_grad": bool,
+         "is_leaf": bool, "grad_fn": "MulBackward0" | null, "truncated": bool}
+    {"t": "array", "dtype": "float64", "shape": [2], "data": [...], "truncated": bool}     (numpy)
+    {"t": "seq", "kind": "tuple" | "list", "items": [<Value>, ...], "truncated": bool}
+    {"t": "dict", "items": [[<str>, <Value>], ...], "truncated": bool}
+    {"t": "object", "type": "module.Class", "repr": "..."}
+
+Non-finite floats are strings ("nan", "inf", "-inf") so that every document is strict JSON.
+The probe writes one JSON object per line (a *record*); see `RECORD_KINDS`.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+SCHEMA = "autograd-lab/observations"
+VERSION = 1
+
+MAX_RESULT_BYTES = 2_000_000   # whole results stream read by the grader (bytes)
+MAX_ELEMENTS = 4096            # tensor/array elements encoded (more are truncated)
+MAX_ITEMS = 64                 # items of a tuple/list/dict encoded
+MAX_STR = 2000                 # characters of a string, repr or message
+MAX_DEPTH = 8                  # nesting of sequences
+
+RECORD_KINDS = ("hello", "cell", "name", "call", "done")
+CallStatus = Literal["returned", "raised", "undefined", "timeout", "skipped"]
+
+VALUE_TAGS = frozenset(
+    {"none", "ellipsis", "undefined", "bool", "int", "float", "complex", "str", "class",
+     "tensor", "array", "seq", "dict", "object"}
+)
+
+
+class WireError(ValueError):
+    """A results stream that does not have the fixed shape (forged, truncated or from another version)."""
+
+
+def encode_float(x: float) -> float | str:
+    """Return `x` as a JSON-safe number: NaN and ±inf become the strings "nan", "inf", "-inf"."""
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
+def decode_float(v: Any) -> float:
+    """Inverse of `encode_float`. Raises WireError for anything but a number or the three strings."""
+    if isinstance(v, bool):
+        raise WireError(f"expected a float, got a bool: {v!r}")
+    if isinstance(v, (int, float)):
+        return float(v)
+    if v in ("nan", "inf", "-inf"):
+        return float(v)
+    raise WireError(f"expected a float, got {v!r}")
+
+
+def clip(text: str, limit: int = MAX_STR) -> str:
+    """Cut `text` to at most `limit` characters, marking the cut."""
+    return text if len(text) <= limit else text[: limit - 15] + " …[truncated]"
+
+
+def check_value(v: Any, depth: int = 0) -> None:
+    """Validate one wire Value (see the module docstring). Raises WireError naming what is wrong."""
+    if depth > MAX_DEPTH + 1:
+        raise WireError("value nested too deeply")
+    if not isinstance(v, dict) or v.get("t") not in VALUE_TAGS:
+        raise WireError(f"not a wire value: {str(v)[:80]}")
+    t = v["t"]
+    if t == "bool" and not isinstance(v.get("v"), bool):
+        raise WireError("bool value without a bool")
+    if t == "int" and (not isinstance(v.get("v"), int) or isinstance(v.get("v"), bool)):
+        raise WireError("int value without an int")
+    if t == "float":
+        decode_float(v.get("v"))
+    if t == "complex":
+        decode_float(v.get("re")), decode_float(v.get("im"))
+    if t in ("str",) and not isinstance(v.get("v"), str):
+        raise WireError("str value without a string")
+    if t == "class" and not isinstance(v.get("name"), str):
+        raise WireError("class value without a name")
+    if t in ("tensor", "array"):
+        shape, data = v.get("shape"), v.get("data")
+        if not isinstance(v.get("dtype"), str) or not isinstance(shape, list) or not isinstance(data, list):
+            raise WireError(f"{t} value without dtype, shape and data")
+        if not all(isinstance(n, int) and n >= 0 for n in shape):
+            raise WireError(f"{t} value with a bad shape")
+        for x in data:
+            if not isinstance(x, bool):
+                decode_float(x)
+    if t == "seq":
+        if v.get("kind") not in ("tuple", "list") or not isinstance(v.get("items"), list):
+            raise WireError("seq value without kind and items")
+        for item in v["items"]:
+            check_value(item, depth + 1)
+    if t == "dict":
+        if not isinstance(v.get("items"), list):
+            raise WireError("dict value without items")
+        for pair in v["items"]:
+            if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)):
+                raise WireError("dict item is not a [key, value] pair")
+            check_value(pair[1], depth + 1)
+    if t == "object" and not (isinstance(v.get("type"), str) and isinstance(v.get("repr"), str)):
+        raise WireError("object value without type and repr")
+
+
+@dataclass(frozen=True)
+class CellResult:
+    """How one code cell of the submission ran. `index` counts code cells from 0."""
+
+    index: int
+    status: Literal["ok", "error", "timeout"]
+    ename: str = ""
+    evalue: str = ""
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """One call of a produce function at one point.
+
+    `returned` is a wire Value (status "returned"); `exception` is {"type", "mro", "message"}
+    (status "raised"); `tensors` maps each tensor argument's name to {"grad": Value,
+    "requires_grad": bool, "is_leaf": bool} observed after the call; `warnings` lists
+    {"category", "message"}; `seconds` is the call's wall time.
+    """
+
+    call: str
+    point: int
+    status: CallStatus
+    returned: dict[str, Any] | None = None
+    exception: dict[str, Any] | None = None
+    tensors: dict[str, dict[str, Any]] = field(default_factory=dict)
+    warnings: tuple[dict[str, str], ...] = ()
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Observations:
+    """Everything one probe run reported. `complete` is False when the stream has no "done" record."""
+
+    torch_version: str
+    cells: tuple[CellResult, ...]
+    names: dict[str, dict[str, Any]]
+    calls: dict[tuple[str, int], CallResult]
+    complete: bool
+
+
+def _check_exception(e: Any) -> dict[str, Any]:
+    if not (isinstance(e, dict) and isinstance(e.get("type"), str) and isinstance(e.get("message"), str)
+            and isinstance(e.get("mro", []), list)):
+        raise WireError("exception without type and message")
+    return {"type": clip(e["type"], 200), "mro": [str(m)[:200] for m in e.get("mro", [])][:20],
+            "message": clip(e["message"])}
+
+
+def parse_results(data: bytes) -> Observations:
+    """Parse the probe's JSON-lines stream into Observations.
+
+    Args:
+        data: the raw bytes the probe wrote (at most MAX_RESULT_BYTES are read).
+    Returns:
+        Observations; records after a malformed line are ignored only if the malformed line is the
+        last one (a stream cut by a kill), otherwise WireError.
+    Raises:
+        WireError: no hello record, another schema or version, or a malformed record.
+    """
+    lines = data[:MAX_RESULT_BYTES].split(b"\n")
+    records: list[dict[str, Any]] = []
+    for i, raw in enumerate(lines):
+        if not raw.strip():
+            continue
+        try:
+            rec = json.loads(raw)
+        except ValueError:
+            if i == len(lines) - 1:      # the last line was cut off by a kill: keep what came before
+                break
+            raise WireError(f"results line {i + 1} is not JSON") from None
+        if not isinstance(rec, dict) or rec.get("k") not in RECORD_KINDS:
+            raise WireError(f"results line {i + 1} is not a record")
+        records.append(rec)
+    if not records or records[0]["k"] != "hello":
+        raise WireError("results do not start with a hello record")
+    hello = records[0]
+    if hello.get("schema") != SCHEMA or hello.get("v") != VERSION:
+        raise WireError(f"results schema {hello.get('schema')!r} v{hello.get('v')!r}, expected {SCHEMA} v{VERSION}")
+    cells: list[CellResult] = []
+    names: dict[str, dict[str, Any]] = {}
+    calls: dict[tuple[str, int], CallResult] = {}
+    complete = False
+    for rec in records[1:]:
+        k = rec["k"]
+        if k == "cell":
+            if rec.get("status") not in ("ok", "error", "timeout") or not isinstance(rec.get("i"), int):
+                raise WireError("bad cell record")
+            cells.append(CellResult(rec["i"], rec["status"], clip(str(rec.get("ename", "")), 200),
+                                    clip(str(rec.get("evalue", "")))))
+        elif k == "name":
+            if not isinstance(rec.get("name"), str):
+                raise WireError("bad name record")
+            check_value(rec.get("value"))
+            names[rec["name"]] = rec["value"]
+        elif k == "call":
+            if rec.get("status") not in ("returned", "raised", "undefined", "timeout", "skipped") \
+                    or not isinstance(rec.get("call"), str) or not isinstance(rec.get("point"), int):
+                raise WireError("bad call record")
+            returned = rec.get("returned")
+            if rec["status"] == "returned":
+                check_value(returned)
+            exception = _check_exception(rec["exception"]) if rec["status"] == "raised" else None
+            tensors: dict[str, dict[str, Any]] = {}
+            for name, st in (rec.get("tensors") or {}).items():
+                if not (isinstance(st, dict) and isinstance(st.get("requires_grad"), bool)
+                        and isinstance(st.get("is_leaf"), bool)):
+                    raise WireError("bad tensor state")
+                check_value(st.get("grad"))
+                tensors[str(name)] = {"grad": st["grad"], "requires_grad": st["requires_grad"],
+                                      "is_leaf": st["is_leaf"]}
+            warns = tuple({"category": clip(str(w.get("category", "")), 200), "message": clip(str(w.get("message", "")))}
+                          for w in (rec.get("warnings") or [])[:20] if isinstance(w, dict))
+            calls[(rec["call"], rec["point"])] = CallResult(
+                rec["call"], rec["point"], rec["status"], returned if rec["status"] == "returned" else None,
+                exception, tensors, warns, float(rec.get("seconds", 0.0)) if isinstance(rec.get("seconds"), (int, float)) else 0.0)
+        elif k == "done":
+            complete = True
+    return Observations(str(hello.get("torch", "unknown"))[:40], tuple(cells), names, calls, complete)

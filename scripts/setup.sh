@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Set up autograd-lab from scratch: a virtual environment in .venv with torch 2.13.0 (CPU) first,
+# then the project and its dependencies. Safe to run again: it only installs what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+VPY=.venv/bin/python
+# torch first and pinned: a bare "torch" would pull a multi-GB CUDA build.
+"$VPY" -m pip install -q --disable-pip-version-check 'torch==2.13.0'
+"$VPY" -m pip install -q --disable-pip-version-check -e '.[dev]'
+# rfc3987-syntax (pulled in by jupyter-events) adds ~2 s to every `import nbformat`; nothing we use needs it.
+"$VPY" -m pip uninstall -q -y rfc3987-syntax >/dev/null 2>&1 || true
