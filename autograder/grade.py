@@ -120,7 +120,14 @@ def _predict(key: Key, check: dict[str, Any], r: _Run, point: dict[str, Any]) ->
                    oracle=oracle, observed=show(value))
 
 
-def _produce(key: Key, check: dict[str, Any], r: _Run, points: list[dict[str, Any]]) -> Outcome:
+def _warning_line(w: dict[str, str]) -> str:
+    message = w["message"].split(" (Triggered internally at")[0]
+    return f"{w['category']}: {message if len(message) <= 300 else message[:300].rsplit(' ', 1)[0] + ' …'}"
+
+
+def _produce(key: Key, check: dict[str, Any], r: _Run, points: list[dict[str, Any]], warned: set[str]) -> Outcome:
+    """Grade one produce check at every point; the first point that fails decides. A function's
+    warnings (information, never a failure) are shown once, on its first check (`warned`)."""
     ex = _exercise(key, check["exercise"])
     fn, target = check["function"], check["observe"]
     call_text = f"{fn}({', '.join(a['name'] for a in ex['args'])})"
@@ -136,8 +143,9 @@ def _produce(key: Key, check: dict[str, Any], r: _Run, points: list[dict[str, An
         if rec is None:
             status, msg = r.unreached()
             return replace(base, status=status, message=msg)
-        if p == 0:
-            warnings_seen = [f"{w['category']}: {w['message']}" for w in rec.warnings]
+        if p == 0 and fn not in warned:
+            warned.add(fn)
+            warnings_seen = list(dict.fromkeys(_warning_line(w) for w in rec.warnings))
         if rec.status == "undefined":
             return replace(base, status="missing", message=f"{fn} is not defined: run its cell, or check its name")
         if rec.status == "raised" and rec.exception and rec.exception["type"] == "NotImplementedError":
@@ -191,8 +199,10 @@ def outcomes_for(key: Key, obs: wire.Observations, run: sandbox.ProbeRun, studen
     points = plan.points_for(key, student)
     r = _Run(obs, run, float(key["grading"]["submission_timeout"]))
     out = []
+    warned: set[str] = set()
     for check in key["checks"]:
-        o = _predict(key, check, r, points[0]) if check["kind"] == "predict" else _produce(key, check, r, points)
+        o = (_predict(key, check, r, points[0]) if check["kind"] == "predict"
+             else _produce(key, check, r, points, warned))
         out.append(_hide(o))
     return tuple(out)
 

@@ -58,6 +58,8 @@ def _limit(limits: Limits) -> None:
 
 
 def _environment(home: str) -> dict[str, str]:
+    # Nothing of the grader's environment passes through (no tokens, no PYTHONPATH); the working
+    # directory stays empty (IPython's files go to `home`).
     return {
         "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
         "IPYTHONDIR": os.path.join(home, ".ipython"), "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0",
@@ -80,8 +82,9 @@ def run_probe(request: dict[str, Any], limits: Limits = Limits()) -> ProbeRun:
     """
     root = tempfile.mkdtemp(prefix="autograd-lab-")
     try:
-        work = os.path.join(root, "work")
+        work, home = os.path.join(root, "work"), os.path.join(root, "home")
         os.mkdir(work)
+        os.mkdir(home)
         results_path = os.path.join(root, "results.jsonl")
         output_path = os.path.join(root, "output.txt")
         start = time.monotonic()
@@ -89,7 +92,7 @@ def run_probe(request: dict[str, Any], limits: Limits = Limits()) -> ProbeRun:
             proc = subprocess.Popen(
                 [sys.executable, "-I", "-m", "autograder.probe", "--out", results_path],
                 stdin=subprocess.PIPE, stdout=output, stderr=subprocess.STDOUT, cwd=work,
-                env=_environment(work), start_new_session=True, preexec_fn=lambda: _limit(limits),
+                env=_environment(home), start_new_session=True, preexec_fn=lambda: _limit(limits),
             )
             timed_out = False
             try:

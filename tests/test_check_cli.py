@@ -1,0 +1,43 @@
+"""Does the student's `autograder check` pass the solution and report the blank copy as missing?"""
+import json
+
+from conftest import SOLUTION, run_cli
+
+
+def test_check_passes_every_check_of_the_solution(released):
+    out, _ = released
+    p = run_cli("check", str(SOLUTION / "backward-vs-grad.ipynb"), "--key", str(out / "public_key.json"))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "score 26 / 26 · 26 passed" in p.stdout
+    assert "torch 2.13.0" in p.stdout and "sympy 1." in p.stdout and "your parameters: x0 = " in p.stdout
+
+
+def test_check_reports_every_check_missing_on_the_blank_copy(released):
+    out, _ = released
+    p = run_cli("check", str(out / "backward-vs-grad.ipynb"), "--json")   # public_key.json found beside it
+    assert p.returncode == 1
+    report = json.loads(p.stdout)
+    assert report["status"] == "graded" and report["score"] == 0
+    assert {o["status"] for o in report["outcomes"]} == {"missing"} and len(report["outcomes"]) == 26
+
+
+def test_check_on_a_truncated_file_says_not_graded(released, tmp_path):
+    out, _ = released
+    bad = tmp_path / "mine.ipynb"
+    bad.write_text((out / "backward-vs-grad.ipynb").read_text()[:500])
+    p = run_cli("check", str(bad), "--key", str(out / "public_key.json"))
+    assert p.returncode == 1 and "NOT GRADED" in p.stdout and "not valid JSON" in p.stdout
+    assert "this is not a 0" in p.stdout.lower()
+
+
+def test_help_lists_examples_and_exit_codes():
+    p = run_cli("grade", "--help")
+    assert p.returncode == 0 and "examples:" in p.stdout and "--out" in p.stdout
+    p = run_cli("--help")
+    assert "exit codes" in p.stdout
+
+
+def test_grade_without_a_key_says_how_to_make_one(tmp_path):
+    (tmp_path / "a.ipynb").write_text("{}")
+    p = run_cli("grade", str(tmp_path / "a.ipynb"), "--out", str(tmp_path / "o"), "--assignment", "nope", cwd=tmp_path)
+    assert p.returncode == 2 and "autograder release solutions/nope" in p.stderr

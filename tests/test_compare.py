@@ -1,0 +1,64 @@
+"""Do comparisons decide exactly on kind, length, dtype, shape and tolerance?"""
+from autograder.compare import Tolerance, compare_exception, compare_predicted, compare_produced, show
+
+T32 = lambda dtype: Tolerance(1e-5, 1e-5)
+
+
+def tensor(*data, dtype="float32", shape=None):
+    return {"t": "tensor", "dtype": dtype, "shape": [] if shape is None and len(data) == 1 else list(shape or [len(data)]),
+            "data": list(data), "requires_grad": False, "is_leaf": True, "grad_fn": None, "truncated": False}
+
+
+def tup(*items):
+    return {"t": "seq", "kind": "tuple", "items": list(items)}
+
+
+def test_a_tensor_is_not_the_tuple_autograd_grad_returns():
+    c = compare_produced(tup(tensor(6.0)), tensor(6.0), T32)
+    assert not c.ok and c.reason == "kind" and "tuple of 1 item" in c.detail
+
+
+def test_values_within_float32_tolerance_match_and_outside_do_not():
+    assert compare_produced(tensor(6.0), tensor(6.00004), T32).ok
+    c = compare_produced(tensor(6.0), tensor(6.1), T32)
+    assert not c.ok and c.reason == "values" and "6.1 instead of 6." in c.detail
+
+
+def test_dtype_and_shape_are_checked_before_values():
+    assert compare_produced(tensor(6.0), tensor(6.0, dtype="float64"), T32).reason == "dtype"
+    assert compare_produced(tensor(6.0), tensor(6.0, shape=[1]), T32).reason == "shape"
+
+
+def test_none_versus_a_zero_tensor():
+    c = compare_produced({"t": "none"}, tensor(0.0), T32)
+    assert not c.ok and "expected None" in c.detail
+
+
+def test_predictions_accept_any_number_form_and_a_list_for_a_tuple():
+    tol = Tolerance(2e-3, 1e-6)
+    assert compare_predicted({"t": "float", "v": 2.7418}, {"t": "float", "v": 2.742}, tol).ok
+    assert compare_predicted({"t": "float", "v": 4.0}, {"t": "int", "v": 4}, tol).ok
+    assert compare_predicted(tup({"t": "float", "v": 1.5}, {"t": "none"}),
+                             {"t": "seq", "kind": "list", "items": [{"t": "float", "v": 1.5}, {"t": "none"}]}, tol).ok
+    assert not compare_predicted({"t": "float", "v": 2.7418}, {"t": "float", "v": 2.8}, tol).ok
+
+
+def test_a_quoted_none_gets_a_hint():
+    c = compare_predicted({"t": "none"}, {"t": "str", "v": "None"}, Tolerance(1e-3, 0))
+    assert not c.ok and "without quotes" in c.detail
+
+
+def test_exception_class_names_and_key_phrase():
+    exp = {"raises": "RuntimeError", "phrase": "not have been used"}
+    assert compare_exception(exp, {"type": "RuntimeError", "mro": ["RuntimeError", "Exception"],
+                                   "message": "... appears to NOT have been used in the graph"}).ok
+    assert compare_exception(exp, {"type": "ValueError", "mro": ["ValueError"], "message": "x"}).reason == "exception"
+    assert compare_exception(exp, {"type": "RuntimeError", "mro": ["RuntimeError"], "message": "other"}).reason == "phrase"
+    assert compare_exception(exp, None).reason == "exception"
+    assert compare_predicted({"t": "class", "name": "RuntimeError"}, {"t": "str", "v": "RuntimeError"}, Tolerance(0, 0)).ok
+
+
+def test_show_looks_like_torch():
+    assert show(tup(tensor(6.0))) == "(tensor(6.),)"
+    assert show(tensor(1.0, 2.0)) == "tensor([1., 2.])"
+    assert show({"t": "float", "v": "nan"}) == "nan"

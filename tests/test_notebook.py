@@ -1,0 +1,35 @@
+"""Do the notebooks run in a real Jupyter kernel, with the in-notebook self-check showing the report?"""
+import nbformat
+from nbclient import NotebookClient
+
+from conftest import SOLUTION
+
+
+def _outputs(nb, grade_id):
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    return "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "") for o in cell.outputs)
+
+
+def test_the_solution_runs_top_to_bottom_and_every_self_check_passes(released):
+    out, _ = released
+    nb = nbformat.read(SOLUTION / "backward-vs-grad.ipynb", as_version=4)
+    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(out)}}).execute()
+    assert "(tensor(6.),)" in _outputs(nb, "worked-example")
+    assert "Your parameters: x0 = " in _outputs(nb, "setup")
+    for ex in "123456":
+        text = _outputs(nb, f"ex{ex}-check")
+        assert f"Exercise {ex}" in text and "FAILED" not in text and "missing" not in text, text
+        assert " ok " in text
+
+
+def test_the_blank_copy_self_check_shows_missing_and_a_wrong_answer_shows_why(released):
+    out, _ = released
+    nb = nbformat.read(out / "backward-vs-grad.ipynb", as_version=4)
+    cell = next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "ex2-produce")
+    cell.source = "def ex2(x):\n    (x**2 * torch.sin(x)).backward()\n    return x.grad"
+    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(out)}}).execute()
+    one = _outputs(nb, "ex1-check")
+    assert one.count("missing") >= 4 and "p1_grad is still ..." in one
+    two = _outputs(nb, "ex2-check")
+    assert "2.produce.returns" in two and "FAILED" in two and "expected a tuple of 1 item" in two
+    assert "why it matters" in two

@@ -1,0 +1,33 @@
+"""Are parameters reproducible, per student, away from 0, and is the probe request free of answers?"""
+import json
+
+from autograder import plan
+
+PARAMS = {"x0": {"kind": "real", "low": 0.5, "high": 2.5, "sign": "any", "decimals": 2},
+          "k": {"kind": "integer", "low": 2, "high": 5}}
+
+
+def test_same_student_same_point_and_different_students_differ():
+    a1 = plan.draw_point(PARAMS, "a1", "alice", "own")
+    assert a1 == plan.draw_point(PARAMS, "a1", "alice", "own")
+    others = {plan.draw_point(PARAMS, "a1", f"s{i}", "own")["x0"] for i in range(20)}
+    assert len(others) > 10
+
+
+def test_points_stay_away_from_zero_and_use_both_signs():
+    xs = [plan.draw_point(PARAMS, "a1", f"s{i}", "own")["x0"] for i in range(200)]
+    assert all(0.5 <= abs(x) <= 2.5 for x in xs)
+    assert any(x < 0 for x in xs) and any(x > 0 for x in xs)
+    assert all(round(x, 2) == x for x in xs)
+    ks = {plan.draw_point(PARAMS, "a1", f"s{i}", "own")["k"] for i in range(200)}
+    assert ks == {2, 3, 4, 5}
+
+
+def test_request_has_fresh_points_and_no_expected_values(key):
+    req = plan.probe_request(key, ["x = 1"], "alice")
+    call = next(c for c in req["calls"] if c["function"] == "ex1")
+    assert len(call["points"]) == 1 + key["grading"]["fresh_points"]
+    xs = [p["args"][0]["tensor"]["value"] for p in call["points"]]
+    assert len(set(xs)) == len(xs)
+    text = json.dumps(req)
+    assert "diff(" not in text and "expect" not in text and "form" not in text

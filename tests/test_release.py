@@ -1,0 +1,65 @@
+"""Does release build the key from both oracles, and refuse a broken assignment?"""
+import json
+
+import nbformat
+import pytest
+
+from autograder.key import BuildError, load_key, release
+
+from conftest import ASSIGNMENT, ROOT
+
+
+def test_release_writes_student_notebook_public_key_and_key(released):
+    out, key_path = released
+    key = load_key(key_path)
+    assert key["torch_version"] == "2.13.0" and len(key["checks"]) == 26
+    form = next(c for c in key["checks"] if c["id"] == "2.produce.returns")["form"]
+    assert form["t"] == "seq" and form["kind"] == "tuple" and form["items"][0]["dtype"] == "float32"
+    strict = next(c for c in key["checks"] if c["id"] == "6.produce.strict")
+    assert strict["reference"]["exception"]["type"] == "RuntimeError"
+    nb = nbformat.read(out / "backward-vs-grad.ipynb", as_version=4)
+    text = "\n".join(c.source for c in nb.cells)
+    assert "BEGIN SOLUTION" not in text and "(x * x).backward()" in text   # prose stays, answers go
+    assert "return (x * x).backward()" not in text and "p1_grad = ..." in text
+    assert nb.metadata["autograd_lab"]["assignment"] == ASSIGNMENT
+    assert json.loads((out / "public_key.json").read_text())["digest"] == key["digest"]
+
+
+def test_the_committed_release_is_up_to_date(released):
+    out, _ = released
+    committed = ROOT / "assignments" / ASSIGNMENT
+    for name in ("backward-vs-grad.ipynb", "public_key.json"):
+        assert (committed / name).read_text() == (out / name).read_text(), \
+            f"assignments/{ASSIGNMENT}/{name} is stale: run autograder release solutions/{ASSIGNMENT}"
+
+
+def test_release_refuses_when_sympy_and_torch_disagree(solution_copy, tmp_path):
+    spec = solution_copy / "spec.toml"
+    text = spec.read_text()
+    assert 'expect = "k*diff(x**3, x)"' in text
+    spec.write_text(text.replace('expect = "k*diff(x**3, x)"', 'expect = "(k+1)*diff(x**3, x)"'))
+    with pytest.raises(BuildError) as e:
+        release(solution_copy, tmp_path / "a", tmp_path / "b")
+    assert "4.predict.after_k" in str(e.value) and "fix the expect expression" in str(e.value)
+    assert not (tmp_path / "a").exists()
+
+
+def test_release_refuses_an_answer_left_outside_a_solution_region(solution_copy, tmp_path):
+    nb_path = solution_copy / "backward-vs-grad.ipynb"
+    nb = nbformat.read(nb_path, as_version=4)
+    cell = next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "ex5-predict")
+    cell.source = "p5_x_grad = P.y0\np5_y_grad = None"   # the answer would ship to students
+    cell.metadata["nbgrader"]["solution"] = False
+    nbformat.write(nb, nb_path)
+    with pytest.raises(BuildError, match="blank student copy is not all 'missing': 5.predict.x_grad"):
+        release(solution_copy, tmp_path / "a", tmp_path / "b")
+
+
+def test_release_refuses_a_solution_that_fails_a_check(solution_copy, tmp_path):
+    nb_path = solution_copy / "backward-vs-grad.ipynb"
+    nb = nbformat.read(nb_path, as_version=4)
+    cell = next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "ex5-produce")
+    cell.source = cell.source.replace("inputs=[x]", "inputs=[x, y]")
+    nbformat.write(nb, nb_path)
+    with pytest.raises(BuildError, match="5.produce.y_grad.*does not pass"):
+        release(solution_copy, tmp_path / "a", tmp_path / "b")

@@ -1,0 +1,74 @@
+"""Is a spec validated on load, with errors that name the file, the check and the fix?"""
+import pytest
+
+from autograder.spec import SpecError, load_spec
+
+from conftest import SOLUTION
+
+GOOD = '''
+[assignment]
+id = "t"
+title = "T"
+notebook = "t.ipynb"
+
+[parameters]
+x0 = { kind = "real", low = 0.5, high = 2.0 }
+
+[[exercise]]
+id = "1"
+title = "one"
+functions = ["ex1"]
+args = [{ name = "x", param = "x0" }]
+
+[[exercise.check]]
+id = "produce.grad"
+title = "x.grad"
+observe = "x.grad"
+expect = "diff(x**2, x)"
+why = "because"
+'''
+
+
+def load_text(tmp_path, text):
+    (tmp_path / "spec.toml").write_text(text)
+    return load_spec(tmp_path)
+
+
+def test_the_real_spec_loads():
+    a = load_spec(SOLUTION)
+    assert a.id == "01-backward-vs-grad" and len(a.exercises) == 6 and len(a.checks) == 26
+    assert {c.kind for c in a.checks} == {"predict", "produce"}
+
+
+def test_a_minimal_spec_loads(tmp_path):
+    a = load_text(tmp_path, GOOD)
+    assert a.checks[0].id == "1.produce.grad" and a.checks[0].expect == {"expr": "diff(x**2, x)"}
+    assert a.grading.fresh_points == 2
+
+
+@pytest.mark.parametrize("old, new, phrases", [
+    ('expect = "diff(x**2, x)"', 'expect = "diff(z**2, z)"', ["check '1.produce.grad'", "not a valid expression", "names you may use"]),
+    ('observe = "x.grad"', 'observe = "y.grad"', ["check '1.produce.grad'", "observe must be"]),
+    ('why = "because"', 'why = "because"\nexpcet = "1"', ["check '1.produce.grad'", "unknown key(s) expcet"]),
+    ('low = 0.5', 'low = 0.0', ["[parameters.x0]", "away from 0"]),
+    ('param = "x0"', 'param = "x1"', ["names parameter 'x1'", "define it under [parameters]"]),
+    ('observe = "x.grad"\nexpect = "diff(x**2, x)"', 'observe = "returned"\nraises = "RuntimeError"\nexpect = "1"',
+     ["exactly one of expect"]),
+    ('observe = "x.grad"', 'observe = "x.grad"\npredict = "p1"', ["either predict", "not both"]),
+    ('functions = ["ex1"]', 'functions = ["ex-1"]', ["must be a Python identifier"]),
+])
+def test_mistakes_are_named_with_file_place_and_fix(tmp_path, old, new, phrases):
+    assert old in GOOD
+    with pytest.raises(SpecError) as e:
+        load_text(tmp_path, GOOD.replace(old, new))
+    msg = str(e.value)
+    assert str(tmp_path / "spec.toml") in msg
+    for phrase in phrases:
+        assert phrase in msg
+
+
+def test_invalid_toml_and_missing_file(tmp_path):
+    with pytest.raises(SpecError, match="not valid TOML"):
+        load_text(tmp_path, "[assignment\n")
+    with pytest.raises(SpecError, match="no such file"):
+        load_spec(tmp_path / "nope")

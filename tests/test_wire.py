@@ -1,0 +1,40 @@
+"""Does the results stream keep its fixed shape, and refuse anything else?"""
+import json
+
+import pytest
+
+from autograder import wire
+
+HELLO = {"k": "hello", "schema": wire.SCHEMA, "v": wire.VERSION, "torch": "2.13.0"}
+
+
+def stream(*records):
+    return b"".join(json.dumps(r).encode() + b"\n" for r in records)
+
+
+def test_round_trip_with_non_finite_floats_and_a_tensor():
+    value = {"t": "tensor", "dtype": "float32", "shape": [3], "data": [1.0, "nan", "-inf"], "requires_grad": False,
+             "is_leaf": True, "grad_fn": None, "truncated": False}
+    obs = wire.parse_results(stream(HELLO, {"k": "name", "name": "p", "value": value}, {"k": "done"}))
+    assert obs.complete and obs.torch_version == "2.13.0"
+    assert obs.names["p"]["data"][1] == "nan"
+    assert wire.decode_float("-inf") == float("-inf")
+
+
+def test_a_stream_cut_by_a_kill_keeps_the_records_before_the_cut():
+    data = stream(HELLO, {"k": "cell", "i": 0, "status": "ok"}) + b'{"k": "call", "call": "ex1", "po'
+    obs = wire.parse_results(data)
+    assert not obs.complete and len(obs.cells) == 1
+
+
+@pytest.mark.parametrize("data, phrase", [
+    (b"", "hello"),
+    (stream({**HELLO, "v": 99}), "expected autograd-lab"),
+    (stream(HELLO, {"k": "name", "name": "p", "value": {"t": "evil"}}), "not a wire value"),
+    (b'garbage\n' + stream(HELLO), "not JSON"),
+    (stream(HELLO, {"k": "call", "call": "f", "point": 0, "status": "returned", "returned": {"t": "float", "v": "1"}}),
+     "expected a float"),
+])
+def test_malformed_streams_are_refused(data, phrase):
+    with pytest.raises(wire.WireError, match=phrase):
+        wire.parse_results(data)
