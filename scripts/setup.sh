@@ -8,8 +8,11 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 VPY=.venv/bin/python
+pip_q() {   # pip, without this machine's notes about local index folders that do not exist
+  "$VPY" -m pip --disable-pip-version-check "$@" 2>&1 | { grep -v 'is ignored: it is neither a file nor a directory' || true; }
+}
 # torch first and pinned: a bare "torch" would pull a multi-GB CUDA build.
-"$VPY" -m pip install -q --disable-pip-version-check 'torch==2.13.0'
-"$VPY" -m pip install -q --disable-pip-version-check -e '.[dev]'
+pip_q install -q 'torch==2.13.0'
+pip_q install -q -e '.[dev]'
 # rfc3987-syntax (pulled in by jupyter-events) adds ~2 s to every `import nbformat`; nothing we use needs it.
 "$VPY" -m pip uninstall -q -y rfc3987-syntax >/dev/null 2>&1 || true
