@@ -33,6 +33,11 @@ class Comparison:
 MATCH = Comparison(True, "match")
 
 
+def _num(x: Any) -> float:
+    """A wire number (bools of a bool tensor included) as a float."""
+    return float(x) if isinstance(x, bool) else decode_float(x)
+
+
 def _fmt(x: Any) -> str:
     if isinstance(x, bool):
         return str(x)
@@ -108,7 +113,7 @@ def describe(v: Value) -> str:
 
 
 def _close(observed: Any, expected: Any, tol: Tolerance) -> bool:
-    o, e = decode_float(observed), decode_float(expected)
+    o, e = _num(observed), _num(expected)
     if math.isnan(e) or math.isnan(o):
         return math.isnan(e) and math.isnan(o)
     if math.isinf(e) or math.isinf(o):
@@ -121,7 +126,7 @@ def _values(observed: list[Any], expected: list[Any], tol: Tolerance) -> Compari
     if not bad:
         return MATCH
     i = bad[0]
-    o, e = decode_float(observed[i]), decode_float(expected[i])
+    o, e = _num(observed[i]), _num(expected[i])
     where = f"element {i}: " if len(expected) > 1 else ""
     diff = f" (abs diff {abs(o - e):.3g})" if math.isfinite(o) and math.isfinite(e) else ""
     count = f"{len(bad)} of {len(expected)} elements differ; " if len(expected) > 1 else ""

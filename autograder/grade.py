@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder import __version__, analytic, plan, sandbox, wire
-from autograder.compare import (Comparison, Tolerance, compare_exception, compare_predicted,
-                                compare_produced, show)
+from autograder.compare import Tolerance, compare_exception, compare_predicted, compare_produced, show
 from autograder.notebook import NotebookError, code_cells, declared_student_id, read_notebook
 from autograder.report import Outcome, Report, Status
 
@@ -43,11 +42,7 @@ def _where(exercise: dict[str, Any], point: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def _numbers(text: str, exercise: dict[str, Any], values: dict[str, Any]) -> tuple[float, ...]:
-    return analytic.evaluate(text, values.keys(), values)
-
-
-def fill(form: dict[str, Any], expect: dict[str, Any], exercise: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
+def fill(form: dict[str, Any] | None, expect: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     """The expected wire Value: the reference run's `form` with sympy's numbers at `values`.
     Without a form (predictions) numbers become floats and sequences tuples."""
     if "none" in expect:
@@ -57,8 +52,8 @@ def fill(form: dict[str, Any], expect: dict[str, Any], exercise: dict[str, Any],
     if "seq" in expect:
         items = form["items"] if form else [None] * len(expect["seq"])
         return {"t": "seq", "kind": form["kind"] if form else "tuple",
-                "items": [fill(f, e, exercise, values) for f, e in zip(items, expect["seq"])]}
-    nums = [wire.encode_float(x) for x in _numbers(expect["expr"], exercise, values)]
+                "items": [fill(f, e, values) for f, e in zip(items, expect["seq"])]}
+    nums = [wire.encode_float(x) for x in analytic.evaluate(expect["expr"], values.keys(), values)]
     if form is None or form["t"] in ("float", "int"):
         return {"t": "float", "v": nums[0]} if len(nums) == 1 else {"t": "seq", "kind": "list",
                                                                      "items": [{"t": "float", "v": n} for n in nums]}
@@ -74,7 +69,7 @@ def _oracle(key: Key, check: dict[str, Any], where: str) -> str:
     if not exprs:
         return f"API contract; {ref} agrees"
     form = f"; form from {ref}" if check["kind"] == "produce" else ""
-    return f"sympy: {' , '.join(exprs)} at {where}{form}"
+    return f"sympy: {', '.join(exprs)} at {where}{form}"
 
 
 def _tolerance(key: Key, check: dict[str, Any]):
@@ -109,7 +104,7 @@ def _predict(key: Key, check: dict[str, Any], r: _Run, point: dict[str, Any]) ->
     if value["t"] in ("undefined", "ellipsis"):
         state = "is not defined" if value["t"] == "undefined" else "is still ..."
         return replace(base, status="missing", message=f"{check['name']} {state}: write your prediction")
-    expected = fill(None, check["expect"], ex, _values(ex, point))  # type: ignore[arg-type]
+    expected = fill(None, check["expect"], _values(ex, point))
     tol = Tolerance(check.get("rtol") or key["grading"]["predict_rtol"], check.get("atol") or key["grading"]["predict_atol"])
     c = compare_predicted(expected, value, tol)
     oracle = _oracle(key, check, _where(ex, point))
@@ -170,7 +165,7 @@ def _produce(key: Key, check: dict[str, Any], r: _Run, points: list[dict[str, An
             observed = rec.returned if target == "returned" else rec.tensors.get(target.split(".")[0], {}).get("grad")
             if observed is None:
                 return replace(base, status="error", message=f"{target} was not observed")
-            expected = fill(check.get("form"), expect, ex, _values(ex, point))
+            expected = fill(check.get("form"), expect, _values(ex, point))
             c = compare_produced(expected, observed, _tolerance(key, check))
             expected_text, observed_text = show(expected), show(observed)
         if c.ok:
@@ -222,6 +217,19 @@ def _notes(obs: wire.Observations, run: sandbox.ProbeRun, key: Key) -> list[str]
 
 def grade_notebook(path: str | Path, key: Key, student: str | None = None,
                    exercises: list[str] | None = None) -> Report:
+    """Grade one submission notebook against `key`; see `_grade_notebook`. A fault of the grader
+    itself becomes a "not_gradable" report that says so (no points), never an exception."""
+    start = time.monotonic()
+    try:
+        return _grade_notebook(path, key, student, exercises)
+    except Exception as e:
+        return _not_gradable(key, Path(path).name, student or Path(path).stem,
+                             f"not graded: internal grader error ({type(e).__name__}: {str(e)[:200]}); this is not "
+                             f"the student's fault: please report it", {}, start)
+
+
+def _grade_notebook(path: str | Path, key: Key, student: str | None = None,
+                    exercises: list[str] | None = None) -> Report:
     """Grade one submission notebook against `key`.
 
     Args:
@@ -278,7 +286,11 @@ def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, note
         why = ("the sandboxed run ended before it started the notebook" if not run.results else f"its results were malformed ({e})")
         return _not_gradable(key, submission, student, f"not graded: {why}; exit code {run.exit_code}. "
                              f"Output: {run.output_tail[-400:]}", points[0], start)
-    outcomes = outcomes_for(key, obs, run, student)
+    try:
+        outcomes = outcomes_for(key, obs, run, student)
+    except Exception as e:  # a grader fault: say so, give no points, never blame the student
+        return _not_gradable(key, submission, student, f"not graded: internal grader error ({type(e).__name__}: "
+                             f"{str(e)[:200]}); this is not the student's fault: please report it", points[0], start)
     notes = notes + _notes(obs, run, key)
     return Report(key["assignment"], submission, student, "graded",
                   float(sum(o.score for o in outcomes)), float(sum(c["points"] for c in key["checks"])), outcomes,

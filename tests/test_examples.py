@@ -65,3 +65,13 @@ def test_grading_twice_gives_the_same_scores(key):
     a = grade_notebook(EXAMPLES / "ben.ipynb", key, "ben")
     b = grade_notebook(EXAMPLES / "ben.ipynb", key, "ben")
     assert [(o.check_id, o.status, o.score) for o in a.outcomes] == [(o.check_id, o.status, o.score) for o in b.outcomes]
+
+
+def test_a_grader_fault_is_not_graded_and_never_points(key):
+    from autograder.grade import grade_notebook
+
+    broken = {**key, "checks": [dict(c, expect={"expr": "log(x)"}) if c["id"] == "1.predict.grad" else c
+                                for c in key["checks"]]}   # log of a negative point is complex: the grader fails
+    r = grade_notebook(EXAMPLES / "eve.ipynb", broken, "eve", exercises=["1"])   # eve's x0 is negative
+    assert r.status == "not_gradable" and r.score is None
+    assert "internal grader error" in r.reason and "not the student's fault" in r.reason
