@@ -34,7 +34,7 @@ def _parse(text: str, symbols: tuple[str, ...]) -> Any:
                           evaluate=True)
     except NameError as e:
         raise ValueError(f"{e}; the names you may use are {', '.join(symbols)} and {', '.join(FUNCTIONS)}") from None
-    except (SyntaxError, TypeError, AttributeError, ValueError) as e:
+    except Exception as e:  # instructor text: tokenize and sympy raise many kinds for a malformed expression
         raise ValueError(f"{type(e).__name__}: {e}") from None
     if hasattr(expr, "doit"):
         expr = expr.doit()

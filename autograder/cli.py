@@ -28,9 +28,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="autograder", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Release, self-check and batch-grade autograd-lab assignments.",
         epilog="exit codes: 0 ok; 1 a check did not pass (check); 2 usage, spec, key or build error\n\n"
-               + "\n".join(EXAMPLES.values()))
+               + "examples:\n" + "\n".join(e.split("\n", 1)[1] for e in EXAMPLES.values()))
     p.add_argument("--version", action="store_true", help="print the version and exit")
-    sub = p.add_subparsers(dest="command")
+    sub = p.add_subparsers(dest="command", metavar="{release,check,grade}")
     fmt = argparse.RawDescriptionHelpFormatter
     r = sub.add_parser("release", help="build the key and write the student notebook", epilog=EXAMPLES["release"],
                        formatter_class=fmt, description="Build the answer key from a solution folder (spec.toml + "
@@ -50,18 +50,23 @@ def _parser() -> argparse.ArgumentParser:
     g = sub.add_parser("grade", help="batch-grade submissions into reports and a gradebook", epilog=EXAMPLES["grade"],
                        formatter_class=fmt, description="Grade notebooks (files, or folders searched for *.ipynb). "
                        "Writes OUT/reports/<submission>.json and OUT/gradebook.csv and prints a summary. The "
-                       "student id is each file's name without .ipynb.")
+                       "student id is each file's name without .ipynb (or, for a file that kept the released notebook's "
+                       "name, its folder's name).")
     g.add_argument("paths", nargs="+")
     g.add_argument("--out", required=True, help="output folder")
     g.add_argument("--key", help="key.json (default: build/<assignment>/key.json)")
     g.add_argument("--assignment", help="assignment id (default: from the notebooks' metadata or folder names)")
     g.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once (default: cores)")
     g.add_argument("--json", action="store_true", help="print the reports as one JSON list instead of the summary")
-    s = sub.add_parser("_selfcheck", help=argparse.SUPPRESS)
+    return p
+
+
+def _selfcheck_parser() -> argparse.ArgumentParser:
+    s = argparse.ArgumentParser(prog="autograder _selfcheck")
     s.add_argument("--key", required=True)
     s.add_argument("--student", required=True)
     s.add_argument("--exercise", action="append")
-    return p
+    return s
 
 
 def _fail(msg: str) -> int:
@@ -90,6 +95,8 @@ def _check(args: argparse.Namespace) -> int:
     from autograder.render.terminal import render
 
     path = Path(args.notebook)
+    if not path.is_file():
+        return _fail(f"no such file: {path}")
     key_path = Path(args.key) if args.key else None
     if key_path is None:
         try:
@@ -99,94 +106,88 @@ def _check(args: argparse.Namespace) -> int:
             return 1
         if key_path is None:
             return _fail(f"no public_key.json beside {path} or in assignments/<id>/; pass --key")
-    try:
-        key = load_key(key_path)
-    except (OSError, ValueError) as e:
-        return _fail(str(e))
+    key = _load_key(key_path)
+    if key is None:
+        return 2
+    known = [e["id"] for e in key["exercises"]]
+    unknown = [e for e in args.exercise or [] if e not in known]
+    if unknown:
+        return _fail(f"no exercise {', '.join(unknown)}; the exercises are {', '.join(known)}")
     report = grade_notebook(path, key, args.student, args.exercise)
     print(json.dumps(report.to_dict(), indent=1) if args.json else render(report))
     ok = report.status == "graded" and all(o.status == "passed" for o in report.outcomes)
     return 0 if ok else 1
 
 
-def _submissions(paths: list[str]) -> list[Path]:
-    found: list[Path] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            found += sorted(q for q in p.rglob("*.ipynb") if ".ipynb_checkpoints" not in q.parts)
-        else:
-            found.append(p)
-    return found
+def _load_key(path: Path) -> dict[str, Any] | None:
+    from autograder.key import load_key
+
+    if not path.is_file():
+        _fail(f"no key at {path}")
+        return None
+    try:
+        return load_key(path)
+    except (OSError, ValueError) as e:
+        _fail(str(e))
+        return None
 
 
-def _infer_assignment(subs: list[Path]) -> str | None:
+def _infer_assignment(paths: list[str]) -> str | None:
     from autograder.notebook import NotebookError, declared_assignment, read_notebook
 
-    for s in subs:
+    files = [q for p in map(Path, paths) for q in (sorted(p.rglob("*.ipynb")) if p.is_dir() else [p])]
+    for f in files[:20]:
         try:
-            aid = declared_assignment(read_notebook(s))
+            aid = declared_assignment(read_notebook(f))
         except NotebookError:
             continue
         if aid:
             return aid
-    for s in subs:
-        for part in reversed(s.resolve().parts[:-1]):
+    for f in files:
+        for part in reversed(f.resolve().parts[:-1]):
             if (Path("build") / part / "key.json").exists():
                 return part
     return None
 
 
 def _grade(args: argparse.Namespace) -> int:
-    from concurrent.futures import ThreadPoolExecutor
+    from autograder.batch import find_submissions, grade_batch
+    from autograder.render.gradebook import summary
 
-    from autograder.grade import grade_notebook
-    from autograder.key import load_key
-    from autograder.render.gradebook import summary, to_csv
-
-    subs = _submissions(args.paths)
-    if not subs:
-        return _fail("no .ipynb files found in " + " ".join(args.paths))
-    missing = [str(s) for s in subs if not s.exists()]
-    if missing:
-        return _fail("no such file: " + ", ".join(missing))
     if args.key:
         key_path = Path(args.key)
     else:
-        aid = args.assignment or _infer_assignment(subs)
+        aid = args.assignment or _infer_assignment(args.paths)
         if not aid:
             return _fail("cannot tell which assignment these are; pass --assignment ID or --key build/ID/key.json")
         key_path = Path("build") / aid / "key.json"
         if not key_path.exists():
-            return _fail(f"no key at {key_path}: run `autograder release solutions/{aid}` first, or pass --key")
+            if Path("solutions", aid).is_dir():
+                return _fail(f"no key at {key_path}: run `autograder release solutions/{aid}` first, or pass --key")
+            known = sorted(spec.parent.name for spec in Path("solutions").glob("*/spec.toml"))
+            return _fail(f"no key at {key_path} and no solutions/{aid} to release"
+                         + (f"; known assignments: {', '.join(known)}" if known else "; pass --key"))
+    key = _load_key(key_path)
+    if key is None:
+        return 2
     try:
-        key = load_key(key_path)
-    except (OSError, ValueError) as e:
+        subs = find_submissions(args.paths, key)
+    except FileNotFoundError as e:
         return _fail(str(e))
-    names: dict[str, int] = {}
-    for s in subs:
-        names[s.stem] = names.get(s.stem, 0) + 1
+    if not subs:
+        return _fail("no .ipynb files found in " + " ".join(args.paths))
     out = Path(args.out)
-    (out / "reports").mkdir(parents=True, exist_ok=True)
-    start = time.monotonic()
-
-    def one(s: Path):
-        report = grade_notebook(s, key, s.stem)
-        name = s.stem if names[s.stem] == 1 else f"{s.parent.name}__{s.stem}"
-        report.write(out / "reports" / f"{name}.json")
-        print(f"graded {s} -> {report.status} {'' if report.score is None else f'{report.score:g}/{report.max_score:g}'}",
-              file=sys.stderr, flush=True)
-        return report
-
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        reports = list(pool.map(one, subs))
-    (out / "gradebook.csv").write_text(to_csv(reports), encoding="utf-8")
-    seconds = time.monotonic() - start
+    result = grade_batch(subs, key, out, args.jobs)
     if args.json:
-        print(json.dumps([r.to_dict() for r in reports], indent=1))
-    else:
-        print(summary(reports))
-        print(f"\n{len(reports)} submissions in {seconds:.1f} s · reports in {out / 'reports'} · "
-              f"gradebook {out / 'gradebook.csv'}")
+        print(json.dumps([r.to_dict() for r in result.reports], indent=1))
+        return 0
+    print(summary(list(result.reports)))
+    n = len(result.reports)
+    print(f"\n{n} submission{'s' if n != 1 else ''} in {result.seconds:.1f} s · reports in {out / 'reports'} · "
+          f"gradebook {result.gradebook}")
+    if result.stale:
+        print(f"note: {len(result.stale)} older report(s) in {out / 'reports'} are not from this run and not in "
+              f"this gradebook: {', '.join(result.stale[:5])}{' …' if len(result.stale) > 5 else ''}")
     return 0
 
 
@@ -205,12 +206,13 @@ def _release(args: argparse.Namespace) -> int:
     return 0
 
 
-def _selfcheck(args: argparse.Namespace) -> int:
+def _selfcheck(argv: list[str]) -> int:
     # Internal: the in-notebook self-check sends its observations here, so that the key and the
     # comparison stay out of the student's kernel. Prints one report JSON.
     from autograder.grade import report_from_results
     from autograder.key import load_key
 
+    args = _selfcheck_parser().parse_args(argv)
     key = load_key(args.key)
     report = report_from_results(key, sys.stdin.buffer.read(), args.student, args.exercise)
     print(json.dumps(report.to_dict()))
@@ -219,6 +221,12 @@ def _selfcheck(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
+    import signal
+
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)   # `autograder check nb.ipynb | head` ends quietly
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["_selfcheck"]:   # internal: the in-notebook self-check's comparison process
+        return _selfcheck(argv[1:])
     args = _parser().parse_args(argv)
     if args.version:
         from autograder import __version__
@@ -227,4 +235,4 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         _parser().print_help()
         return 2
-    return {"release": _release, "check": _check, "grade": _grade, "_selfcheck": _selfcheck}[args.command](args)
+    return {"release": _release, "check": _check, "grade": _grade}[args.command](args)

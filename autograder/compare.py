@@ -33,12 +33,21 @@ class Comparison:
 MATCH = Comparison(True, "match")
 
 
+def short(text: str, limit: int) -> str:
+    """`text` cut at a word boundary to at most about `limit` characters, with "…" when cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0]
+    return (cut if len(cut) > limit // 2 else text[:limit]) + " …"
+
+
 def _num(x: Any) -> float:
     """A wire number (bools of a bool tensor included) as a float."""
     return float(x) if isinstance(x, bool) else decode_float(x)
 
 
 def _fmt(x: Any) -> str:
+    """A tensor element as torch prints it ("6." for a whole number)."""
     if isinstance(x, bool):
         return str(x)
     f = decode_float(x)
@@ -47,6 +56,15 @@ def _fmt(x: Any) -> str:
     if f == int(f) and abs(f) < 1e15:
         return f"{int(f)}."
     return f"{f:.6g}"
+
+
+def number(x: Any) -> str:
+    """A number as Python prints a float, to 6 significant figures ("1.0", "0.567308", "nan")."""
+    if isinstance(x, bool):
+        return str(x)
+    f = decode_float(x)
+    text = f"{f:.6g}"
+    return text + ".0" if text.lstrip("-").isdigit() else text
 
 
 def show(v: Value | None) -> str:
@@ -63,8 +81,7 @@ def show(v: Value | None) -> str:
     if t in ("bool", "int"):
         return str(v["v"])
     if t == "float":
-        f = decode_float(v["v"])
-        return repr(f) if not math.isfinite(f) else f"{f:.6g}"
+        return number(v["v"])
     if t == "complex":
         return f"({_fmt(v['re'])}+{_fmt(v['im'])}j)"
     if t == "str":
@@ -130,7 +147,7 @@ def _values(observed: list[Any], expected: list[Any], tol: Tolerance) -> Compari
     where = f"element {i}: " if len(expected) > 1 else ""
     diff = f" (abs diff {abs(o - e):.3g})" if math.isfinite(o) and math.isfinite(e) else ""
     count = f"{len(bad)} of {len(expected)} elements differ; " if len(expected) > 1 else ""
-    return Comparison(False, "values", f"{count}{where}{_fmt(o)} instead of {_fmt(e)}{diff}")
+    return Comparison(False, "values", f"{count}{where}{number(o)} instead of {number(e)}{diff}")
 
 
 def compare_produced(expected: Value, observed: Value, tol: Callable[[str], Tolerance]) -> Comparison:
@@ -170,8 +187,10 @@ def _as_number(v: Value) -> Any | None:
 
 
 def compare_predicted(expected: Value, observed: Value, tol: Tolerance) -> Comparison:
-    """Lenient comparison of a prediction (a plain literal): any number form matches a number,
-    a list matches a tuple, a class name (string or class) matches an exception class."""
+    """Lenient comparison of a prediction (a plain literal): any number form (int, float, a
+    one-element tensor or array) matches a number, and a class name (string or class) matches an
+    exception class; a tuple must be a tuple, since which container torch returns is often the
+    lesson."""
     et = expected["t"]
     if et == "none":
         if observed["t"] == "none":
@@ -184,7 +203,7 @@ def compare_predicted(expected: Value, observed: Value, tol: Tolerance) -> Compa
             return MATCH
         return Comparison(False, "kind", f"expected the class name {expected['name']!r}, got {show(observed)}")
     if et == "seq":
-        if observed["t"] != "seq" or len(observed["items"]) != len(expected["items"]):
+        if observed["t"] != "seq" or observed["kind"] != expected["kind"] or len(observed["items"]) != len(expected["items"]):
             return Comparison(False, "kind" if observed["t"] != "seq" else "length",
                               f"expected {describe(expected)}, got {describe(observed)}")
         for i, (e, o) in enumerate(zip(expected["items"], observed["items"])):
@@ -196,7 +215,14 @@ def compare_predicted(expected: Value, observed: Value, tol: Tolerance) -> Compa
     if exp_number is None:
         return Comparison(False, "kind", f"cannot compare with {describe(expected)}")
     if obs_number is None:
-        return Comparison(False, "kind", f"expected a number, got {show(observed)}")
+        hint = ""
+        if observed["t"] == "str":
+            try:
+                float(observed["v"])
+                hint = " (write the number without quotes)"
+            except ValueError:
+                pass
+        return Comparison(False, "kind", f"expected a number, got {show(observed)}{hint}")
     return _values([obs_number], [exp_number], tol)
 
 
@@ -207,8 +233,8 @@ def compare_exception(expected: dict[str, Any], raised: dict[str, Any] | None) -
         return Comparison(False, "exception", f"expected {expected['raises']} to be raised, but nothing was raised")
     if expected["raises"] not in raised.get("mro", [raised["type"]]):
         return Comparison(False, "exception", f"{raised['type']} raised instead of {expected['raises']}: "
-                                              f"{raised['message'][:160]}")
+                                              f"{short(raised['message'], 160)}")
     if expected["phrase"].lower() not in raised["message"].lower():
         return Comparison(False, "phrase", f"{raised['type']} raised, but its message lacks "
-                                           f"{expected['phrase']!r}: {raised['message'][:160]}")
+                                           f"{expected['phrase']!r}: {short(raised['message'], 160)}")
     return MATCH

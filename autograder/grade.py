@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder import __version__, analytic, plan, sandbox, wire
-from autograder.compare import Tolerance, compare_exception, compare_predicted, compare_produced, show
+from autograder.compare import Tolerance, compare_exception, compare_predicted, compare_produced, short, show
 from autograder.notebook import NotebookError, code_cells, declared_student_id, read_notebook
 from autograder.report import Outcome, Report, Status
 
@@ -65,11 +65,13 @@ def _oracle(key: Key, check: dict[str, Any], where: str) -> str:
     e = check["expect"]
     if "raises" in e:
         return f"{ref}; API contract"
-    exprs = [e["expr"]] if "expr" in e else [i["expr"] for i in e.get("seq", []) if "expr" in i]
-    if not exprs:
+    items = [e] if "seq" not in e else e["seq"]
+    if not any("expr" in i for i in items):
         return f"API contract; {ref} agrees"
+    texts = [i["expr"] if "expr" in i else "None" for i in items]
+    shown = texts[0] if "seq" not in e else "(" + ", ".join(texts) + ("," if len(texts) == 1 else "") + ")"
     form = f"; form from {ref}" if check["kind"] == "produce" else ""
-    return f"sympy: {', '.join(exprs)} at {where}{form}"
+    return f"sympy: {shown} at {where}{form}"
 
 
 def _tolerance(key: Key, check: dict[str, Any]):
@@ -117,7 +119,7 @@ def _predict(key: Key, check: dict[str, Any], r: _Run, point: dict[str, Any]) ->
 
 def _warning_line(w: dict[str, str]) -> str:
     message = w["message"].split(" (Triggered internally at")[0]
-    return f"{w['category']}: {message if len(message) <= 300 else message[:300].rsplit(' ', 1)[0] + ' …'}"
+    return f"{w['category']}: {short(message, 300)}"
 
 
 def _produce(key: Key, check: dict[str, Any], r: _Run, points: list[dict[str, Any]], warned: set[str]) -> Outcome:
@@ -153,15 +155,15 @@ def _produce(key: Key, check: dict[str, Any], r: _Run, points: list[dict[str, An
             c = compare_exception(expect, rec.exception if rec.status == "raised" else None)
             expected_text = f"{expect['raises']} whose message contains {expect['phrase']!r}"
             ref = check.get("reference") or {}
-            observed_text = (f"{rec.exception['type']}: {rec.exception['message'][:200]}" if rec.status == "raised"
+            observed_text = (f"{rec.exception['type']}: {short(rec.exception['message'], 200)}" if rec.status == "raised"
                              else f"returned {show(rec.returned)}")
             if ref.get("exception"):
-                expected_text += f" (reference run raised {ref['exception']['type']}: {ref['exception']['message'][:120]})"
+                expected_text += f" (reference run raised {ref['exception']['type']}: {short(ref['exception']['message'], 120)})"
         else:
             if rec.status == "raised":
                 e = rec.exception or {"type": "?", "message": ""}
-                return replace(base, status="error", message=f"{call_text} raised {e['type']} at {where}: {e['message'][:300]}",
-                               observed=f"{e['type']}: {e['message'][:300]}")
+                return replace(base, status="error", message=f"{call_text} raised {e['type']} at {where}: {short(e['message'], 300)}",
+                               observed=f"{e['type']}: {short(e['message'], 300)}")
             observed = rec.returned if target == "returned" else rec.tensors.get(target.split(".")[0], {}).get("grad")
             if observed is None:
                 return replace(base, status="error", message=f"{target} was not observed")
@@ -185,7 +187,7 @@ def _produce(key: Key, check: dict[str, Any], r: _Run, points: list[dict[str, An
 def _hide(o: Outcome) -> Outcome:
     if o.visibility == "public":
         return o
-    return replace(o, message=o.status, expected=None, oracle=None, observed=None, details=())
+    return replace(o, message=o.status, expected=None, oracle=None, observed=None, why=None, details=())
 
 
 def outcomes_for(key: Key, obs: wire.Observations, run: sandbox.ProbeRun, student: str) -> tuple[Outcome, ...]:
@@ -206,7 +208,7 @@ def _notes(obs: wire.Observations, run: sandbox.ProbeRun, key: Key) -> list[str]
     notes = []
     for cell in obs.cells:
         if cell.status == "error":
-            notes.append(f"code cell {cell.index + 1} raised {cell.ename}: {cell.evalue[:200]}")
+            notes.append(f"code cell {cell.index + 1} raised {cell.ename}: {short(cell.evalue, 200)}")
         elif cell.status == "timeout":
             notes.append(f"code cell {cell.index + 1} ran past {key['grading']['cell_timeout']:g} s and was stopped")
     if obs.torch_version != key["torch_version"]:
@@ -224,7 +226,7 @@ def grade_notebook(path: str | Path, key: Key, student: str | None = None,
         return _grade_notebook(path, key, student, exercises)
     except Exception as e:
         return _not_gradable(key, Path(path).name, student or Path(path).stem,
-                             f"not graded: internal grader error ({type(e).__name__}: {str(e)[:200]}); this is not "
+                             f"not graded: internal grader error ({type(e).__name__}: {short(str(e), 200)}); this is not "
                              f"the student's fault: please report it", {}, start)
 
 
@@ -244,7 +246,6 @@ def _grade_notebook(path: str | Path, key: Key, student: str | None = None,
     path = Path(path)
     if exercises is not None:
         key = {**key, "checks": [c for c in key["checks"] if c["exercise"] in exercises]}
-    notes: list[str] = []
     try:
         nb = read_notebook(path)
     except NotebookError as e:
@@ -252,12 +253,7 @@ def _grade_notebook(path: str | Path, key: Key, student: str | None = None,
     declared = declared_student_id(nb)
     if student is None:
         student = declared or path.stem
-    if declared == PLACEHOLDER_ID:
-        notes.append(f"STUDENT_ID is still {PLACEHOLDER_ID!r}: set it to the id your course gave you, "
-                     f"so that your parameters are your own")
-    elif declared and declared != student:
-        notes.append(f"the notebook says STUDENT_ID = {declared!r}; it was graded as {student!r} "
-                     f"(with {student!r}'s parameters)")
+    notes = _id_notes(declared, student)
     request = plan.probe_request(key, code_cells(nb), student, exercises)
     try:
         run = sandbox.run_probe(request, limits_for(key))
@@ -265,6 +261,16 @@ def _grade_notebook(path: str | Path, key: Key, student: str | None = None,
         return _not_gradable(key, path.name, student, f"not graded: the grader could not start the sandbox ({e}); "
                              "this is not the student's fault", request["parameters"], start)
     return _finish(key, path.name, student, run, notes, start)
+
+
+def _id_notes(declared: str | None, student: str) -> list[str]:
+    if declared == PLACEHOLDER_ID:
+        return [f"STUDENT_ID is still {PLACEHOLDER_ID!r}: set it to the id your course gave you, so that your "
+                f"parameters are your own" + (f" (graded as {student!r})" if student != declared else "")]
+    if declared and declared != student:
+        return [f"the notebook says STUDENT_ID = {declared!r}, but it was graded as {student!r}, with "
+                f"{student!r}'s parameters"]
+    return []
 
 
 def _versions(key: Key) -> dict[str, str]:
@@ -290,8 +296,12 @@ def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, note
         outcomes = outcomes_for(key, obs, run, student)
     except Exception as e:  # a grader fault: say so, give no points, never blame the student
         return _not_gradable(key, submission, student, f"not graded: internal grader error ({type(e).__name__}: "
-                             f"{str(e)[:200]}); this is not the student's fault: please report it", points[0], start)
+                             f"{short(str(e), 200)}); this is not the student's fault: please report it", points[0], start)
     notes = notes + _notes(obs, run, key)
+    hidden = key.get("hidden", {}).get("checks", 0)
+    if key.get("public") and hidden:
+        notes.append(f"{hidden} hidden check(s) worth {key['hidden']['points']:g} point(s) are graded later, "
+                     f"not in this self-check")
     return Report(key["assignment"], submission, student, "graded",
                   float(sum(o.score for o in outcomes)), float(sum(c["points"] for c in key["checks"])), outcomes,
                   parameters=points[0], notes=tuple(notes), versions={"torch": obs.torch_version, **_versions(key)},
@@ -305,4 +315,4 @@ def report_from_results(key: Key, results: bytes, student: str, exercises: list[
     if exercises is not None:
         key = {**key, "checks": [c for c in key["checks"] if c["exercise"] in exercises]}
     run = sandbox.ProbeRun(results[: wire.MAX_RESULT_BYTES], "", 0, False, 0.0)
-    return _finish(key, submission, student, run, [], time.monotonic())
+    return _finish(key, submission, student, run, _id_notes(student, student), time.monotonic())

@@ -106,12 +106,18 @@ def build_key(solution_dir: str | Path) -> tuple[dict[str, Any], Any]:
                              f"{cell.ename}: {cell.evalue}")
     key["torch_version"] = first.torch_version
     for check in key["checks"]:
-        if check["kind"] != "produce":
+        where = f"{a.source} check {check['id']!r}"
+        if check["kind"] == "predict":
+            if first.names.get(check["name"], {}).get("t") in (None, "undefined", "ellipsis"):
+                raise BuildError(f"{where}: the solution notebook {nb_path.name} does not set {check['name']}; "
+                                 f"check predict = \"{check['name']}\" in spec.toml, or answer it in the notebook")
             continue
         rec = first.calls.get((check["function"], 0))
-        where = f"{a.source} check {check['id']!r}"
-        if rec is None or rec.status not in ("returned", "raised"):
-            raise BuildError(f"{where}: the solution's {check['function']} did not run ({rec.status if rec else 'no record'})")
+        if rec is None or rec.status == "undefined":
+            raise BuildError(f"{where}: the solution notebook {nb_path.name} defines no function {check['function']}; "
+                             f"check the exercise's functions in spec.toml")
+        if rec.status not in ("returned", "raised"):
+            raise BuildError(f"{where}: the solution's {check['function']} did not finish ({rec.status})")
         if "raises" in check["expect"]:
             check["reference"] = {"exception": rec.exception} if rec.status == "raised" else None
             continue
@@ -133,10 +139,21 @@ def build_key(solution_dir: str | Path) -> tuple[dict[str, Any], Any]:
     return key, nb
 
 
+def _unmarked_cells(nb: Any) -> str:
+    bad = [f"cell {i + 1} ({c.metadata.get('nbgrader', {}).get('grade_id') or c.source.splitlines()[0][:40]!r})"
+           for i, c in enumerate(nb.cells)
+           if "BEGIN SOLUTION" in c.source and not c.metadata.get("nbgrader", {}).get("solution")]
+    return (f"Mark {', '.join(bad)} as nbgrader solution cells (metadata nbgrader.solution = true)" if bad
+            else "Check that every ### BEGIN SOLUTION has its ### END SOLUTION")
+
+
 def public_key(key: dict[str, Any]) -> dict[str, Any]:
-    """The key without hidden checks (shipped to students for the self-check)."""
+    """The key without hidden checks (shipped to students for the self-check); it keeps their
+    number and points so that the self-check can say that more is graded later."""
     pub = copy.deepcopy(key)
+    hidden = [c for c in pub["checks"] if c["visibility"] == "hidden"]
     pub["checks"] = [c for c in pub["checks"] if c["visibility"] == "public"]
+    pub["hidden"] = {"checks": len(hidden), "points": float(sum(c["points"] for c in hidden))}
     pub["public"] = True
     return pub
 
@@ -155,7 +172,10 @@ def release(solution_dir: str | Path, assignments_dir: str | Path | None = None,
     solution_dir = Path(solution_dir).resolve()
     root = solution_dir.parent.parent
     key, nb = build_key(solution_dir)
-    blank = student_copy(nb)
+    try:
+        blank = student_copy(nb)
+    except RuntimeError as e:   # nbgrader: a solution region outside a solution cell, or unbalanced markers
+        raise BuildError(f"{solution_dir / key['notebook']}: {e}. {_unmarked_cells(nb)}") from None
     blank.metadata[METADATA_KEY] = {"assignment": key["assignment"], "key_digest": key["digest"]}
     obs, run = _run(key, code_cells(blank), SAMPLE_STUDENTS[0], "blank student copy")
     outcomes = grade.outcomes_for(key, obs, run, SAMPLE_STUDENTS[0])

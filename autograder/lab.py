@@ -91,13 +91,14 @@ class Lab:
                       "checks": [{"exercise": c["exercise"], "kind": c["kind"], "name": c.get("name")} for c in data["checks"]]}
         self.parameters = Parameters(plan.draw_point(data["parameters"], assignment, self.student, "own"))
 
-    def check(self, exercise: str, namespace: dict[str, Any] | None = None) -> SelfCheck:
+    def check(self, exercise: str | int, namespace: dict[str, Any] | None = None) -> SelfCheck:
         """Self-check one exercise against the public checks and return the open report.
 
         Calls your produce functions at your point and at fresh points, reads your predictions,
         and shows what passed and, for anything else, what was expected and why. Uses the
         notebook's current state: no need to save first. Returns a SelfCheck (shows as text).
         """
+        exercise = str(exercise)
         if inside_probe():
             return SelfCheck(f"(self-check of exercise {exercise} skipped while grading)")
         from autograder import probe, sandbox

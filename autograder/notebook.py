@@ -39,7 +39,7 @@ def read_notebook(path: str | Path) -> Any:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        raise NotebookError(f"{p.name} is not valid JSON ({e.msg} at line {e.lineno}, column {e.colno}); "
+        raise NotebookError(f"{p.name} is not valid JSON ({e.msg}: line {e.lineno}, column {e.colno}); "
                             f"the file may be truncated: re-save it from Jupyter") from None
     if not isinstance(data, dict) or ("cells" not in data and "worksheets" not in data):
         raise NotebookError(f"{p.name} is JSON but not a Jupyter notebook (no cells)")

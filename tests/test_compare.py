@@ -21,7 +21,7 @@ def test_a_tensor_is_not_the_tuple_autograd_grad_returns():
 def test_values_within_float32_tolerance_match_and_outside_do_not():
     assert compare_produced(tensor(6.0), tensor(6.00004), T32).ok
     c = compare_produced(tensor(6.0), tensor(6.1), T32)
-    assert not c.ok and c.reason == "values" and "6.1 instead of 6." in c.detail
+    assert not c.ok and c.reason == "values" and "6.1 instead of 6.0" in c.detail
 
 
 def test_dtype_and_shape_are_checked_before_values():
@@ -34,13 +34,19 @@ def test_none_versus_a_zero_tensor():
     assert not c.ok and "expected None" in c.detail
 
 
-def test_predictions_accept_any_number_form_and_a_list_for_a_tuple():
+def test_predictions_accept_any_number_form_but_a_tuple_must_be_a_tuple():
     tol = Tolerance(2e-3, 1e-6)
     assert compare_predicted({"t": "float", "v": 2.7418}, {"t": "float", "v": 2.742}, tol).ok
     assert compare_predicted({"t": "float", "v": 4.0}, {"t": "int", "v": 4}, tol).ok
-    assert compare_predicted(tup({"t": "float", "v": 1.5}, {"t": "none"}),
-                             {"t": "seq", "kind": "list", "items": [{"t": "float", "v": 1.5}, {"t": "none"}]}, tol).ok
-    assert not compare_predicted({"t": "float", "v": 2.7418}, {"t": "float", "v": 2.8}, tol).ok
+    assert compare_predicted({"t": "float", "v": 4.0}, tensor(4.0), tol).ok
+    assert compare_predicted(tup({"t": "float", "v": 1.5}, {"t": "none"}), tup({"t": "int", "v": 1.5}, {"t": "none"}), tol).ok
+    as_list = {"t": "seq", "kind": "list", "items": [{"t": "float", "v": 1.5}, {"t": "none"}]}
+    c = compare_predicted(tup({"t": "float", "v": 1.5}, {"t": "none"}), as_list, tol)
+    assert not c.ok and "expected a tuple of 2 items, got a list of 2 items" in c.detail
+    c = compare_predicted({"t": "float", "v": 2.7418}, {"t": "float", "v": 2.8}, tol)
+    assert not c.ok and c.detail == "2.8 instead of 2.7418 (abs diff 0.0582)"
+    c = compare_predicted({"t": "float", "v": 1.0}, {"t": "str", "v": "1"}, tol)
+    assert "without quotes" in c.detail
 
 
 def test_a_quoted_none_gets_a_hint():

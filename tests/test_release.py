@@ -63,3 +63,29 @@ def test_release_refuses_a_solution_that_fails_a_check(solution_copy, tmp_path):
     nbformat.write(nb, nb_path)
     with pytest.raises(BuildError, match="5.produce.y_grad.*does not pass"):
         release(solution_copy, tmp_path / "a", tmp_path / "b")
+
+
+def test_release_names_a_prediction_the_solution_does_not_set(solution_copy, tmp_path):
+    spec = solution_copy / "spec.toml"
+    spec.write_text(spec.read_text().replace('predict = "p1_grad"', 'predict = "p1_grads"'))
+    with pytest.raises(BuildError, match=r"check '1.predict.grad'.*does not set p1_grads.*spec.toml"):
+        release(solution_copy, tmp_path / "a", tmp_path / "b")
+
+
+def test_release_names_a_solution_region_in_a_cell_not_marked_as_solution(solution_copy, tmp_path):
+    nb_path = solution_copy / "backward-vs-grad.ipynb"
+    nb = nbformat.read(nb_path, as_version=4)
+    next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "ex3-produce").metadata["nbgrader"]["solution"] = False
+    nbformat.write(nb, nb_path)
+    with pytest.raises(BuildError, match=r"Mark cell \d+ \('ex3-produce'\) as nbgrader solution cells"):
+        release(solution_copy, tmp_path / "a", tmp_path / "b")
+    assert not (tmp_path / "a").exists()
+
+
+def test_the_public_key_has_no_hidden_checks_but_counts_them(key):
+    from autograder.key import public_key
+
+    hidden = {**key, "checks": [dict(c, visibility="hidden") if c["id"] == "1.produce.grad" else c for c in key["checks"]]}
+    pub = public_key(hidden)
+    assert "1.produce.grad" not in {c["id"] for c in pub["checks"]} and len(pub["checks"]) == 25
+    assert pub["hidden"] == {"checks": 1, "points": 1.0}

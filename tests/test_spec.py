@@ -72,3 +72,8 @@ def test_invalid_toml_and_missing_file(tmp_path):
         load_text(tmp_path, "[assignment\n")
     with pytest.raises(SpecError, match="no such file"):
         load_spec(tmp_path / "nope")
+
+
+def test_an_unbalanced_expression_is_a_spec_error_not_a_traceback(tmp_path):
+    with pytest.raises(SpecError, match="check '1.produce.grad'.*not a valid expression"):
+        load_text(tmp_path, GOOD.replace('expect = "diff(x**2, x)"', 'expect = "diff(x**2, x"'))

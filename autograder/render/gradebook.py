@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import csv
 import io
+import textwrap
 
 from autograder.report import STATUSES, Report
 
@@ -34,13 +35,18 @@ def to_csv(reports: list[Report]) -> str:
 
 def summary(reports: list[Report]) -> str:
     """A fixed-width table: one line per submission with status, score and counts per check status."""
-    head = f"{'submission':<34} {'student':<14} {'status':<13} {'score':>9}  " + " ".join(f"{s:>7}" for s in STATUSES)
+    fit = lambda text, n: text if len(text) <= n else text[: n - 1] + "…"
+    sub_w = min(40, max([10] + [len(r.submission) for r in reports]))
+    stu_w = min(24, max([7] + [len(r.student) for r in reports]))
+    head = (f"{'submission':<{sub_w}} {'student':<{stu_w}} {'status':<13} {'score':>9}  "
+            + " ".join(f"{s:>7}" for s in STATUSES))
     lines = [head, "-" * len(head)]
     for r in sorted(reports, key=lambda r: r.submission):
         score = "—" if r.score is None else f"{r.score:g}/{r.max_score:g}"
         counts = r.counts()
-        lines.append(f"{r.submission[:34]:<34} {r.student[:14]:<14} {r.status:<13} {score:>9}  "
+        lines.append(f"{fit(r.submission, sub_w):<{sub_w}} {fit(r.student, stu_w):<{stu_w}} {r.status:<13} {score:>9}  "
                      + " ".join(f"{counts[s]:>7}" for s in STATUSES))
-        if r.status == "not_gradable":
-            lines.append(f"{'':<34} ↳ {r.reason[:110]}")
+        extra = [r.reason] if r.status == "not_gradable" else [n for n in r.notes if "STUDENT_ID" in n]
+        for text in extra:
+            lines += textwrap.wrap(text, len(head), initial_indent="   ↳ ", subsequent_indent="     ")
     return "\n".join(lines)

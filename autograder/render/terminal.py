@@ -15,7 +15,7 @@ def _points(x: float) -> str:
 def outcome_lines(o: Outcome, width: int = 100, id_width: int = 22, title_width: int = 46) -> list[str]:
     """One line per outcome (id, title, status, points), then for anything but a pass the detail:
     what you produced, what was expected and from which oracle, and why it matters (the "why"
-    only for failed and error outcomes)."""
+    only for failed outcomes: for an error the exception is what matters)."""
     head = (f"{o.check_id:<{id_width}} {o.title[:title_width]:<{title_width}} {_MARK[o.status]:<8} "
             f"{_points(o.score)} / {_points(o.max_score)}")
     lines = [head]
@@ -28,7 +28,7 @@ def outcome_lines(o: Outcome, width: int = 100, id_width: int = 22, title_width:
             lines += wrap(f"you: {o.observed}    expected: {o.expected}")
         if o.oracle:
             lines += wrap(f"expected value from: {o.oracle}")
-        if o.why and o.status in ("failed", "error"):
+        if o.why and o.status == "failed":
             lines += wrap(f"why it matters: {o.why}")
     for d in o.details:
         lines += wrap(d)
