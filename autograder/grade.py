@@ -16,6 +16,7 @@ from autograder.report import Outcome, Report, Status
 
 Key = dict[str, Any]
 PLACEHOLDER_ID = "your-student-id"   # what a released notebook's STUDENT_ID cell holds
+MAX_NOTES = 20                       # notes kept per report (keeps a report small)
 
 
 def limits_for(key: Key) -> sandbox.Limits:
@@ -90,6 +91,9 @@ class _Run:
         self.obs, self.run, self.limit = obs, run, limit
 
     def unreached(self) -> tuple[Status, str]:
+        if self.run.results_cut:
+            return "error", (f"the submission wrote more than {wire.MAX_RESULT_BYTES // 10**6} MB of results, "
+                             f"so the grader stopped reading before this check")
         if self.run.timed_out:
             return "timeout", f"the submission ran past its {self.limit:g} s limit before this check was reached"
         return "error", f"the submission's process ended (exit code {self.run.exit_code}) before this check ran"
@@ -211,6 +215,11 @@ def _notes(obs: wire.Observations, run: sandbox.ProbeRun, key: Key) -> list[str]
             notes.append(f"code cell {cell.index + 1} raised {cell.ename}: {short(cell.evalue, 200)}")
         elif cell.status == "timeout":
             notes.append(f"code cell {cell.index + 1} ran past {key['grading']['cell_timeout']:g} s and was stopped")
+    if not obs.complete and not run.results_cut and len(obs.cells) < obs.cell_count:
+        how = (f"the {key['grading']['submission_timeout']:g} s limit was reached" if run.timed_out
+               else f"the process ended (exit code {run.exit_code})")
+        tail = " ".join(run.output_tail.strip().splitlines()[-3:])
+        notes.append(f"{how} while code cell {len(obs.cells) + 1} was running" + (f"; its last output: {short(tail, 300)}" if tail else ""))
     if obs.torch_version != key["torch_version"]:
         notes.append(f"this run used torch {obs.torch_version}, but the key was observed on torch "
                      f"{key['torch_version']}: version-sensitive checks may differ")
@@ -298,6 +307,8 @@ def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, note
         return _not_gradable(key, submission, student, f"not graded: internal grader error ({type(e).__name__}: "
                              f"{short(str(e), 200)}); this is not the student's fault: please report it", points[0], start)
     notes = notes + _notes(obs, run, key)
+    if len(notes) > MAX_NOTES:
+        notes = notes[:MAX_NOTES] + [f"… and {len(notes) - MAX_NOTES} more notes"]
     hidden = key.get("hidden", {}).get("checks", 0)
     if key.get("public") and hidden:
         notes.append(f"{hidden} hidden check(s) worth {key['hidden']['points']:g} point(s) are graded later, "

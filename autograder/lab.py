@@ -113,7 +113,7 @@ class Lab:
         request = plan.probe_request(self._plan, [], self.student, [exercise])
         records: list[dict[str, Any]] = [{"k": "hello", "schema": wire.SCHEMA, "v": wire.VERSION,
                                           "torch": _torch_version()}]
-        records += [probe.observe_name(ns, n) for n in request["names"]]
+        records += [probe.observe_name(ns, n, float(request["call_timeout"])) for n in request["names"]]
         for call in request["calls"]:
             timed_out = False
             for p in range(len(call["points"])):

@@ -58,6 +58,8 @@ def _type_name(obj: Any) -> str:
 def _safe_repr(obj: Any) -> str:
     try:
         return wire.clip(repr(obj))
+    except ProbeTimeout:
+        raise
     except BaseException as e:  # a student's __repr__ may raise anything
         return f"<{_type_name(obj)} whose repr raised {type(e).__name__}>"
 
@@ -155,6 +157,20 @@ def _encode_array(a: Any) -> dict[str, Any]:
             "data": _flat_numbers(data), "truncated": int(a.size) > wire.MAX_ELEMENTS}
 
 
+def encode_guarded(obj: Any, timeout: float) -> dict[str, Any]:
+    """`encode` under a time limit, never raising: an object whose reading loops or raises
+    (a lying __repr__, a tensor subclass, an int too big for a float) becomes an "object" Value
+    that says so."""
+    try:
+        with _Deadline(timeout):
+            return encode(obj)
+    except ProbeTimeout:
+        why = f"reading this value took longer than {timeout:g} s"
+    except BaseException as e:
+        why = f"reading this value raised {type(e).__name__}"
+    return {"t": "object", "type": wire.clip(_type_name(obj), 200), "repr": f"<{why}>"}
+
+
 def make_args(descs: list[dict[str, Any]]) -> tuple[list[Any], dict[str, Any]]:
     """Build the arguments of one produce call.
 
@@ -181,11 +197,19 @@ def make_args(descs: list[dict[str, Any]]) -> tuple[list[Any], dict[str, Any]]:
     return args, tensors
 
 
-def _tensor_state(t: Any) -> dict[str, Any]:
+def _tensor_state(t: Any, timeout: float) -> dict[str, Any]:
+    import torch
+
+    # t is the probe's own leaf; what the student may have put in its .grad is read with care.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        grad = t.grad
-    return {"grad": encode(grad), "requires_grad": bool(t.requires_grad), "is_leaf": bool(t.is_leaf)}
+        try:
+            grad = torch.Tensor.grad.__get__(t)
+        except BaseException as e:
+            return {"grad": {"t": "object", "type": "?", "repr": f"<reading .grad raised {type(e).__name__}>"},
+                    "requires_grad": False, "is_leaf": False}
+    return {"grad": encode_guarded(grad, timeout), "requires_grad": bool(torch.Tensor.requires_grad.__get__(t)),
+            "is_leaf": bool(torch.Tensor.is_leaf.__get__(t))}
 
 
 def _exception(e: BaseException) -> dict[str, Any]:
@@ -220,22 +244,23 @@ def observe_call(ns: dict[str, Any], call: dict[str, Any], point: int, timeout: 
             with _Deadline(timeout):
                 result = fn(*args)
             rec["status"] = "returned"
-            rec["returned"] = encode(result)
         except ProbeTimeout:
             rec["status"] = "timeout"
         except BaseException as e:  # SystemExit and KeyboardInterrupt are a student's fault too
             rec["status"] = "raised"
             rec["exception"] = _exception(e)
     rec["seconds"] = round(_monotonic() - start, 6)
-    rec["tensors"] = {name: _tensor_state(t) for name, t in tensors.items()}
+    if rec["status"] == "returned":
+        rec["returned"] = encode_guarded(result, timeout)
+    rec["tensors"] = {name: _tensor_state(t, timeout) for name, t in tensors.items()}
     rec["warnings"] = [{"category": w.category.__name__, "message": wire.clip(str(w.message), 500)}
                        for w in caught[:20]]
     return rec
 
 
-def observe_name(ns: dict[str, Any], name: str) -> dict[str, Any]:
+def observe_name(ns: dict[str, Any], name: str, timeout: float = 5.0) -> dict[str, Any]:
     """Return a "name" record for a prediction variable ({"t": "undefined"} if it is not defined)."""
-    value = encode(ns[name]) if name in ns else {"t": "undefined"}
+    value = encode_guarded(ns[name], timeout) if name in ns else {"t": "undefined"}
     return {"k": "name", "name": name, "value": value}
 
 
@@ -273,7 +298,7 @@ def main(argv: list[str] | None = None) -> None:
     from traitlets.config import Config
 
     emit({"k": "hello", "schema": wire.SCHEMA, "v": wire.VERSION, "torch": torch.__version__.split("+")[0],
-          "python": sys.version.split()[0]})
+          "python": sys.version.split()[0], "cells": len(request["cells"])})
     os.environ["AUTOGRAD_LAB_PROBE"] = "1"
     os.environ["AUTOGRAD_LAB_PARAMETERS"] = _dumps(request.get("parameters", {}))
     config = Config()
@@ -283,7 +308,7 @@ def main(argv: list[str] | None = None) -> None:
     _run_cells(shell, request["cells"], float(request["cell_timeout"]), emit)
     ns = shell.user_ns
     for name in request["names"]:
-        emit(observe_name(ns, name))
+        emit(observe_name(ns, name, float(request["call_timeout"])))
     for call in request["calls"]:
         stop = None
         for p in range(len(call["points"])):

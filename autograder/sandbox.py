@@ -46,6 +46,7 @@ class ProbeRun:
     exit_code: int
     timed_out: bool
     seconds: float
+    results_cut: bool = False   # the stream was longer than wire.MAX_RESULT_BYTES
 
 
 def _limit(limits: Limits) -> None:
@@ -106,15 +107,16 @@ def run_probe(request: dict[str, Any], limits: Limits = Limits()) -> ProbeRun:
                     pass
                 proc.wait()
         seconds = time.monotonic() - start
-        results = b""
+        results, cut = b"", False
         if os.path.exists(results_path):
             with open(results_path, "rb") as f:
                 results = f.read(wire.MAX_RESULT_BYTES)
+            cut = os.path.getsize(results_path) > wire.MAX_RESULT_BYTES
         size = os.path.getsize(output_path)
         with open(output_path, "rb") as f:
             f.seek(max(0, size - OUTPUT_TAIL_BYTES))
             tail = f.read().decode("utf-8", "replace")
-        return ProbeRun(results, tail, proc.returncode, timed_out, seconds)
+        return ProbeRun(results, tail, proc.returncode, timed_out, seconds, cut)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

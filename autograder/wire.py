@@ -154,6 +154,7 @@ class Observations:
     names: dict[str, dict[str, Any]]
     calls: dict[tuple[str, int], CallResult]
     complete: bool
+    cell_count: int = 0
 
 
 def _check_exception(e: Any) -> dict[str, Any]:
@@ -233,4 +234,6 @@ def parse_results(data: bytes) -> Observations:
                 exception, tensors, warns, float(rec.get("seconds", 0.0)) if isinstance(rec.get("seconds"), (int, float)) else 0.0)
         elif k == "done":
             complete = True
-    return Observations(str(hello.get("torch", "unknown"))[:40], tuple(cells), names, calls, complete)
+    count = hello.get("cells", 0)
+    return Observations(str(hello.get("torch", "unknown"))[:40], tuple(cells), names, calls, complete,
+                        count if isinstance(count, int) and not isinstance(count, bool) else 0)
