@@ -85,17 +85,20 @@ def report_file(name: str) -> str:
 
 
 def grade_batch(subs: list[Submission], key: dict[str, Any], out: str | Path, jobs: int = 1,
-                progress: bool = True) -> BatchResult:
+                progress: bool = True, hidden: list[str] | None = None) -> BatchResult:
     """Grade `subs` with `jobs` at once; write `out/reports/<name>.json` (atomically) and
-    `out/gradebook.csv`. A submission's own faults are in its report; this never raises for them."""
+    `out/gradebook.csv`. Each run cannot see `hidden` (e.g. the key's folder), the output folder
+    or the submissions' folders. A submission's own faults are in its report; this never raises
+    for them."""
     out = Path(out)
     reports_dir = out / "reports"
     reports_dir.mkdir(parents=True, exist_ok=True)
     before = {p.name for p in reports_dir.glob("*.json")}
     start = time.monotonic()
+    secret = [*(hidden or []), str(out), *sorted({str(Path(s.path).resolve().parent) for s in subs})]
 
     def one(sub: Submission) -> Report:
-        report = grade_notebook(sub.path, key, sub.student)
+        report = grade_notebook(sub.path, key, sub.student, hidden=secret)
         report = replace(report, submission=sub.name)
         report.write(reports_dir / report_file(sub.name))
         if progress:

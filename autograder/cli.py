@@ -177,7 +177,8 @@ def _grade(args: argparse.Namespace) -> int:
     if not subs:
         return _fail("no .ipynb files found in " + " ".join(args.paths))
     out = Path(args.out)
-    result = grade_batch(subs, key, out, args.jobs)
+    hidden = [str(key_path.resolve().parent)] + ([str(Path("solutions").resolve())] if Path("solutions").is_dir() else [])
+    result = grade_batch(subs, key, out, args.jobs, hidden=hidden)
     if args.json:
         print(json.dumps([r.to_dict() for r in result.reports], indent=1))
         return 0

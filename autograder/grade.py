@@ -227,26 +227,27 @@ def _notes(obs: wire.Observations, run: sandbox.ProbeRun, key: Key) -> list[str]
 
 
 def grade_notebook(path: str | Path, key: Key, student: str | None = None,
-                   exercises: list[str] | None = None) -> Report:
+                   exercises: list[str] | None = None, hidden: list[str] | None = None) -> Report:
     """Grade one submission notebook against `key`; see `_grade_notebook`. A fault of the grader
     itself becomes a "not_gradable" report that says so (no points), never an exception."""
     start = time.monotonic()
     try:
-        return _grade_notebook(path, key, student, exercises)
+        return _grade_notebook(path, key, student, exercises, hidden)
     except Exception as e:
         return _not_gradable(key, Path(path).name, student or Path(path).stem,
                              f"not graded: internal grader error ({type(e).__name__}: {short(str(e), 200)}); this is not "
                              f"the student's fault: please report it", {}, start)
 
 
-def _grade_notebook(path: str | Path, key: Key, student: str | None = None,
-                    exercises: list[str] | None = None) -> Report:
+def _grade_notebook(path: str | Path, key: Key, student: str | None, exercises: list[str] | None,
+                    hidden: list[str] | None) -> Report:
     """Grade one submission notebook against `key`.
 
     Args:
         path: the .ipynb file. key: a key or public key (dict, see key.py).
         student: the id whose parameters are used; None: the notebook's STUDENT_ID, else the
-            file name's stem. exercises: restrict to these exercise ids.
+            file name's stem. exercises: restrict to these exercise ids. hidden: folders the
+            submission must not see (besides the working folder; see sandbox.run_probe).
     Returns:
         A Report: status "graded" with one Outcome per check, or "not_gradable" (score None)
         with the reason. Never raises for anything in the submission.
@@ -265,7 +266,7 @@ def _grade_notebook(path: str | Path, key: Key, student: str | None = None,
     notes = _id_notes(declared, student)
     request = plan.probe_request(key, code_cells(nb), student, exercises)
     try:
-        run = sandbox.run_probe(request, limits_for(key))
+        run = sandbox.run_probe(request, limits_for(key), hidden)
     except OSError as e:
         return _not_gradable(key, path.name, student, f"not graded: the grader could not start the sandbox ({e}); "
                              "this is not the student's fault", request["parameters"], start)
@@ -316,7 +317,7 @@ def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, note
     return Report(key["assignment"], submission, student, "graded",
                   float(sum(o.score for o in outcomes)), float(sum(c["points"] for c in key["checks"])), outcomes,
                   parameters=points[0], notes=tuple(notes), versions={"torch": obs.torch_version, **_versions(key)},
-                  key_digest=key["digest"], seconds=round(time.monotonic() - start, 3))
+                  key_digest=key["digest"], seconds=round(time.monotonic() - start, 3), isolation=run.isolation)
 
 
 def report_from_results(key: Key, results: bytes, student: str, exercises: list[str] | None = None,

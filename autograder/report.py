@@ -48,7 +48,7 @@ class Report:
     """One submission's grading. `score` is None when `status` is "not_gradable" (never 0).
 
     `parameters` is the student's own point; `versions` holds "torch" (the run), "torch_key"
-    (the key's reference run), "sympy", "python" and "grader"; `seconds` is wall time.
+    (the key's reference run), "sympy" and "grader"; `seconds` is wall time.
     """
 
     assignment: str
@@ -64,6 +64,7 @@ class Report:
     versions: dict[str, str] = field(default_factory=dict)
     key_digest: str = ""
     seconds: float = 0.0
+    isolation: str = ""                 # how the submission's run was separated from the grader
 
     def counts(self) -> dict[str, int]:
         """Number of outcomes per status, in STATUSES order."""

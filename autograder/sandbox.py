@@ -1,6 +1,10 @@
 """sandbox: the only place that starts processes. Runs the probe on a request in a fresh process, in a
 fresh temporary directory, with a scrubbed environment, resource limits and a wall-clock timeout
-that kills the whole process group. Imports stdlib only.
+that kills the whole process group. Where bubblewrap (`bwrap`) works, the process also gets no
+network, its own PID namespace (it cannot see or signal the grader), a read-only view of the file
+system, and the grader's working folder (keys, solutions, other submissions) replaced by an empty
+one; only the Python environment and the autograder package are shown back, read-only.
+Imports stdlib only.
 """
 from __future__ import annotations
 
@@ -12,8 +16,11 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from autograder import wire
@@ -47,6 +54,7 @@ class ProbeRun:
     timed_out: bool
     seconds: float
     results_cut: bool = False   # the stream was longer than wire.MAX_RESULT_BYTES
+    isolation: str = ""
 
 
 def _limit(limits: Limits) -> None:
@@ -69,30 +77,89 @@ def _environment(home: str) -> dict[str, str]:
     }
 
 
-def run_probe(request: dict[str, Any], limits: Limits = Limits()) -> ProbeRun:
+BWRAP_FLAGS = ("--unshare-all", "--die-with-parent", "--new-session", "--dev", "/dev", "--proc", "/proc")
+_runs_lock = threading.Lock()
+
+
+@lru_cache(maxsize=1)
+def bwrap_status() -> tuple[str | None, str]:
+    """(path of a working bwrap, "") or (None, why not). Tried once per process."""
+    path = shutil.which("bwrap")
+    if path is None:
+        return None, "bwrap is not installed"
+    try:
+        done = subprocess.run([path, "--ro-bind", "/", "/", *BWRAP_FLAGS, "true"], capture_output=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return None, f"bwrap did not start ({e})"
+    if done.returncode != 0:
+        return None, f"bwrap does not work here: {done.stderr.decode('utf-8', 'replace').strip()[:200]}"
+    return path, ""
+
+
+def _runs_dir() -> str:
+    """The folder that holds every run's temporary folder (hidden from each run but its own)."""
+    with _runs_lock:
+        path = os.path.join(tempfile.gettempdir(), f"autograd-lab-runs-{os.geteuid()}")
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        return path
+
+
+def _shown_back() -> list[str]:
+    """What the probe needs to run: the interpreter's prefixes and the autograder package."""
+    package = str(Path(__file__).resolve().parent)
+    return sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, package)} |
+                  {sys.prefix, sys.base_prefix, package})
+
+
+def _bwrap_command(bwrap: str, root: str, runs: str, hidden: list[str], argv: list[str], cwd: str) -> list[str]:
+    cmd = [bwrap, "--ro-bind", "/", "/", *BWRAP_FLAGS]
+    done: list[str] = []
+    for path in sorted({os.path.realpath(h) for h in hidden if h}):
+        inside = any(path == d or path.startswith(d.rstrip("/") + "/") for d in done)
+        if path != "/" and os.path.isdir(path) and not inside:
+            cmd += ["--tmpfs", path]
+            done.append(path)
+    cmd += ["--tmpfs", runs, "--bind", root, root]
+    for path in _shown_back():
+        if os.path.exists(path):
+            cmd += ["--ro-bind", path, path]
+    return cmd + ["--chdir", cwd, "--", *argv]
+
+
+def run_probe(request: dict[str, Any], limits: Limits = Limits(), hidden: list[str] | None = None) -> ProbeRun:
     """Run `python -I -m autograder.probe` on `request` in a fresh sandboxed process.
 
     Args:
         request: a probe request (`plan.probe_request`); JSON-native, no expected values.
         limits: wall/CPU seconds and memory/file/output bytes for the whole run.
+        hidden: folders to replace by empty ones inside the sandbox (with bwrap), besides the
+            current working folder: e.g. the key's folder and the solutions.
     Returns:
         ProbeRun. A timeout kills the process group and sets `timed_out`; the records written
         before the kill are kept.
     Raises:
         OSError: the process could not be started at all (a grader fault, not a student's).
     """
-    root = tempfile.mkdtemp(prefix="autograd-lab-")
+    runs = _runs_dir()
+    root = tempfile.mkdtemp(prefix="run-", dir=runs)
     try:
         work, home = os.path.join(root, "work"), os.path.join(root, "home")
         os.mkdir(work)
         os.mkdir(home)
         results_path = os.path.join(root, "results.jsonl")
         output_path = os.path.join(root, "output.txt")
+        argv = [sys.executable, "-I", "-m", "autograder.probe", "--out", results_path]
+        bwrap, why_not = bwrap_status()
+        if bwrap:
+            argv = _bwrap_command(bwrap, root, runs, [os.getcwd(), *(hidden or [])], argv, work)
+            isolation = ("bwrap: no network, own PID namespace, read-only files, the grader's folder, "
+                         "keys and solutions hidden")
+        else:
+            isolation = f"own process only ({why_not}): files and network are not isolated"
         start = time.monotonic()
         with open(output_path, "wb") as output:
             proc = subprocess.Popen(
-                [sys.executable, "-I", "-m", "autograder.probe", "--out", results_path],
-                stdin=subprocess.PIPE, stdout=output, stderr=subprocess.STDOUT, cwd=work,
+                argv, stdin=subprocess.PIPE, stdout=output, stderr=subprocess.STDOUT, cwd=work,
                 env=_environment(home), start_new_session=True, preexec_fn=lambda: _limit(limits),
             )
             timed_out = False
@@ -116,7 +183,7 @@ def run_probe(request: dict[str, Any], limits: Limits = Limits()) -> ProbeRun:
         with open(output_path, "rb") as f:
             f.seek(max(0, size - OUTPUT_TAIL_BYTES))
             tail = f.read().decode("utf-8", "replace")
-        return ProbeRun(results, tail, proc.returncode, timed_out, seconds, cut)
+        return ProbeRun(results, tail, proc.returncode, timed_out, seconds, cut, isolation)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -4,6 +4,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+# bubblewrap isolates each submission (no network, read-only files, keys hidden); see README "Sandbox".
+if ! command -v bwrap >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; } >/dev/null \
+      || echo "setup: could not install bubblewrap; submissions will run without file and network isolation" >&2
+  else
+    echo "setup: bwrap not found; install bubblewrap (e.g. sudo apt-get install bubblewrap) to isolate submissions" >&2
+  fi
+fi
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi

@@ -41,3 +41,33 @@ def test_the_submission_runs_in_a_fresh_empty_directory_with_a_scrubbed_environm
     obs = wire.parse_results(run.results)
     assert obs.names["cwd"] == {"t": "seq", "kind": "list", "items": [], "truncated": False}
     assert obs.names["leak"]["items"] == []
+
+
+def test_bwrap_isolates_files_network_and_the_grader(tmp_path, monkeypatch):
+    """With bubblewrap (installed by scripts/setup.sh): the key's folder and the working folder are
+    empty, the file system is read-only, there is no network, and the grader cannot be signalled."""
+    assert sandbox.bwrap_status()[0], sandbox.bwrap_status()[1]
+    secret = tmp_path / "build"
+    secret.mkdir()
+    (secret / "key.json").write_text("the answers")
+    (tmp_path / "solutions.txt").write_text("more answers")
+    monkeypatch.chdir(tmp_path)
+    probe_cells = [
+        "import os, socket, signal\n"
+        "def attempt(f):\n    try:\n        return repr(f())\n    except BaseException as e:\n        return type(e).__name__\n"
+        f"key = attempt(lambda: open({str(secret / 'key.json')!r}).read())\n"
+        f"cwd_files = attempt(lambda: os.listdir({str(tmp_path)!r}))\n"
+        "write = attempt(lambda: open('/usr/evil.txt', 'w'))\n"
+        "tmp = attempt(lambda: open('/tmp/evil.txt', 'w'))\n"
+        "net = attempt(lambda: socket.create_connection(('127.0.0.1', 22), timeout=2))\n"
+        "kill = attempt(lambda: os.kill(os.getppid(), signal.SIGKILL))\n"
+        "here = attempt(lambda: open('mine.txt', 'w').write('ok'))\n"]
+    names = ["key", "cwd_files", "write", "tmp", "net", "kill", "here"]
+    run = sandbox.run_probe(request(probe_cells, names=names), hidden=[str(secret)])
+    assert run.isolation.startswith("bwrap")
+    got = {n: wire.parse_results(run.results).names[n]["v"] for n in names}
+    assert got["key"] == "FileNotFoundError" and got["cwd_files"] == "[]"
+    assert got["write"] == got["tmp"] == "OSError"   # read-only file system
+    assert got["net"] in ("OSError", "ConnectionRefusedError") and "socket" not in got["net"]
+    assert got["here"] == "2"   # its own folder is writable
+    assert (secret / "key.json").read_text() == "the answers"

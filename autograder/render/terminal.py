@@ -44,6 +44,8 @@ def render(report: Report, width: int = 100) -> str:
     v = report.versions
     out.append(f"torch {v.get('torch', '?')} (key observed on torch {v.get('torch_key', '?')}) · "
                f"sympy {v.get('sympy', '?')} · autograder {v.get('grader', '?')}")
+    if report.isolation:
+        out.append(f"sandbox: {report.isolation}")
     if report.status == "not_gradable":
         out += ["", "NOT GRADED: " + report.reason, "No score was given: this is not a 0."]
         return "\n".join(out)
