@@ -90,7 +90,6 @@ def _find_public_key(notebook: Path, nb: Any) -> Path | None:
 
 def _check(args: argparse.Namespace) -> int:
     from autograder.grade import grade_notebook
-    from autograder.key import load_key
     from autograder.notebook import NotebookError, read_notebook
     from autograder.render.terminal import render
 

@@ -139,7 +139,9 @@ def _close(observed: Any, expected: Any, tol: Tolerance) -> bool:
 
 
 def _values(observed: list[Any], expected: list[Any], tol: Tolerance) -> Comparison:
-    bad = [i for i, (o, e) in enumerate(zip(observed, expected)) if not _close(o, e, tol)]
+    if len(observed) != len(expected):
+        return Comparison(False, "values", f"only {len(observed)} of {len(expected)} elements could be compared")
+    bad = [i for i, (o, e) in enumerate(zip(observed, expected, strict=True)) if not _close(o, e, tol)]
     if not bad:
         return MATCH
     i = bad[0]
@@ -162,7 +164,7 @@ def compare_produced(expected: Value, observed: Value, tol: Callable[[str], Tole
     if et == "seq":
         if len(expected["items"]) != len(observed["items"]):
             return Comparison(False, "length", f"expected {describe(expected)}, got {describe(observed)}")
-        for i, (e, o) in enumerate(zip(expected["items"], observed["items"])):
+        for i, (e, o) in enumerate(zip(expected["items"], observed["items"], strict=True)):
             c = compare_produced(e, o, tol)
             if not c.ok:
                 return Comparison(False, c.reason, f"item {i}: {c.detail}")
@@ -206,7 +208,7 @@ def compare_predicted(expected: Value, observed: Value, tol: Tolerance) -> Compa
         if observed["t"] != "seq" or observed["kind"] != expected["kind"] or len(observed["items"]) != len(expected["items"]):
             return Comparison(False, "kind" if observed["t"] != "seq" else "length",
                               f"expected {describe(expected)}, got {describe(observed)}")
-        for i, (e, o) in enumerate(zip(expected["items"], observed["items"])):
+        for i, (e, o) in enumerate(zip(expected["items"], observed["items"], strict=True)):
             c = compare_predicted(e, o, tol)
             if not c.ok:
                 return Comparison(False, c.reason, f"item {i}: {c.detail}")

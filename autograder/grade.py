@@ -53,7 +53,7 @@ def fill(form: dict[str, Any] | None, expect: dict[str, Any], values: dict[str, 
     if "seq" in expect:
         items = form["items"] if form else [None] * len(expect["seq"])
         return {"t": "seq", "kind": form["kind"] if form else "tuple",
-                "items": [fill(f, e, values) for f, e in zip(items, expect["seq"])]}
+                "items": [fill(f, e, values) for f, e in zip(items, expect["seq"], strict=True)]}
     nums = [wire.encode_float(x) for x in analytic.evaluate(expect["expr"], values.keys(), values)]
     if form is None or form["t"] in ("float", "int"):
         return {"t": "float", "v": nums[0]} if len(nums) == 1 else {"t": "seq", "kind": "list",

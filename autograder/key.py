@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autograder import analytic, grade, plan, sandbox, wire
+from autograder import analytic, compare, grade, plan, sandbox, wire
 from autograder.notebook import METADATA_KEY, code_cells, read_notebook, student_copy
 from autograder.report import write_json_atomic
 from autograder.spec import Assignment, SpecError, load_spec
@@ -126,6 +126,10 @@ def build_key(solution_dir: str | Path) -> tuple[dict[str, Any], Any]:
                              f"expect a value, or write raises = \"{rec.exception['type'] if rec.exception else ''}\"")
         observed = rec.returned if check["observe"] == "returned" else rec.tensors[check["observe"].split(".")[0]]["grad"]
         check["form"] = None if "none" in check["expect"] else _skeleton(observed)
+        items = check["expect"].get("seq")
+        if items is not None and (observed["t"] != "seq" or len(observed["items"]) != len(items)):
+            raise BuildError(f"{where}: expect lists {len(items)} item(s), but the reference torch run of the solution's "
+                             f"{check['function']} returned {compare.describe(observed)}; make expect match")
     key["digest"] = _digest(key)
     for i, student in enumerate(SAMPLE_STUDENTS):
         obs, run = (first, first_run) if i == 0 else _run(key, cells, student, "solution notebook")
