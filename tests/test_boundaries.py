@@ -37,3 +37,12 @@ def test_no_pickle_eval_or_exec_of_student_text_in_the_grader():
     for path in root.rglob("*.py"):
         text = path.read_text()
         assert not re.search(r"\b(pickle|marshal|shelve|dill)\b|torch\.load\(|\beval\(|\bexec\(|sympify\(", text), path
+
+
+def test_ruff_finds_nothing():
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-m", "ruff", "check", "autograder", "tests", "examples", "benchmarks"],
+                          cwd=root, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout
