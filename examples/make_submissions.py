@@ -131,11 +131,12 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
     return out
 
 
-def main() -> None:
+def main(out: Path = OUT) -> None:
+    """Write every scenario's notebook and expected statuses into `out`."""
     key = json.loads((RELEASED.parent / "public_key.json").read_text())
     check_ids = [c["id"] for c in key["checks"]]
     params = lambda s: draw_point(key["parameters"], ASSIGNMENT, s, "own")
-    OUT.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     for student, (what, sources, statuses) in scenarios(params).items():
         nb = nbformat.read(RELEASED, as_version=4)
         for cell in nb.cells:
@@ -144,14 +145,14 @@ def main() -> None:
                 cell.source = f'STUDENT_ID = "{student}"'
             elif gid in sources:
                 cell.source = sources[gid]
-        nbformat.write(nb, OUT / f"{student}.ipynb")
+        nbformat.write(nb, out / f"{student}.ipynb")
         expected = {c: statuses.get(c, statuses.get("*", "passed")) for c in check_ids}
-        (OUT / f"{student}.expected.json").write_text(json.dumps(
+        (out / f"{student}.expected.json").write_text(json.dumps(
             {"scenario": what, "status": "graded", "checks": expected}, indent=1) + "\n")
     # A file cut off in the middle of saving: not valid JSON, so not gradable (never a 0).
-    text = (OUT / "ada.ipynb").read_text()
-    (OUT / "ivan.ipynb").write_text(text[: len(text) // 2])
-    (OUT / "ivan.expected.json").write_text(json.dumps(
+    text = (out / "ada.ipynb").read_text()
+    (out / "ivan.ipynb").write_text(text[: len(text) // 2])
+    (out / "ivan.expected.json").write_text(json.dumps(
         {"scenario": "a truncated file that is not valid JSON", "status": "not_gradable", "checks": {}}, indent=1) + "\n")
 
 
