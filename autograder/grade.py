@@ -15,7 +15,7 @@ from autograder.notebook import NotebookError, code_cells, declared_student_id, 
 from autograder.report import Outcome, Report, Status
 
 Key = dict[str, Any]
-PLACEHOLDER_ID = "your-student-id"   # what a released notebook's STUDENT_ID cell holds
+PLACEHOLDER_ID = plan.PLACEHOLDER_ID
 MAX_NOTES = 20                       # notes kept per report (keeps a report small)
 
 
@@ -278,8 +278,8 @@ def _id_notes(declared: str | None, student: str) -> list[str]:
         return [f"STUDENT_ID is still {PLACEHOLDER_ID!r}: set it to the id your course gave you, so that your "
                 f"parameters are your own" + (f" (graded as {student!r})" if student != declared else "")]
     if declared and declared != student:
-        return [f"the notebook says STUDENT_ID = {declared!r}, but it was graded as {student!r}, with "
-                f"{student!r}'s parameters"]
+        return [f"the notebook says STUDENT_ID = {declared!r}, but it was graded as {student!r} (with the "
+                f"parameters of {student!r})"]
     return []
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,11 +94,18 @@ def build_key(solution_dir: str | Path) -> tuple[dict[str, Any], Any]:
     """
     solution_dir = Path(solution_dir)
     a = load_spec(solution_dir)
+    if a.id != solution_dir.resolve().name:
+        raise SpecError(f"{a.source} [assignment]: id = {a.id!r} must be the folder's name, {solution_dir.resolve().name!r}")
     nb_path = solution_dir / a.notebook
     if not nb_path.exists():
         raise SpecError(f"{a.source} [assignment]: notebook {a.notebook!r} is not in {solution_dir}")
     nb = read_notebook(nb_path)
     cells = code_cells(nb)
+    for i, source in enumerate(cells):
+        for other in re.findall(r"\bLab\(\s*[\"']([^\"']*)[\"']", source):
+            if other != a.id:
+                raise BuildError(f"{nb_path}: code cell {i + 1} makes Lab({other!r}, ...), but this assignment is "
+                                 f"{a.id!r}: write Lab({a.id!r}, STUDENT_ID)")
     key = _base_key(a, "unknown")
     first, first_run = _run(key, cells, SAMPLE_STUDENTS[0], "solution notebook")
     for cell in first.cells:
@@ -135,12 +143,36 @@ def build_key(solution_dir: str | Path) -> tuple[dict[str, Any], Any]:
         obs, run = (first, first_run) if i == 0 else _run(key, cells, student, "solution notebook")
         for o in grade.outcomes_for(key, obs, run, student):
             if o.status != "passed":
-                raise BuildError(
-                    f"{a.source} check {o.check_id!r}: the solution does not pass ({o.status}) for sample student "
-                    f"{student!r}: {o.message}. Expected {o.expected} ({o.oracle}); the reference torch "
-                    f"{key['torch_version']} run gave {o.observed}. If torch is right, fix the expect expression; "
-                    f"if sympy is right, fix the solution.")
+                check = next(c for c in key["checks"] if c["id"] == o.check_id)
+                raise BuildError(f"{a.source} check {o.check_id!r}: the solution does not pass ({o.status}) for "
+                                 f"sample student {student!r}: {o.message}. {_advice(check, key)}")
     return key, nb
+
+
+def _advice(check: dict[str, Any], key: dict[str, Any]) -> str:
+    """What to fix when the solution fails one of its own checks."""
+    if "raises" in check["expect"]:
+        return ("Make raises = and phrase = match what the reference torch run raised (the class, and a few words "
+                "of its message), or fix the solution.")
+    if check["kind"] == "predict":
+        return (f"The solution notebook's {check['name']} and the spec's expect disagree: fix the expect "
+                f"expression if the notebook is right, else the notebook.")
+    return (f"The reference torch {key['torch_version']} run and the expectation disagree: if torch is right, fix "
+            f"the expect expression; if sympy is right, fix the solution.")
+
+
+def _check_blanks(key: dict[str, Any], obs: wire.Observations, nb_path: Path) -> None:
+    """The student copy must show what to fill in: `name = ...` for each prediction, and each produce
+    function defined, raising NotImplementedError."""
+    for check in key["checks"]:
+        if check["kind"] == "predict" and obs.names.get(check["name"], {}).get("t") != "ellipsis":
+            raise BuildError(f"{nb_path}: the student copy has no placeholder for {check['name']}: write "
+                             f"`{check['name']} = ...` above ### BEGIN SOLUTION in its PREDICT cell")
+        if check["kind"] == "produce":
+            rec = obs.calls.get((check["function"], 0))
+            if rec is None or rec.status != "raised" or (rec.exception or {}).get("type") != "NotImplementedError":
+                raise BuildError(f"{nb_path}: in the student copy {check['function']} should exist and raise "
+                                 f"NotImplementedError: put `raise NotImplementedError(...)` after ### END SOLUTION")
 
 
 def _unmarked_cells(nb: Any) -> str:
@@ -187,6 +219,7 @@ def release(solution_dir: str | Path, assignments_dir: str | Path | None = None,
     if scored:
         raise BuildError(f"the blank student copy is not all 'missing': {scored[0].check_id} is {scored[0].status} "
                          f"({scored[0].message}); put that cell's answer inside ### BEGIN SOLUTION / ### END SOLUTION")
+    _check_blanks(key, obs, solution_dir / key["notebook"])
     out = Path(assignments_dir or root / "assignments") / key["assignment"]
     kdir = Path(build_dir or root / "build") / key["assignment"]
     out.mkdir(parents=True, exist_ok=True)

@@ -19,8 +19,13 @@ def inside_probe() -> bool:
     return os.environ.get("AUTOGRAD_LAB_PROBE") == "1"
 
 
+PLACEHOLDER_ID = plan.PLACEHOLDER_ID
+
+
 class Parameters(dict):
     """The student's own parameters: a dict whose entries are also attributes (`P.x0`)."""
+
+    warning = ""
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -29,7 +34,8 @@ class Parameters(dict):
             raise AttributeError(f"no parameter {name!r}; yours are {', '.join(self)}") from None
 
     def __repr__(self) -> str:
-        return "Your parameters: " + ", ".join(f"{k} = {v}" for k, v in self.items())
+        text = "Your parameters: " + ", ".join(f"{k} = {v}" for k, v in self.items())
+        return f"WARNING: {self.warning}\n{text}" if self.warning else text
 
 
 class SelfCheck:
@@ -84,12 +90,18 @@ class Lab:
         if path is None or not path.exists():
             raise FileNotFoundError(f"no public_key.json for {assignment}: keep it beside this notebook, or pass key=...")
         data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("assignment") != assignment:
+            raise ValueError(f"{path} is the key of {data.get('assignment')!r}, not of {assignment!r}: "
+                             f"open this notebook from its own assignment folder, or pass key=...")
         self.key_path = path
         # Keep only what the observation needs; the checks' expectations stay on disk.
         self._plan = {"assignment": data["assignment"], "parameters": data["parameters"], "grading": data["grading"],
                       "exercises": data["exercises"],
                       "checks": [{"exercise": c["exercise"], "kind": c["kind"], "name": c.get("name")} for c in data["checks"]]}
         self.parameters = Parameters(plan.draw_point(data["parameters"], assignment, self.student, "own"))
+        if self.student == PLACEHOLDER_ID:
+            self.parameters.warning = (f"STUDENT_ID is still {PLACEHOLDER_ID!r}: set it to the id your course gave "
+                                       f"you and run this cell again, before you work out any prediction.")
 
     def check(self, exercise: str | int, namespace: dict[str, Any] | None = None) -> SelfCheck:
         """Self-check one exercise against the public checks and return the open report.

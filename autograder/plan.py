@@ -10,6 +10,7 @@ import random
 from typing import Any
 
 Number = int | float
+PLACEHOLDER_ID = "your-student-id"   # what a released notebook's STUDENT_ID cell holds
 
 
 def _rng(assignment: str, student: str, stream: str, name: str) -> random.Random:
