@@ -35,6 +35,8 @@ def _parse(text: str, symbols: tuple[str, ...]) -> Any:
     except NameError as e:
         raise ValueError(f"{e}; the names you may use are {', '.join(symbols)} and {', '.join(FUNCTIONS)}") from None
     except Exception as e:  # instructor text: tokenize and sympy raise many kinds for a malformed expression
+        if type(e).__name__ == "TokenError":
+            raise ValueError("unbalanced brackets, or the expression ends too early") from None
         raise ValueError(f"{type(e).__name__}: {e}") from None
     if hasattr(expr, "doit"):
         expr = expr.doit()

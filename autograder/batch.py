@@ -63,6 +63,9 @@ def find_submissions(paths: list[str], key: dict[str, Any]) -> list[Submission]:
             found.append((p, p.name))
         else:
             raise FileNotFoundError(f"no such file or folder: {p}")
+    same_name = {n for n in (name for path, name in found if "/" not in name)
+                 if sum(1 for _, other in found if other == n) > 1}
+    found = [(path, f"{path.resolve().parent.name}/{name}" if name in same_name else name) for path, name in found]
     subs: list[Submission] = []
     seen: set[Path] = set()
     names: set[str] = set()

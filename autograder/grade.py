@@ -11,7 +11,7 @@ from typing import Any
 
 from autograder import __version__, analytic, plan, sandbox, wire
 from autograder.compare import Tolerance, compare_exception, compare_predicted, compare_produced, short, show
-from autograder.notebook import NotebookError, code_cells, declared_student_id, read_notebook
+from autograder.notebook import NotebookError, code_cell_labels, code_cells, declared_student_id, read_notebook
 from autograder.report import Outcome, Report, Status
 
 Key = dict[str, Any]
@@ -208,18 +208,19 @@ def outcomes_for(key: Key, obs: wire.Observations, run: sandbox.ProbeRun, studen
     return tuple(out)
 
 
-def _notes(obs: wire.Observations, run: sandbox.ProbeRun, key: Key) -> list[str]:
+def _notes(obs: wire.Observations, run: sandbox.ProbeRun, key: Key, labels: tuple[str, ...] | list[str]) -> list[str]:
+    label = lambda i: labels[i] if i < len(labels) else f"code cell {i + 1}"
     notes = []
     for cell in obs.cells:
         if cell.status == "error":
-            notes.append(f"code cell {cell.index + 1} raised {cell.ename}: {short(cell.evalue, 200)}")
+            notes.append(f"{label(cell.index)} raised {cell.ename}: {short(cell.evalue, 200)}")
         elif cell.status == "timeout":
-            notes.append(f"code cell {cell.index + 1} ran past {key['grading']['cell_timeout']:g} s and was stopped")
+            notes.append(f"{label(cell.index)} ran past {key['grading']['cell_timeout']:g} s and was stopped")
     if not obs.complete and not run.results_cut and len(obs.cells) < obs.cell_count:
         how = (f"the {key['grading']['submission_timeout']:g} s limit was reached" if run.timed_out
                else f"the process ended (exit code {run.exit_code})")
         tail = " ".join(run.output_tail.strip().splitlines()[-3:])
-        notes.append(f"{how} while code cell {len(obs.cells) + 1} was running" + (f"; its last output: {short(tail, 300)}" if tail else ""))
+        notes.append(f"{how} while {label(len(obs.cells))} was running" + (f"; its last output: {short(tail, 300)}" if tail else ""))
     if obs.torch_version != key["torch_version"]:
         notes.append(f"this run used torch {obs.torch_version}, but the key was observed on torch "
                      f"{key['torch_version']}: version-sensitive checks may differ")
@@ -270,7 +271,7 @@ def _grade_notebook(path: str | Path, key: Key, student: str | None, exercises: 
     except OSError as e:
         return _not_gradable(key, path.name, student, f"not graded: the grader could not start the sandbox ({e}); "
                              "this is not the student's fault", request["parameters"], start)
-    return _finish(key, path.name, student, run, notes, start)
+    return _finish(key, path.name, student, run, notes, start, code_cell_labels(nb))
 
 
 def _id_notes(declared: str | None, student: str) -> list[str]:
@@ -294,7 +295,8 @@ def _not_gradable(key: Key, submission: str, student: str, reason: str, paramete
                   versions=_versions(key), key_digest=key["digest"], seconds=round(time.monotonic() - start, 3))
 
 
-def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, notes: list[str], start: float) -> Report:
+def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, notes: list[str], start: float,
+            labels: tuple[str, ...] | list[str] = ()) -> Report:
     points = plan.points_for(key, student)
     try:
         obs = wire.parse_results(run.results)
@@ -307,7 +309,7 @@ def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, note
     except Exception as e:  # a grader fault: say so, give no points, never blame the student
         return _not_gradable(key, submission, student, f"not graded: internal grader error ({type(e).__name__}: "
                              f"{short(str(e), 200)}); this is not the student's fault: please report it", points[0], start)
-    notes = notes + _notes(obs, run, key)
+    notes = notes + _notes(obs, run, key, labels)
     if len(notes) > MAX_NOTES:
         notes = notes[:MAX_NOTES] + [f"… and {len(notes) - MAX_NOTES} more notes"]
     hidden = key.get("hidden", {}).get("checks", 0)

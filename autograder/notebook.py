@@ -55,6 +55,17 @@ def code_cells(nb: Any) -> list[str]:
             for c in nb.cells if c.get("cell_type") == "code"]
 
 
+def code_cell_labels(nb: Any) -> list[str]:
+    """A name for each code cell a student can find: its nbgrader id when it has one, and its
+    position among all cells (counting from 1, as they appear in Jupyter)."""
+    labels = []
+    for i, cell in enumerate(nb.cells):
+        if cell.get("cell_type") == "code":
+            gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            labels.append(f"cell {i + 1} ('{gid}')" if isinstance(gid, str) else f"cell {i + 1}")
+    return labels
+
+
 def declared_student_id(nb: Any) -> str | None:
     """The string literal assigned to STUDENT_ID in a code cell, read with `ast` (never executed)."""
     for source in code_cells(nb):

@@ -151,6 +151,13 @@ def _expect(where: str, raw: dict[str, Any], symbols: set[str]) -> dict[str, Any
         raise SpecError(f"{where}: give exactly one of expect = ... or raises = \"ExceptionClass\"")
     if "raises" in raw:
         cls = _ident(where, raw["raises"], "raises")
+        import builtins
+        import difflib
+
+        if not isinstance(getattr(builtins, cls, None), type):
+            close = difflib.get_close_matches(cls, [n for n in dir(builtins) if n.endswith(("Error", "Exception"))], 1)
+            if close:
+                raise SpecError(f"{where}: raises = {cls!r} is not a Python exception; did you mean {close[0]!r}?")
         phrase = raw.get("phrase", "")
         if not isinstance(phrase, str):
             raise SpecError(f"{where}: phrase must be a string (a key phrase of the exception message)")
@@ -202,7 +209,7 @@ def load_spec(path: str | Path) -> Assignment:
     a = data["assignment"]
     _keys(f"{src} [assignment]", a, {"id", "title", "notebook", "torch_observed"}, {"id", "title", "notebook"})
     if not (isinstance(a["notebook"], str) and a["notebook"].endswith(".ipynb")):
-        raise SpecError(f"{src} [assignment]: notebook must name an .ipynb file beside spec.toml")
+        raise SpecError(f"{src} [assignment]: notebook = {a['notebook']!r} must name an .ipynb file beside spec.toml")
     g = data.get("grading", {})
     _keys(f"{src} [grading]", g, set(Grading.__dataclass_fields__))
     for k, v in g.items():

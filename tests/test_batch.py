@@ -41,3 +41,11 @@ def test_a_renamed_file_is_graded_as_its_name_and_the_mismatch_is_shown(released
     assert p.returncode == 0, p.stderr
     assert "STUDENT_ID = 'ada', but it was graded as 'zoe'" in " ".join(p.stdout.split())
     assert "1 older report(s)" in p.stdout and "old.json" in p.stdout
+
+
+def test_files_given_one_by_one_with_the_same_name_are_told_apart_by_folder(key, tmp_path):
+    for student in ("ada", "ben"):
+        (tmp_path / student).mkdir()
+        shutil.copy(EXAMPLES / f"{student}.ipynb", tmp_path / student / key["notebook"])
+    found = find_submissions([str(tmp_path / "ada" / key["notebook"]), str(tmp_path / "ben" / key["notebook"])], key)
+    assert [(s.name, s.student) for s in found] == [("ada/backward-vs-grad.ipynb", "ada"), ("ben/backward-vs-grad.ipynb", "ben")]

@@ -89,3 +89,31 @@ def test_the_public_key_has_no_hidden_checks_but_counts_them(key):
     pub = public_key(hidden)
     assert "1.produce.grad" not in {c["id"] for c in pub["checks"]} and len(pub["checks"]) == 25
     assert pub["hidden"] == {"checks": 1, "points": 1.0}
+
+
+def _edit_cell(solution_copy, grade_id, change):
+    nb_path = solution_copy / "backward-vs-grad.ipynb"
+    nb = nbformat.read(nb_path, as_version=4)
+    cell = next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == grade_id)
+    cell.source = change(cell.source)
+    nbformat.write(nb, nb_path)
+
+
+def test_release_refuses_a_predict_cell_without_its_placeholder(solution_copy, tmp_path):
+    _edit_cell(solution_copy, "ex5-predict", lambda s: s.replace("p5_x_grad = ...", ""))
+    with pytest.raises(BuildError, match=r"no placeholder for p5_x_grad: write `p5_x_grad = ...` above"):
+        release(solution_copy, tmp_path / "a", tmp_path / "b")
+
+
+def test_release_refuses_a_lab_of_another_assignment(solution_copy, tmp_path):
+    _edit_cell(solution_copy, "setup", lambda s: s.replace('Lab("01-backward-vs-grad"', 'Lab("99-other"'))
+    with pytest.raises(BuildError, match=r"makes Lab\('99-other', ...\), but this assignment is '01-backward-vs-grad'"):
+        release(solution_copy, tmp_path / "a", tmp_path / "b")
+
+
+def test_release_refuses_an_id_that_is_not_the_folder_name(solution_copy, tmp_path):
+    from autograder.spec import SpecError
+
+    renamed = solution_copy.rename(solution_copy.parent / "01-renamed")
+    with pytest.raises(SpecError, match=r"id = '01-backward-vs-grad' must be the folder's name, '01-renamed'"):
+        release(renamed, tmp_path / "a", tmp_path / "b")

@@ -77,3 +77,9 @@ def test_invalid_toml_and_missing_file(tmp_path):
 def test_an_unbalanced_expression_is_a_spec_error_not_a_traceback(tmp_path):
     with pytest.raises(SpecError, match="check '1.produce.grad'.*not a valid expression"):
         load_text(tmp_path, GOOD.replace('expect = "diff(x**2, x)"', 'expect = "diff(x**2, x"'))
+
+
+def test_a_misspelt_exception_class_gets_a_suggestion(tmp_path):
+    text = GOOD.replace('observe = "x.grad"\nexpect = "diff(x**2, x)"', 'observe = "returned"\nraises = "RunTimeError"')
+    with pytest.raises(SpecError, match=r"'RunTimeError' is not a Python exception; did you mean 'RuntimeError'\?"):
+        load_text(tmp_path, text)

@@ -16,7 +16,8 @@ def outcome_lines(o: Outcome, width: int = 100, id_width: int = 22, title_width:
     """One line per outcome (id, title, status, points), then for anything but a pass the detail:
     what you produced, what was expected and from which oracle, and why it matters (the "why"
     only for failed outcomes: for an error the exception is what matters)."""
-    head = (f"{o.check_id:<{id_width}} {o.title[:title_width]:<{title_width}} {_MARK[o.status]:<8} "
+    title = o.title if len(o.title) <= title_width else o.title[: title_width - 1] + "…"
+    head = (f"{o.check_id:<{id_width}}  {title:<{title_width}}  {_MARK[o.status]:<8} "
             f"{_points(o.score)} / {_points(o.max_score)}")
     lines = [head]
     if o.visibility == "hidden":
@@ -24,7 +25,7 @@ def outcome_lines(o: Outcome, width: int = 100, id_width: int = 22, title_width:
     wrap = lambda s, indent="    ": textwrap.wrap(s, width, initial_indent=indent, subsequent_indent=indent + "  ")
     if o.status != "passed":
         lines += wrap(o.message)
-        if o.observed is not None and o.expected is not None:
+        if o.observed is not None and o.expected is not None and not (o.observed in o.message and o.expected in o.message):
             lines += wrap(f"you: {o.observed}    expected: {o.expected}")
         if o.oracle:
             lines += wrap(f"expected value from: {o.oracle}")
