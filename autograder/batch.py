@@ -69,14 +69,16 @@ def find_submissions(paths: list[str], key: dict[str, Any]) -> list[Submission]:
     subs: list[Submission] = []
     seen: set[Path] = set()
     names: set[str] = set()
+    files: set[str] = set()
     for path, name in found:
         if path.resolve() in seen:
             continue
         seen.add(path.resolve())
         unique, n = name, 2
-        while unique in names:
+        while unique in names or report_file(unique) in files:
             unique, n = f"{name} ({n})", n + 1
         names.add(unique)
+        files.add(report_file(unique))
         subs.append(Submission(str(path), unique, student_for(path, key)))
     return subs
 

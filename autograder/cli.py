@@ -177,6 +177,9 @@ def _grade(args: argparse.Namespace) -> int:
         return _fail("no .ipynb files found in " + " ".join(args.paths))
     out = Path(args.out)
     hidden = [str(key_path.resolve().parent)] + ([str(Path("solutions").resolve())] if Path("solutions").is_dir() else [])
+    parents = key_path.resolve().parents
+    if len(parents) > 2 and parents[1].name == "build":   # <project>/build/<id>/key.json: hide the project
+        hidden.append(str(parents[2]))
     result = grade_batch(subs, key, out, args.jobs, hidden=hidden)
     if args.json:
         print(json.dumps([r.to_dict() for r in result.reports], indent=1))

@@ -16,6 +16,8 @@ from autograder.report import Outcome, Report, Status
 
 Key = dict[str, Any]
 PLACEHOLDER_ID = plan.PLACEHOLDER_ID
+TAMPERED = ("this result reached the grader twice: the submission wrote into the grader's results channel, "
+            "so it cannot be trusted")
 MAX_NOTES = 20                       # notes kept per report (keeps a report small)
 
 
@@ -104,6 +106,8 @@ def _predict(key: Key, check: dict[str, Any], r: _Run, point: dict[str, Any]) ->
     base = Outcome(check["id"], check["exercise"], check["title"], "predict", "passed", 0.0, check["points"],
                    check["visibility"], why=check["why"])
     value = r.obs.names.get(check["name"])
+    if check["name"] in r.obs.duplicated:
+        return replace(base, status="error", message=TAMPERED)
     if value is None:
         status, msg = r.unreached()
         return replace(base, status=status, message=msg)
@@ -141,6 +145,8 @@ def _produce(key: Key, check: dict[str, Any], r: _Run, points: list[dict[str, An
         where = _where(ex, point)
         label = "your point" if p == 0 else f"fresh point {p}"
         rec = r.obs.calls.get((fn, p))
+        if (fn, p) in r.obs.duplicated:
+            return replace(base, status="error", message=TAMPERED)
         if rec is None:
             status, msg = r.unreached()
             return replace(base, status=status, message=msg)
@@ -189,8 +195,9 @@ def _produce(key: Key, check: dict[str, Any], r: _Run, points: list[dict[str, An
 
 
 def _hide(o: Outcome) -> Outcome:
-    if o.visibility == "public":
-        return o
+    if o.visibility == "public":   # keep a report small whatever a submission returns
+        return replace(o, message=short(o.message, 1000), observed=o.observed and short(o.observed, 1000),
+                       expected=o.expected and short(o.expected, 1000))
     return replace(o, message=o.status, expected=None, oracle=None, observed=None, why=None, details=())
 
 
@@ -221,6 +228,9 @@ def _notes(obs: wire.Observations, run: sandbox.ProbeRun, key: Key, labels: tupl
                else f"the process ended (exit code {run.exit_code})")
         tail = " ".join(run.output_tail.strip().splitlines()[-3:])
         notes.append(f"{how} while {label(len(obs.cells))} was running" + (f"; its last output: {short(tail, 300)}" if tail else ""))
+    if obs.rejected:
+        notes.append(f"{obs.rejected} line(s) in the results channel were not written by the grader's probe "
+                     f"and were ignored")
     if obs.torch_version != key["torch_version"]:
         notes.append(f"this run used torch {obs.torch_version}, but the key was observed on torch "
                      f"{key['torch_version']}: version-sensitive checks may differ")
@@ -262,6 +272,7 @@ def _grade_notebook(path: str | Path, key: Key, student: str | None, exercises: 
     except NotebookError as e:
         return _not_gradable(key, path.name, student or path.stem, str(e), {}, start)
     declared = declared_student_id(nb)
+    declared = declared and short(declared, 100)
     if student is None:
         student = declared or path.stem
     notes = _id_notes(declared, student)

@@ -2,7 +2,9 @@
 reports what it saw as wire records. Imports stdlib, torch, IPython, wire and plan's data only:
 nothing here knows an expected value.
 
-Run as `python -I -m autograder.probe --out FILE` with the request (see `plan.probe_request`) on stdin.
+Run as `python -I -m autograder.probe --out-fd N [--user UID]` with the request (see
+`plan.probe_request`) on stdin; records go to the pipe N. With --user the probe gives up root for
+that unprivileged uid before anything else runs.
 The in-notebook self-check (`autograder.lab`) reuses `observe_call` and `observe_name` in the kernel.
 """
 from __future__ import annotations
@@ -283,11 +285,15 @@ def _run_cells(shell: Any, cells: list[str], timeout: float, emit: Callable[[dic
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point inside the sandbox: read the request from stdin, write records to --out."""
+    """Entry point inside the sandbox: read the request from stdin, write records to --out-fd."""
     argv = sys.argv[1:] if argv is None else argv
-    out_path = argv[argv.index("--out") + 1]
+    out = os.fdopen(int(argv[argv.index("--out-fd") + 1]), "wb", buffering=0)
+    if "--user" in argv:   # first of all: no root, no capabilities for the student's code
+        uid = int(argv[argv.index("--user") + 1])
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
     request = json.loads(sys.stdin.buffer.read())
-    out = open(out_path, "ab", buffering=0)
 
     def emit(rec: dict[str, Any]) -> None:
         out.write(_dumps(rec, allow_nan=False).encode() + b"\n")

@@ -13,6 +13,7 @@ import os
 import resource
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -37,6 +38,7 @@ class Limits:
     address_space: int = 4 * 2**30
     file_size: int = 64 * 2**20
     output_bytes: int = 4 * 2**20
+    work_bytes: int = 256 * 2**20       # the private writable folder (with bwrap)
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,8 @@ class ProbeRun:
 
 
 def _limit(limits: Limits) -> None:
-    # Runs in the child between fork and exec.
+    # Runs in the child between fork and exec. RLIMIT_NPROC binds once the probe is not root.
+    resource.setrlimit(resource.RLIMIT_NPROC, (256, 256))
     resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 5))
     resource.setrlimit(resource.RLIMIT_AS, (limits.address_space, limits.address_space))
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_size, limits.file_size))
@@ -77,7 +80,9 @@ def _environment(home: str) -> dict[str, str]:
     }
 
 
-BWRAP_FLAGS = ("--unshare-all", "--die-with-parent", "--new-session", "--dev", "/dev", "--proc", "/proc")
+SANDBOX_UID = 65534   # "nobody": the probe drops to it inside bwrap when the grader runs as root
+# No user namespace: as root, the probe then really becomes SANDBOX_UID (inside one, only uid 0 is mapped).
+BWRAP_FLAGS = ("--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--dev", "/dev", "--proc", "/proc")
 _runs_lock = threading.Lock()
 
 
@@ -111,19 +116,85 @@ def _shown_back() -> list[str]:
                   {sys.prefix, sys.base_prefix, package})
 
 
-def _bwrap_command(bwrap: str, root: str, runs: str, hidden: list[str], argv: list[str], cwd: str) -> list[str]:
+def _closed_ancestors(paths: list[str]) -> list[str]:
+    """Folders above `paths` that other users cannot enter (e.g. /root holding pyenv): they are
+    replaced by empty ones, with the paths shown back, so the unprivileged uid can reach them."""
+    out = set()
+    for path in paths:
+        parts = Path(path).parts
+        for i in range(2, len(parts)):
+            folder = str(Path(*parts[:i]))
+            if not os.stat(folder).st_mode & stat.S_IXOTH:
+                out.add(folder)
+                break
+    return sorted(out)
+
+
+def _bwrap_command(bwrap: str, runs: str, work: str, home: str, hidden: list[str], argv: list[str],
+                   limits: Limits) -> list[str]:
     cmd = [bwrap, "--ro-bind", "/", "/", *BWRAP_FLAGS]
     done: list[str] = []
-    for path in sorted({os.path.realpath(h) for h in hidden if h}):
+    for path in sorted({os.path.realpath(h) for h in hidden if h} | set(_closed_ancestors(_shown_back()))):
         inside = any(path == d or path.startswith(d.rstrip("/") + "/") for d in done)
         if path != "/" and os.path.isdir(path) and not inside:
             cmd += ["--tmpfs", path]
             done.append(path)
-    cmd += ["--tmpfs", runs, "--bind", root, root]
+    cmd += ["--tmpfs", runs]
+    for path, size in ((work, limits.work_bytes), (home, 64 * 2**20)):   # the only writable places
+        cmd += ["--perms", "1777", "--size", str(size), "--tmpfs", path]
+    made: set[str] = set()
     for path in _shown_back():
-        if os.path.exists(path):
-            cmd += ["--ro-bind", path, path]
-    return cmd + ["--chdir", cwd, "--", *argv]
+        if not os.path.exists(path):
+            continue
+        cover = max((d for d in done if path.startswith(d.rstrip("/") + "/")), key=len, default=None)
+        if cover:   # folders between an emptied folder and what is shown back must be enterable
+            parts = Path(path).relative_to(cover).parts
+            for i in range(1, len(parts)):
+                folder = str(Path(cover, *parts[:i]))
+                if folder not in made:
+                    made.add(folder)
+                    cmd += ["--perms", "0755", "--dir", folder]
+        cmd += ["--ro-bind", path, path]
+    return cmd + ["--chdir", work, "--", *argv]
+
+
+class _Reader(threading.Thread):
+    """Reads the probe's results pipe while it runs (keeps at most wire.MAX_RESULT_BYTES)."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__(daemon=True)
+        self.fd, self.chunks, self.size, self.stop = fd, [], 0, threading.Event()
+
+    def run(self) -> None:
+        import select
+
+        while not self.stop.is_set():
+            ready, _, _ = select.select([self.fd], [], [], 0.2)
+            if not ready:
+                continue
+            data = os.read(self.fd, 1 << 16)
+            if not data:
+                return
+            if self.size < wire.MAX_RESULT_BYTES:
+                self.chunks.append(data)
+            self.size += len(data)
+
+    def result(self) -> tuple[bytes, bool]:
+        return b"".join(self.chunks)[: wire.MAX_RESULT_BYTES], self.size > wire.MAX_RESULT_BYTES
+
+
+def _tail(path: str) -> str:
+    """The last OUTPUT_TAIL_BYTES of the output file; "" if it is anything but a regular file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return ""
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return ""
+        size = os.fstat(f.fileno()).st_size
+        f.seek(max(0, size - OUTPUT_TAIL_BYTES))
+        return f.read(OUTPUT_TAIL_BYTES).decode("utf-8", "replace")
 
 
 def run_probe(request: dict[str, Any], limits: Limits = Limits(), hidden: list[str] | None = None) -> ProbeRun:
@@ -136,32 +207,41 @@ def run_probe(request: dict[str, Any], limits: Limits = Limits(), hidden: list[s
             current working folder: e.g. the key's folder and the solutions.
     Returns:
         ProbeRun. A timeout kills the process group and sets `timed_out`; the records written
-        before the kill are kept.
+        before the kill are kept. Results come through a pipe, so the submission can add to
+        them but not erase what the probe already sent.
     Raises:
         OSError: the process could not be started at all (a grader fault, not a student's).
     """
     runs = _runs_dir()
     root = tempfile.mkdtemp(prefix="run-", dir=runs)
+    os.chmod(root, 0o755)
+    read_end, write_end = os.pipe()
     try:
         work, home = os.path.join(root, "work"), os.path.join(root, "home")
         os.mkdir(work)
         os.mkdir(home)
-        results_path = os.path.join(root, "results.jsonl")
         output_path = os.path.join(root, "output.txt")
-        argv = [sys.executable, "-I", "-m", "autograder.probe", "--out", results_path]
+        argv = [sys.executable, "-I", "-m", "autograder.probe", "--out-fd", str(write_end)]
         bwrap, why_not = bwrap_status()
         if bwrap:
-            argv = _bwrap_command(bwrap, root, runs, [os.getcwd(), *(hidden or [])], argv, work)
-            isolation = ("bwrap: no network, own PID namespace, read-only files, the grader's folder, "
-                         "keys and solutions hidden")
+            if os.geteuid() == 0:
+                argv += ["--user", str(SANDBOX_UID)]
+            argv = _bwrap_command(bwrap, runs, work, home, [os.getcwd(), *(hidden or [])], argv, limits)
+            isolation = ("bwrap: unprivileged uid, no network, own PID namespace, read-only files except a "
+                         "small private folder; the grader's folder, keys and solutions hidden")
         else:
             isolation = f"own process only ({why_not}): files and network are not isolated"
+        reader = _Reader(read_end)
+        reader.start()
         start = time.monotonic()
         with open(output_path, "wb") as output:
             proc = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=output, stderr=subprocess.STDOUT, cwd=work,
                 env=_environment(home), start_new_session=True, preexec_fn=lambda: _limit(limits),
+                pass_fds=(write_end,),
             )
+            os.close(write_end)
+            write_end = -1
             timed_out = False
             try:
                 proc.communicate(json.dumps(request).encode(), timeout=limits.wall_seconds)
@@ -174,17 +254,15 @@ def run_probe(request: dict[str, Any], limits: Limits = Limits(), hidden: list[s
                     pass
                 proc.wait()
         seconds = time.monotonic() - start
-        results, cut = b"", False
-        if os.path.exists(results_path):
-            with open(results_path, "rb") as f:
-                results = f.read(wire.MAX_RESULT_BYTES)
-            cut = os.path.getsize(results_path) > wire.MAX_RESULT_BYTES
-        size = os.path.getsize(output_path)
-        with open(output_path, "rb") as f:
-            f.seek(max(0, size - OUTPUT_TAIL_BYTES))
-            tail = f.read().decode("utf-8", "replace")
-        return ProbeRun(results, tail, proc.returncode, timed_out, seconds, cut, isolation)
+        reader.join(timeout=2.0)   # EOF comes when every holder of the pipe is gone
+        reader.stop.set()
+        reader.join()
+        results, cut = reader.result()
+        return ProbeRun(results, _tail(output_path), proc.returncode, timed_out, seconds, cut, isolation)
     finally:
+        for fd in (read_end, write_end):
+            if fd >= 0:
+                os.close(fd)
         shutil.rmtree(root, ignore_errors=True)
 
 

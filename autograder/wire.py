@@ -155,6 +155,8 @@ class Observations:
     calls: dict[tuple[str, int], CallResult]
     complete: bool
     cell_count: int = 0
+    duplicated: frozenset[str | tuple[str, int]] = frozenset()
+    rejected: int = 0
 
 
 def _check_exception(e: Any) -> dict[str, Any]:
@@ -165,75 +167,93 @@ def _check_exception(e: Any) -> dict[str, Any]:
             "message": clip(e["message"])}
 
 
+def _cell(rec: dict[str, Any]) -> CellResult:
+    if rec.get("status") not in ("ok", "error", "timeout") or not isinstance(rec.get("i"), int) \
+            or isinstance(rec.get("i"), bool):
+        raise WireError("bad cell record")
+    return CellResult(rec["i"], rec["status"], clip(str(rec.get("ename", "")), 200), clip(str(rec.get("evalue", ""))))
+
+
+def _call(rec: dict[str, Any]) -> CallResult:
+    if rec.get("status") not in ("returned", "raised", "undefined", "timeout", "skipped") \
+            or not isinstance(rec.get("call"), str) or not isinstance(rec.get("point"), int):
+        raise WireError("bad call record")
+    returned = rec.get("returned")
+    if rec["status"] == "returned":
+        check_value(returned)
+    exception = _check_exception(rec.get("exception")) if rec["status"] == "raised" else None
+    tensors: dict[str, dict[str, Any]] = {}
+    raw_tensors = rec.get("tensors") or {}
+    if not isinstance(raw_tensors, dict):
+        raise WireError("bad tensor states")
+    for name, st in raw_tensors.items():
+        if not (isinstance(st, dict) and isinstance(st.get("requires_grad"), bool) and isinstance(st.get("is_leaf"), bool)):
+            raise WireError("bad tensor state")
+        check_value(st.get("grad"))
+        tensors[str(name)] = {"grad": st["grad"], "requires_grad": st["requires_grad"], "is_leaf": st["is_leaf"]}
+    raw_warnings = rec.get("warnings") or []
+    warns = tuple({"category": clip(str(w.get("category", "")), 200), "message": clip(str(w.get("message", "")))}
+                  for w in (raw_warnings if isinstance(raw_warnings, list) else [])[:20] if isinstance(w, dict))
+    seconds = rec.get("seconds", 0.0)
+    return CallResult(rec["call"], rec["point"], rec["status"], returned if rec["status"] == "returned" else None,
+                      exception, tensors, warns, float(seconds) if isinstance(seconds, (int, float)) else 0.0)
+
+
 def parse_results(data: bytes) -> Observations:
     """Parse the probe's JSON-lines stream into Observations.
 
+    The first line must be the probe's hello (the submission's code only runs after it). Any later
+    line that is not a well-formed record was not written by the probe: it is skipped and counted
+    in `rejected`. A name or call reported twice was tampered with: its key goes into
+    `duplicated` (the probe reports each once), and the grader must not trust it.
+
     Args:
-        data: the raw bytes the probe wrote (at most MAX_RESULT_BYTES are read).
-    Returns:
-        Observations; records after a malformed line are ignored only if the malformed line is the
-        last one (a stream cut by a kill), otherwise WireError.
+        data: the raw bytes from the results pipe (at most MAX_RESULT_BYTES are read).
     Raises:
-        WireError: no hello record, another schema or version, or a malformed record.
+        WireError: no hello record first, or another schema or version.
     """
     lines = data[:MAX_RESULT_BYTES].split(b"\n")
-    records: list[dict[str, Any]] = []
-    for i, raw in enumerate(lines):
-        if not raw.strip():
-            continue
-        try:
-            rec = json.loads(raw)
-        except ValueError:
-            if i == len(lines) - 1:      # the last line was cut off by a kill: keep what came before
-                break
-            raise WireError(f"results line {i + 1} is not JSON") from None
-        if not isinstance(rec, dict) or rec.get("k") not in RECORD_KINDS:
-            raise WireError(f"results line {i + 1} is not a record")
-        records.append(rec)
-    if not records or records[0]["k"] != "hello":
+    try:
+        hello = json.loads(lines[0])
+    except ValueError:
+        hello = None
+    if not isinstance(hello, dict) or hello.get("k") != "hello":
         raise WireError("results do not start with a hello record")
-    hello = records[0]
     if hello.get("schema") != SCHEMA or hello.get("v") != VERSION:
         raise WireError(f"results schema {hello.get('schema')!r} v{hello.get('v')!r}, expected {SCHEMA} v{VERSION}")
     cells: list[CellResult] = []
     names: dict[str, dict[str, Any]] = {}
     calls: dict[tuple[str, int], CallResult] = {}
+    duplicated: set[str | tuple[str, int]] = set()
+    rejected = 0
     complete = False
-    for rec in records[1:]:
-        k = rec["k"]
-        if k == "cell":
-            if rec.get("status") not in ("ok", "error", "timeout") or not isinstance(rec.get("i"), int):
-                raise WireError("bad cell record")
-            cells.append(CellResult(rec["i"], rec["status"], clip(str(rec.get("ename", "")), 200),
-                                    clip(str(rec.get("evalue", "")))))
-        elif k == "name":
-            if not isinstance(rec.get("name"), str):
-                raise WireError("bad name record")
-            check_value(rec.get("value"))
-            names[rec["name"]] = rec["value"]
-        elif k == "call":
-            if rec.get("status") not in ("returned", "raised", "undefined", "timeout", "skipped") \
-                    or not isinstance(rec.get("call"), str) or not isinstance(rec.get("point"), int):
-                raise WireError("bad call record")
-            returned = rec.get("returned")
-            if rec["status"] == "returned":
-                check_value(returned)
-            exception = _check_exception(rec["exception"]) if rec["status"] == "raised" else None
-            tensors: dict[str, dict[str, Any]] = {}
-            for name, st in (rec.get("tensors") or {}).items():
-                if not (isinstance(st, dict) and isinstance(st.get("requires_grad"), bool)
-                        and isinstance(st.get("is_leaf"), bool)):
-                    raise WireError("bad tensor state")
-                check_value(st.get("grad"))
-                tensors[str(name)] = {"grad": st["grad"], "requires_grad": st["requires_grad"],
-                                      "is_leaf": st["is_leaf"]}
-            warns = tuple({"category": clip(str(w.get("category", "")), 200), "message": clip(str(w.get("message", "")))}
-                          for w in (rec.get("warnings") or [])[:20] if isinstance(w, dict))
-            calls[(rec["call"], rec["point"])] = CallResult(
-                rec["call"], rec["point"], rec["status"], returned if rec["status"] == "returned" else None,
-                exception, tensors, warns, float(rec.get("seconds", 0.0)) if isinstance(rec.get("seconds"), (int, float)) else 0.0)
-        elif k == "done":
-            complete = True
+    for i, raw in enumerate(lines[1:], start=2):
+        if not raw.strip():
+            continue
+        try:
+            rec = json.loads(raw)
+            if not isinstance(rec, dict) or rec.get("k") not in RECORD_KINDS[1:]:
+                raise WireError("not a record")
+            if rec["k"] == "cell":
+                cells.append(_cell(rec))
+            elif rec["k"] == "name":
+                if not isinstance(rec.get("name"), str):
+                    raise WireError("bad name record")
+                check_value(rec.get("value"))
+                if rec["name"] in names:
+                    duplicated.add(rec["name"])
+                names[rec["name"]] = rec["value"]
+            elif rec["k"] == "call":
+                call = _call(rec)
+                if (call.call, call.point) in calls:
+                    duplicated.add((call.call, call.point))
+                calls[(call.call, call.point)] = call
+            else:
+                complete = True
+        except (ValueError, TypeError, AttributeError, RecursionError):   # WireError is a ValueError
+            if i < len(lines):   # a last line cut off by a kill is not counted against anyone
+                rejected += 1
     count = hello.get("cells", 0)
     return Observations(str(hello.get("torch", "unknown"))[:40], tuple(cells), names, calls, complete,
-                        count if isinstance(count, int) and not isinstance(count, bool) else 0)
+                        count if isinstance(count, int) and not isinstance(count, bool) else 0,
+                        frozenset(duplicated), rejected)

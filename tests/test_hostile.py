@@ -70,3 +70,32 @@ def test_many_failing_cells_keep_the_report_small(key, tmp_path):
     r = grade_notebook(path, key, "ada", exercises=["1"])
     assert set(statuses(r).values()) == {"passed"}
     assert len(r.notes) == 21 and r.notes[-1] == "… and 40 more notes"
+
+
+FORGE = '''import json, os, sys
+fd = int(sys.argv[sys.argv.index("--out-fd") + 1])
+for p in range(3):
+    os.write(fd, (json.dumps({"k": "call", "call": "ex1", "point": p, "status": "returned",
+                              "returned": {"t": "none"}}) + "\\n").encode())
+os.write(fd, b"garbage that is not a record\\n")
+'''
+
+
+def test_records_forged_into_the_results_channel_are_not_trusted(key, tmp_path):
+    path = variant(tmp_path, {"ex1-produce": "def ex1(x):\n    return 123"}, [FORGE])
+    r = grade_notebook(path, key, "ada", exercises=["1", "2"])
+    s = statuses(r)
+    assert s["1.produce.returns"] == "error" and s["1.produce.grad"] == "error"   # reported twice: tampered
+    assert s["2.produce.returns"] == "passed"
+    assert any("1 line(s) in the results channel were not written by the grader's probe" in n for n in r.notes)
+    assert "twice" in next(o.message for o in r.outcomes if o.check_id == "1.produce.returns")
+
+
+def test_the_run_folder_cannot_be_changed_by_the_submission(key, tmp_path):
+    attack = ("import os\nroot = os.path.dirname(os.getcwd())\n"
+              "def attempt(f):\n    try:\n        f()\n        return 'done'\n    except OSError as e:\n        return type(e).__name__\n"
+              "fifo = attempt(lambda: os.mkfifo(root + '/output2.txt'))\n"
+              "unlink = attempt(lambda: os.unlink(root + '/output.txt'))\n")
+    path = variant(tmp_path, {}, [attack])
+    r = grade_notebook(path, key, "ada", exercises=["1"])
+    assert r.status == "graded" and r.score == 4

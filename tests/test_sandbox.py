@@ -1,4 +1,6 @@
 """Does the sandbox contain runaway submissions and keep what was observed before a kill?"""
+import os
+
 from autograder import sandbox, wire
 
 X = {"name": "x", "tensor": {"value": 1.5, "dtype": "float32", "requires_grad": True, "grad": None}}
@@ -61,13 +63,21 @@ def test_bwrap_isolates_files_network_and_the_grader(tmp_path, monkeypatch):
         "tmp = attempt(lambda: open('/tmp/evil.txt', 'w'))\n"
         "net = attempt(lambda: socket.create_connection(('127.0.0.1', 22), timeout=2))\n"
         "kill = attempt(lambda: os.kill(os.getppid(), signal.SIGKILL))\n"
-        "here = attempt(lambda: open('mine.txt', 'w').write('ok'))\n"]
-    names = ["key", "cwd_files", "write", "tmp", "net", "kill", "here"]
+        "here = attempt(lambda: open('mine.txt', 'w').write('ok'))\n"
+        "sysctl = attempt(lambda: open('/proc/sys/kernel/core_pattern', 'w'))\n"
+        "uid = attempt(os.getuid)\n"
+        "caps = attempt(lambda: [l.split()[1] for l in open('/proc/self/status') if l.startswith('CapEff')][0])\n"
+        "fill = attempt(lambda: open('big', 'wb').write(b'0' * (300 * 2**20)))\n"]
+    names = ["key", "cwd_files", "write", "tmp", "net", "kill", "here", "sysctl", "uid", "caps", "fill"]
     run = sandbox.run_probe(request(probe_cells, names=names), hidden=[str(secret)])
     assert run.isolation.startswith("bwrap")
     got = {n: wire.parse_results(run.results).names[n]["v"] for n in names}
-    assert got["key"] == "FileNotFoundError" and got["cwd_files"] == "[]"
-    assert got["write"] == got["tmp"] == "OSError"   # read-only file system
+    assert got["key"] in ("FileNotFoundError", "PermissionError") and got["cwd_files"] in ("[]", "PermissionError")
+    assert got["write"] in ("OSError", "PermissionError") and got["tmp"] in ("OSError", "PermissionError")
+    assert got["sysctl"] in ("OSError", "PermissionError")
+    assert got["fill"] == "OSError"   # the private folder is a small tmpfs
+    if os.geteuid() == 0:   # the grader is root: the submission is not
+        assert got["uid"] == repr(sandbox.SANDBOX_UID) and got["caps"] == repr("0000000000000000")
     assert got["net"] in ("OSError", "ConnectionRefusedError") and "socket" not in got["net"]
     assert got["here"] == "2"   # its own folder is writable
     assert (secret / "key.json").read_text() == "the answers"
