@@ -228,9 +228,10 @@ def compare_predicted(expected: Value, observed: Value, tol: Tolerance) -> Compa
     return _values([obs_number], [exp_number], tol)
 
 
-def compare_exception(expected: dict[str, Any], raised: dict[str, Any] | None) -> Comparison:
-    """Does the raised exception ({"type", "mro", "message"} or None) have the expected class (or a
-    subclass) and contain the key phrase (case-insensitive)?"""
+def compare_exception(expected: dict[str, Any], raised: dict[str, Any] | None, library: str = "") -> Comparison:
+    """Does the raised exception ({"type", "mro", "message", "origin"} or None) have the expected class
+    (or a subclass), contain the key phrase (case-insensitive), and, when `library` is given (e.g.
+    "torch"), come from that library rather than from a `raise` in the student's code?"""
     if raised is None:
         return Comparison(False, "exception", f"expected {expected['raises']} to be raised, but nothing was raised")
     if expected["raises"] not in raised.get("mro", [raised["type"]]):
@@ -239,4 +240,8 @@ def compare_exception(expected: dict[str, Any], raised: dict[str, Any] | None) -
     if expected["phrase"].lower() not in raised["message"].lower():
         return Comparison(False, "phrase", f"{raised['type']} raised, but its message lacks "
                                            f"{expected['phrase']!r}: {short(raised['message'], 160)}")
+    origin = raised.get("origin", "?")
+    if library and origin.split(".")[0] != library:
+        return Comparison(False, "exception", f"{raised['type']} was raised by your own code ({origin}), not by "
+                                              f"{library}: call the {library} function whose error this is")
     return MATCH

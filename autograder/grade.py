@@ -162,7 +162,9 @@ def _produce(key: Key, check: dict[str, Any], r: _Run, points: list[dict[str, An
                            message=f"{call_text} did not return within {key['grading']['call_timeout']:g} s at {where}")
         expect = check["expect"]
         if "raises" in expect:
-            c = compare_exception(expect, rec.exception if rec.status == "raised" else None)
+            ref_origin = ((check.get("reference") or {}).get("exception") or {}).get("origin", "")
+            c = compare_exception(expect, rec.exception if rec.status == "raised" else None,
+                                  library=ref_origin.split(".")[0] if ref_origin.startswith("torch") else "")
             expected_text = f"{expect['raises']} whose message contains {expect['phrase']!r}"
             ref = check.get("reference") or {}
             observed_text = (f"{rec.exception['type']}: {short(rec.exception['message'], 200)}" if rec.status == "raised"

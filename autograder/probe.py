@@ -215,8 +215,14 @@ def _tensor_state(t: Any, timeout: float) -> dict[str, Any]:
 
 
 def _exception(e: BaseException) -> dict[str, Any]:
+    """Class, class names up the MRO, message, and `origin`: the module of the innermost Python frame
+    that raised it ("torch.autograd" when torch raised it, "__main__" for the student's own raise)."""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    origin = tb.tb_frame.f_globals.get("__name__", "?") if tb is not None else "?"
     return {"type": type(e).__name__, "mro": [c.__name__ for c in type(e).__mro__],
-            "message": wire.clip(_safe_str(e))}
+            "message": wire.clip(_safe_str(e)), "origin": wire.clip(str(origin), 200)}
 
 
 def _safe_str(e: BaseException) -> str:

@@ -99,3 +99,15 @@ def test_the_run_folder_cannot_be_changed_by_the_submission(key, tmp_path):
     path = variant(tmp_path, {}, [attack])
     r = grade_notebook(path, key, "ada", exercises=["1"])
     assert r.status == "graded" and r.score == 4
+
+
+def test_an_exception_raised_by_hand_is_not_torch_raising_it(key, tmp_path):
+    by_hand = ("def ex6_strict(x, u):\n    raise RuntimeError('One of the differentiated Tensors appears to not have "
+               "been used in the graph. Set allow_unused=True if this is the desired behavior.')\n"
+               "def ex6_allow_unused(x, u):\n    return torch.autograd.grad(x ** 3, [x, u], allow_unused=True)\n"
+               "def ex6_materialize(x, u):\n    return torch.autograd.grad(x ** 3, [x, u], materialize_grads=True)\n")
+    path = variant(tmp_path, {"ex6-produce": by_hand})
+    r = grade_notebook(path, key, "ada", exercises=["6"])
+    o = next(o for o in r.outcomes if o.check_id == "6.produce.strict")
+    assert o.status == "failed" and "raised by your own code" in o.message
+    assert statuses(r)["6.produce.allow_unused"] == "passed"
