@@ -196,7 +196,7 @@ def _produce(key: Key, check: dict[str, Any], r: _Run, points: list[dict[str, An
     return replace(first, details=tuple(f"warning (information, not graded): {w}" for w in warnings_seen))
 
 
-def _hide(o: Outcome) -> Outcome:
+def _for_report(o: Outcome) -> Outcome:
     if o.visibility == "public":   # keep a report small whatever a submission returns
         return replace(o, message=short(o.message, 1000), observed=o.observed and short(o.observed, 1000),
                        expected=o.expected and short(o.expected, 1000))
@@ -213,7 +213,7 @@ def outcomes_for(key: Key, obs: wire.Observations, run: sandbox.ProbeRun, studen
     for check in key["checks"]:
         o = (_predict(key, check, r, points[0]) if check["kind"] == "predict"
              else _produce(key, check, r, points, warned))
-        out.append(_hide(o))
+        out.append(_for_report(o))
     return tuple(out)
 
 
