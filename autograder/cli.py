@@ -112,10 +112,24 @@ def _check(args: argparse.Namespace) -> int:
     unknown = [e for e in args.exercise or [] if e not in known]
     if unknown:
         return _fail(f"no exercise {', '.join(unknown)}; the exercises are {', '.join(known)}")
-    report = grade_notebook(path, key, args.student, args.exercise)
+    report = grade_notebook(path, key, args.student, args.exercise, hidden=_hidden_for(key_path))
     print(json.dumps(report.to_dict(), indent=1) if args.json else render(report))
     ok = report.status == "graded" and all(o.status == "passed" for o in report.outcomes)
     return 0 if ok else 1
+
+
+def _hidden_for(key_path: Path) -> list[str]:
+    """Folders a submission must not see besides the working folder: the key's folder, the project
+    that holds it (<project>/build/<id>/key.json or <project>/assignments/<id>/public_key.json),
+    and ./solutions."""
+    key_path = key_path.resolve()
+    hidden = [str(key_path.parent)]
+    parents = key_path.parents
+    if len(parents) > 2 and parents[1].name in ("build", "assignments"):
+        hidden.append(str(parents[2]))
+    if Path("solutions").is_dir():
+        hidden.append(str(Path("solutions").resolve()))
+    return hidden
 
 
 def _load_key(path: Path) -> dict[str, Any] | None:
@@ -176,11 +190,7 @@ def _grade(args: argparse.Namespace) -> int:
     if not subs:
         return _fail("no .ipynb files found in " + " ".join(args.paths))
     out = Path(args.out)
-    hidden = [str(key_path.resolve().parent)] + ([str(Path("solutions").resolve())] if Path("solutions").is_dir() else [])
-    parents = key_path.resolve().parents
-    if len(parents) > 2 and parents[1].name == "build":   # <project>/build/<id>/key.json: hide the project
-        hidden.append(str(parents[2]))
-    result = grade_batch(subs, key, out, args.jobs, hidden=hidden)
+    result = grade_batch(subs, key, out, args.jobs, hidden=_hidden_for(key_path))
     if args.json:
         print(json.dumps([r.to_dict() for r in result.reports], indent=1))
         return 0

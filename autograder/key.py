@@ -9,6 +9,7 @@ import copy
 import hashlib
 import json
 import re
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,7 +55,7 @@ def _skeleton(v: dict[str, Any]) -> dict[str, Any]:
 
 
 def _digest(key: dict[str, Any]) -> str:
-    body = {k: v for k, v in key.items() if k != "digest"}
+    body = {k: v for k, v in key.items() if k not in ("digest", "secret", "public", "hidden")}
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -63,7 +64,8 @@ def _base_key(a: Assignment, torch_version: str) -> dict[str, Any]:
     return {"schema": KEY_SCHEMA, "v": KEY_VERSION, "assignment": a.id, "title": a.title, "notebook": a.notebook,
             "torch_observed": a.torch_observed, "torch_version": torch_version,
             "sympy_version": analytic.sympy_version(), "grading": d["grading"], "parameters": d["parameters"],
-            "exercises": d["exercises"], "checks": d["checks"], "digest": ""}
+            "exercises": d["exercises"], "checks": d["checks"], "digest": "",
+            "secret": "-" + secrets.token_hex(16)}   # seeds the graded fresh points; never in the public key
 
 
 def _run(key: dict[str, Any], cells: list[str], student: str, what: str) -> tuple[wire.Observations, sandbox.ProbeRun]:
@@ -187,6 +189,7 @@ def public_key(key: dict[str, Any]) -> dict[str, Any]:
     """The key without hidden checks (shipped to students for the self-check); it keeps their
     number and points so that the self-check can say that more is graded later."""
     pub = copy.deepcopy(key)
+    pub.pop("secret", None)
     hidden = [c for c in pub["checks"] if c["visibility"] == "hidden"]
     pub["checks"] = [c for c in pub["checks"] if c["visibility"] == "public"]
     pub["hidden"] = {"checks": len(hidden), "points": float(sum(c["points"] for c in hidden))}
@@ -237,6 +240,6 @@ def load_key(path: str | Path) -> dict[str, Any]:
     key = json.loads(Path(path).read_text(encoding="utf-8"))
     if key.get("schema") != KEY_SCHEMA or key.get("v") != KEY_VERSION:
         raise ValueError(f"{path}: not an autograd-lab key v{KEY_VERSION}")
-    if not key.get("public") and _digest(key) != key["digest"]:
+    if _digest(key) != key["digest"]:
         raise ValueError(f"{path}: the key's digest does not match its content; rebuild it with autograder release")
     return key

@@ -44,11 +44,17 @@ def draw_point(parameters: dict[str, dict[str, Any]], assignment: str, student: 
 
 
 def points_for(key: dict[str, Any], student: str) -> list[dict[str, Number]]:
-    """The student's own point (index 0) followed by `grading.fresh_points` fresh points."""
+    """The student's own point (index 0) followed by `grading.fresh_points` fresh points.
+
+    The full key holds a random `secret` (made at release, never shipped to students) that seeds
+    the graded fresh points, so that they cannot be worked out, or read off a self-check, in
+    advance; the public key has none, and self-checks use other fresh points.
+    """
     params, aid = key["parameters"], key["assignment"]
     fresh = int(key["grading"]["fresh_points"])
+    salt = key.get("secret", "")
     return [draw_point(params, aid, student, "own")] + [
-        draw_point(params, aid, student, f"fresh-{i}") for i in range(1, fresh + 1)
+        draw_point(params, aid, student, f"fresh-{i}{salt}") for i in range(1, fresh + 1)
     ]
 
 

@@ -225,9 +225,11 @@ def _exception(e: BaseException) -> dict[str, Any]:
             "message": wire.clip(_safe_str(e)), "origin": wire.clip(str(origin), 200)}
 
 
-def _safe_str(e: BaseException) -> str:
+def _safe_str(e: Any) -> str:
     try:
         return str(e)
+    except ProbeTimeout:
+        raise
     except BaseException:
         return "<message unavailable>"
 
@@ -256,13 +258,22 @@ def observe_call(ns: dict[str, Any], call: dict[str, Any], point: int, timeout: 
             rec["status"] = "timeout"
         except BaseException as e:  # SystemExit and KeyboardInterrupt are a student's fault too
             rec["status"] = "raised"
-            rec["exception"] = _exception(e)
+            try:   # its __str__ is the student's code too
+                with _Deadline(timeout):
+                    rec["exception"] = _exception(e)
+            except BaseException:
+                rec["exception"] = {"type": type(e).__name__, "mro": [c.__name__ for c in type(e).__mro__],
+                                    "message": "<the message could not be read in time>", "origin": "?"}
     rec["seconds"] = round(_monotonic() - start, 6)
     if rec["status"] == "returned":
         rec["returned"] = encode_guarded(result, timeout)
     rec["tensors"] = {name: _tensor_state(t, timeout) for name, t in tensors.items()}
-    rec["warnings"] = [{"category": w.category.__name__, "message": wire.clip(str(w.message), 500)}
-                       for w in caught[:20]]
+    try:   # a warning's text is the student's code too
+        with _Deadline(timeout):
+            rec["warnings"] = [{"category": w.category.__name__, "message": wire.clip(_safe_str(w.message), 500)}
+                               for w in caught[:20]]
+    except BaseException:
+        rec["warnings"] = [{"category": "?", "message": "<warnings could not be read in time>"}]
     return rec
 
 

@@ -8,9 +8,9 @@ Imports stdlib only.
 """
 from __future__ import annotations
 
-import itertools
 import json
 import os
+import random
 import resource
 import shutil
 import signal
@@ -63,6 +63,7 @@ class ProbeRun:
 def _limit(limits: Limits) -> None:
     # Runs in the child between fork and exec. RLIMIT_NPROC binds once the probe is not root.
     resource.setrlimit(resource.RLIMIT_NPROC, (128, 128))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))   # 128 x 1024 stays far below fs.file-max
     resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 5))
     resource.setrlimit(resource.RLIMIT_AS, (limits.address_space, limits.address_space))
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_size, limits.file_size))
@@ -84,8 +85,9 @@ def _environment(home: str) -> dict[str, str]:
 # When the grader runs as root, the probe drops to an unprivileged uid of its own inside bwrap: one per
 # run from this range (no /etc/passwd entry needed), so that RLIMIT_NPROC, which counts per uid,
 # limits each run alone and runs cannot touch each other's processes.
-UID_BASE, UID_SPAN = 61000, 4000
-_next_uid = itertools.count((os.getpid() * 97) % UID_SPAN)
+# The range sits far above the uids that systems hand out (system, login and systemd DynamicUser ones).
+UID_BASE, UID_SPAN = 2_000_000_000, 1_000_000
+_random = random.SystemRandom()
 # No user namespace: as root, the probe then really becomes its run uid (inside one, only uid 0 is mapped).
 BWRAP_FLAGS = ("--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--dev", "/dev", "--proc", "/proc")
 _runs_lock = threading.Lock()
@@ -230,8 +232,7 @@ def run_probe(request: dict[str, Any], limits: Limits = Limits(), hidden: list[s
         bwrap, why_not = bwrap_status()
         if bwrap:
             if os.geteuid() == 0:
-                with _runs_lock:
-                    uid = UID_BASE + next(_next_uid) % UID_SPAN
+                uid = UID_BASE + _random.randrange(UID_SPAN)   # two graders at once will not share one
                 argv += ["--user", str(uid)]
             argv = _bwrap_command(bwrap, runs, work, home, [os.getcwd(), *(hidden or [])], argv, limits)
             isolation = ("bwrap: unprivileged uid, no network, own PID namespace, read-only files except a "

@@ -167,9 +167,10 @@ def _check_exception(e: Any) -> dict[str, Any]:
             "message": clip(e["message"]), "origin": clip(str(e.get("origin", "?")), 200)}
 
 
-def _cell(rec: dict[str, Any]) -> CellResult:
-    if rec.get("status") not in ("ok", "error", "timeout") or not isinstance(rec.get("i"), int) \
-            or isinstance(rec.get("i"), bool):
+def _cell(rec: dict[str, Any], count: int) -> CellResult:
+    i = rec.get("i")
+    if rec.get("status") not in ("ok", "error", "timeout") or not isinstance(i, int) or isinstance(i, bool) \
+            or not 0 <= i < count:
         raise WireError("bad cell record")
     return CellResult(rec["i"], rec["status"], clip(str(rec.get("ename", "")), 200), clip(str(rec.get("evalue", ""))))
 
@@ -221,6 +222,8 @@ def parse_results(data: bytes) -> Observations:
         raise WireError("results do not start with a hello record")
     if hello.get("schema") != SCHEMA or hello.get("v") != VERSION:
         raise WireError(f"results schema {hello.get('schema')!r} v{hello.get('v')!r}, expected {SCHEMA} v{VERSION}")
+    count = hello.get("cells", 0)
+    count = count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else 0
     cells: list[CellResult] = []
     names: dict[str, dict[str, Any]] = {}
     calls: dict[tuple[str, int], CallResult] = {}
@@ -235,7 +238,10 @@ def parse_results(data: bytes) -> Observations:
             if not isinstance(rec, dict) or rec.get("k") not in RECORD_KINDS[1:]:
                 raise WireError("not a record")
             if rec["k"] == "cell":
-                cells.append(_cell(rec))
+                cell = _cell(rec, count)
+                if cell.index != len(cells):   # the probe reports cells once each, in order
+                    raise WireError("cell record out of order")
+                cells.append(cell)
             elif rec["k"] == "name":
                 if not isinstance(rec.get("name"), str):
                     raise WireError("bad name record")
@@ -250,10 +256,8 @@ def parse_results(data: bytes) -> Observations:
                 calls[(call.call, call.point)] = call
             else:
                 complete = True
-        except (ValueError, TypeError, AttributeError, RecursionError):   # WireError is a ValueError
+        except Exception:   # anything malformed (WireError, OverflowError, ...): not the probe's line
             if i < len(lines):   # a last line cut off by a kill is not counted against anyone
                 rejected += 1
-    count = hello.get("cells", 0)
-    return Observations(str(hello.get("torch", "unknown"))[:40], tuple(cells), names, calls, complete,
-                        count if isinstance(count, int) and not isinstance(count, bool) else 0,
+    return Observations(str(hello.get("torch", "unknown"))[:40], tuple(cells), names, calls, complete, count,
                         frozenset(duplicated), rejected)

@@ -111,3 +111,21 @@ def test_an_exception_raised_by_hand_is_not_torch_raising_it(key, tmp_path):
     o = next(o for o in r.outcomes if o.check_id == "6.produce.strict")
     assert o.status == "failed" and "raised by your own code" in o.message
     assert statuses(r)["6.produce.allow_unused"] == "passed"
+
+
+def test_an_exception_whose_message_never_ends_costs_only_its_own_checks(key, tmp_path):
+    looping = ("class Stuck(Exception):\n    def __str__(self):\n        while True:\n            pass\n\n"
+               "def ex1(x):\n    raise Stuck()\n")
+    path = variant(tmp_path, {"ex1-produce": looping})
+    r = grade_notebook(path, key, "ada", exercises=["1", "2"])
+    s = statuses(r)
+    assert s["1.produce.returns"] == "error" and s["2.produce.returns"] == "passed"
+    assert "could not be read in time" in next(o.message for o in r.outcomes if o.check_id == "1.produce.returns")
+
+
+def test_terminal_escapes_from_a_submission_are_shown_not_obeyed(key, tmp_path):
+    from autograder.render.terminal import render
+
+    path = variant(tmp_path, {"ex1-produce": "def ex1(x):\n    raise ValueError('\\x1b[2J score 26 / 26')\n"})
+    text = render(grade_notebook(path, key, "ada", exercises=["1"]))
+    assert "\x1b" not in text and "\\x1b[2J score 26 / 26" in text

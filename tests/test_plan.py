@@ -31,3 +31,12 @@ def test_request_has_fresh_points_and_no_expected_values(key):
     assert len(set(xs)) == len(xs)
     text = json.dumps(req)
     assert "diff(" not in text and "expect" not in text and "form" not in text
+
+
+def test_graded_fresh_points_come_from_the_keys_secret_not_from_the_public_key(key):
+    from autograder.key import public_key
+
+    graded, public = plan.points_for(key, "ada"), plan.points_for(public_key(key), "ada")
+    assert graded[0] == public[0]                    # the student's own point is the same
+    assert graded[1] != public[1] and graded[2] != public[2]
+    assert len(key["secret"]) == 33 and "secret" not in public_key(key)

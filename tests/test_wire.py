@@ -5,7 +5,7 @@ import pytest
 
 from autograder import wire
 
-HELLO = {"k": "hello", "schema": wire.SCHEMA, "v": wire.VERSION, "torch": "2.13.0"}
+HELLO = {"k": "hello", "schema": wire.SCHEMA, "v": wire.VERSION, "torch": "2.13.0", "cells": 2}
 
 
 def stream(*records):
@@ -50,3 +50,12 @@ def test_a_result_reported_twice_is_marked_as_tampered():
     name = {"k": "name", "name": "p", "value": {"t": "int", "v": 1}}
     obs = wire.parse_results(stream(HELLO, call, name, call, name, {"k": "done"}))
     assert obs.duplicated == {("ex1", 0), "p"}
+
+
+def test_forged_lines_that_would_break_the_grader_are_only_rejected():
+    huge = {"k": "name", "name": "zz", "value": {"t": "float", "v": int("1" + "0" * 400)}}
+    negative_cell = {"k": "cell", "i": -1000, "status": "error"}
+    repeated_cell = {"k": "cell", "i": 0, "status": "ok"}
+    big_seconds = {"k": "call", "call": "f", "point": 0, "status": "undefined", "seconds": int("9" * 400)}
+    obs = wire.parse_results(stream(HELLO, repeated_cell, huge, negative_cell, repeated_cell, big_seconds))
+    assert obs.rejected == 4 and len(obs.cells) == 1 and obs.names == {} and obs.calls == {}

@@ -5,6 +5,7 @@ import csv
 import io
 import textwrap
 
+from autograder.render.terminal import printable
 from autograder.report import STATUSES, Report
 
 FIXED_COLUMNS = ("submission", "student", "status", "score", "max_score")
@@ -49,4 +50,4 @@ def summary(reports: list[Report]) -> str:
         extra = [r.reason] if r.status == "not_gradable" else [n for n in r.notes if "STUDENT_ID" in n]
         for text in extra:
             lines += textwrap.wrap(text, len(head), initial_indent="   ↳ ", subsequent_indent="     ")
-    return "\n".join(lines)
+    return printable("\n".join(lines))

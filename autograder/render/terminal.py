@@ -5,6 +5,15 @@ import textwrap
 
 from autograder.report import Outcome, Report
 
+# Control characters a submission could put in a message (terminal escapes that clear the screen or
+# fake a score) are shown as visible escapes instead.
+_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0, 9), *range(11, 32), 127]}
+
+
+def printable(text: str) -> str:
+    """`text` with control characters other than newline and tab made visible ("\\x1b")."""
+    return text.translate(_CONTROL)
+
 _MARK = {"passed": "ok", "failed": "FAILED", "error": "ERROR", "missing": "missing", "timeout": "TIMEOUT"}
 
 
@@ -49,7 +58,7 @@ def render(report: Report, width: int = 100) -> str:
         out.append(f"sandbox: {report.isolation}")
     if report.status == "not_gradable":
         out += ["", "NOT GRADED: " + report.reason, "No score was given: this is not a 0."]
-        return "\n".join(out)
+        return printable("\n".join(out))
     out.append("")
     current = None
     id_width = max((len(o.check_id) for o in report.outcomes), default=10)
@@ -63,4 +72,4 @@ def render(report: Report, width: int = 100) -> str:
         out += textwrap.wrap("note: " + n, width, subsequent_indent="      ")
     counts = ", ".join(f"{n} {s}" for s, n in report.counts().items() if n)
     out += ["", f"score {_points(report.score or 0)} / {_points(report.max_score)} · {counts}"]
-    return "\n".join(out)
+    return printable("\n".join(out))
