@@ -80,11 +80,11 @@ def _find_public_key(notebook: Path, nb: Any) -> Path | None:
     beside = notebook.parent / "public_key.json"
     if beside.exists():
         return beside
-    aid = declared_assignment(nb)
-    for base in [Path.cwd(), *Path.cwd().parents]:
-        cand = base / "assignments" / str(aid) / "public_key.json"
-        if aid and cand.exists():
-            return cand
+    for aid in filter(None, (declared_assignment(nb), notebook.resolve().parent.name)):
+        for base in [Path.cwd(), *Path.cwd().parents]:
+            cand = base / "assignments" / aid / "public_key.json"
+            if cand.exists():
+                return cand
     return None
 
 
@@ -104,7 +104,8 @@ def _check(args: argparse.Namespace) -> int:
             print(f"NOT GRADED: {e}")
             return 1
         if key_path is None:
-            return _fail(f"no public_key.json beside {path} or in assignments/<id>/; pass --key")
+            return _fail(f"no public_key.json beside {path}, nor in an assignments/ folder for it here or "
+                         f"above; pass --key")
     key = _load_key(key_path)
     if key is None:
         return 2
@@ -178,8 +179,9 @@ def _grade(args: argparse.Namespace) -> int:
             if Path("solutions", aid).is_dir():
                 return _fail(f"no key at {key_path}: run `autograder release solutions/{aid}` first, or pass --key")
             known = sorted(spec.parent.name for spec in Path("solutions").glob("*/spec.toml"))
-            return _fail(f"no key at {key_path} and no solutions/{aid} to release"
-                         + (f"; known assignments: {', '.join(known)}" if known else "; pass --key"))
+            return _fail(f"no key at {key_path}: run grade from the project folder after `autograder release "
+                         f"solutions/{aid}`, or pass --key"
+                         + (f" (assignments here: {', '.join(known)})" if known else ""))
     key = _load_key(key_path)
     if key is None:
         return 2

@@ -40,7 +40,7 @@ def test_help_lists_examples_and_exit_codes():
 def test_grade_without_a_key_says_how_to_make_one(tmp_path):
     (tmp_path / "a.ipynb").write_text("{}")
     p = run_cli("grade", str(tmp_path / "a.ipynb"), "--out", str(tmp_path / "o"), "--assignment", "nope", cwd=tmp_path)
-    assert p.returncode == 2 and "no key at build/nope/key.json and no solutions/nope to release" in p.stderr
+    assert p.returncode == 2 and "no key at build/nope/key.json: run grade from the project folder after `autograder release solutions/nope`" in p.stderr
     (tmp_path / "solutions" / "nope").mkdir(parents=True)
     p = run_cli("grade", str(tmp_path / "a.ipynb"), "--out", str(tmp_path / "o"), "--assignment", "nope", cwd=tmp_path)
     assert p.returncode == 2 and "run `autograder release solutions/nope` first" in p.stderr
@@ -50,3 +50,9 @@ def test_check_of_an_unknown_exercise_is_a_usage_error(released):
     out, _ = released
     p = run_cli("check", str(out / "backward-vs-grad.ipynb"), "--exercise", "9")
     assert p.returncode == 2 and "no exercise 9; the exercises are 1, 2, 3, 4, 5, 6" in p.stderr
+
+
+def test_check_finds_the_public_key_by_the_notebooks_folder_name():
+    p = run_cli("check", str(SOLUTION / "backward-vs-grad.ipynb"), "--exercise", "1")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "score 4 / 4" in p.stdout

@@ -30,6 +30,7 @@ def test_the_blank_copy_self_check_shows_missing_and_a_wrong_answer_shows_why(re
     NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(out)}}).execute()
     one = _outputs(nb, "ex1-check")
     assert one.count("missing") >= 4 and "p1_grad is still ..." in one
+    assert "sandbox: none: a self-check observes your code in your own notebook kernel" in one
     two = _outputs(nb, "ex2-check")
     assert "2.produce.returns" in two and "FAILED" in two and "expected a tuple of 1 item" in two
     assert "why it matters" in two
