@@ -37,8 +37,7 @@ class Limits:
     wall_seconds: float = 120.0
     cpu_seconds: int = 180
     address_space: int = 4 * 2**30
-    file_size: int = 64 * 2**20
-    output_bytes: int = 4 * 2**20
+    file_size: int = 64 * 2**20         # any one file, the captured printed output included
     work_bytes: int = 256 * 2**20       # the private writable folder (with bwrap)
 
 
