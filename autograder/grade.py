@@ -247,9 +247,7 @@ def grade_notebook(path: str | Path, key: Key, student: str | None = None,
     try:
         return _grade_notebook(path, key, student, exercises, hidden)
     except Exception as e:
-        return _not_gradable(key, Path(path).name, student or Path(path).stem,
-                             f"not graded: internal grader error ({type(e).__name__}: {short(str(e), 200)}); this is not "
-                             f"the student's fault: please report it", {}, start)
+        return _not_gradable(key, Path(path).name, student or Path(path).stem, _grader_fault(e), {}, start)
 
 
 def _grade_notebook(path: str | Path, key: Key, student: str | None, exercises: list[str] | None,
@@ -267,8 +265,7 @@ def _grade_notebook(path: str | Path, key: Key, student: str | None, exercises: 
     """
     start = time.monotonic()
     path = Path(path)
-    if exercises is not None:
-        key = {**key, "checks": [c for c in key["checks"] if c["exercise"] in exercises]}
+    key = _only(key, exercises)
     try:
         nb = read_notebook(path)
     except NotebookError as e:
@@ -297,6 +294,16 @@ def _id_notes(declared: str | None, student: str) -> list[str]:
     return []
 
 
+def _only(key: Key, exercises: list[str] | None) -> Key:
+    """The key restricted to the checks of `exercises` (None: all)."""
+    return key if exercises is None else {**key, "checks": [c for c in key["checks"] if c["exercise"] in exercises]}
+
+
+def _grader_fault(e: Exception) -> str:
+    return (f"not graded: internal grader error ({type(e).__name__}: {short(str(e), 200)}); this is not the "
+            f"student's fault: please report it")
+
+
 def _versions(key: Key) -> dict[str, str]:
     return {"torch_key": key["torch_version"], "sympy": analytic.sympy_version(), "grader": __version__}
 
@@ -320,8 +327,7 @@ def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, note
     try:
         outcomes = outcomes_for(key, obs, run, student)
     except Exception as e:  # a grader fault: say so, give no points, never blame the student
-        return _not_gradable(key, submission, student, f"not graded: internal grader error ({type(e).__name__}: "
-                             f"{short(str(e), 200)}); this is not the student's fault: please report it", points[0], start)
+        return _not_gradable(key, submission, student, _grader_fault(e), points[0], start)
     notes = notes + _notes(obs, run, key, labels)
     if len(notes) > MAX_NOTES:
         notes = notes[:MAX_NOTES] + [f"… and {len(notes) - MAX_NOTES} more notes"]
@@ -339,8 +345,7 @@ def report_from_results(key: Key, results: bytes, student: str, exercises: list[
                         submission: str = "notebook (self-check)") -> Report:
     """Grade a results stream observed elsewhere (the in-notebook self-check observes in the
     student's kernel and sends the stream here, to a separate process that holds the key)."""
-    if exercises is not None:
-        key = {**key, "checks": [c for c in key["checks"] if c["exercise"] in exercises]}
+    key = _only(key, exercises)
     run = sandbox.ProbeRun(results[: wire.MAX_RESULT_BYTES], "", 0, False, 0.0,
                            isolation="none: a self-check observes your code in your own notebook kernel")
     return _finish(key, submission, student, run, _id_notes(student, student), time.monotonic())

@@ -31,7 +31,8 @@ class BuildError(RuntimeError):
 
 @dataclass(frozen=True)
 class Release:
-    """What `release` wrote and measured. Paths are strings; seconds are wall time."""
+    """What `release` wrote and measured: paths (strings), the number of checks, and the scores (points)
+    of the solution (lowest over the sample students) and of the blank copy, out of max_score."""
 
     assignment: str
     student_notebook: str
@@ -80,7 +81,7 @@ def _run(key: dict[str, Any], cells: list[str], student: str, what: str) -> tupl
     return obs, run
 
 
-def build_key(solution_dir: str | Path) -> tuple[dict[str, Any], Any]:
+def build_key(solution_dir: str | Path) -> tuple[dict[str, Any], Any, float]:
     """Build the full key of the assignment in `solution_dir` (spec.toml + solution notebook).
 
     Runs the solution through the sandboxed probe for SAMPLE_STUDENTS, takes each produce
@@ -89,7 +90,7 @@ def build_key(solution_dir: str | Path) -> tuple[dict[str, Any], Any]:
     run and sympy disagree (or the solution is wrong), and raises BuildError.
 
     Returns:
-        (key dict, the solution notebook).
+        (key dict, the solution notebook, the solution's lowest score over the sample students).
     Raises:
         SpecError: a bad spec. BuildError: a cell of the solution raised, the oracles disagree,
             the solution scores below 100 %.
@@ -141,14 +142,17 @@ def build_key(solution_dir: str | Path) -> tuple[dict[str, Any], Any]:
             raise BuildError(f"{where}: expect lists {len(items)} item(s), but the reference torch run of the solution's "
                              f"{check['function']} returned {compare.describe(observed)}; make expect match")
     key["digest"] = _digest(key)
+    scores = []
     for i, student in enumerate(SAMPLE_STUDENTS):
         obs, run = (first, first_run) if i == 0 else _run(key, cells, student, "solution notebook")
-        for o in grade.outcomes_for(key, obs, run, student):
+        outcomes = grade.outcomes_for(key, obs, run, student)
+        scores.append(sum(o.score for o in outcomes))
+        for o in outcomes:
             if o.status != "passed":
                 check = next(c for c in key["checks"] if c["id"] == o.check_id)
                 raise BuildError(f"{a.source} check {o.check_id!r}: the solution does not pass ({o.status}) for "
                                  f"sample student {student!r}: {o.message}. {_advice(check, key)}")
-    return key, nb
+    return key, nb, float(min(scores))
 
 
 def _advice(check: dict[str, Any], key: dict[str, Any]) -> str:
@@ -210,7 +214,7 @@ def release(solution_dir: str | Path, assignments_dir: str | Path | None = None,
 
     solution_dir = Path(solution_dir).resolve()
     root = solution_dir.parent.parent
-    key, nb = build_key(solution_dir)
+    key, nb, solution_score = build_key(solution_dir)
     try:
         blank = student_copy(nb)
     except RuntimeError as e:   # nbgrader: a solution region outside a solution cell, or unbalanced markers
@@ -230,9 +234,9 @@ def release(solution_dir: str | Path, assignments_dir: str | Path | None = None,
     nbformat.write(blank, str(nb_out))
     write_json_atomic(out / "public_key.json", public_key(key))
     write_json_atomic(kdir / "key.json", key)
-    total = float(sum(c["points"] for c in key["checks"]))
     return Release(key["assignment"], str(nb_out), str(out / "public_key.json"), str(kdir / "key.json"),
-                   len(key["checks"]), total, 0.0, total)
+                   len(key["checks"]), solution_score, float(sum(o.score for o in outcomes)),
+                   float(sum(c["points"] for c in key["checks"])))
 
 
 def load_key(path: str | Path) -> dict[str, Any]:

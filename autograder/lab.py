@@ -126,15 +126,7 @@ class Lab:
         records: list[dict[str, Any]] = [{"k": "hello", "schema": wire.SCHEMA, "v": wire.VERSION,
                                           "torch": _torch_version()}]
         records += [probe.observe_name(ns, n, float(request["call_timeout"])) for n in request["names"]]
-        for call in request["calls"]:
-            timed_out = False
-            for p in range(len(call["points"])):
-                if timed_out:
-                    records.append({"k": "call", "call": call["call"], "point": p, "status": "skipped"})
-                    continue
-                rec = probe.observe_call(ns, call, p, float(request["call_timeout"]))
-                records.append(rec)
-                timed_out = rec["status"] == "timeout"
+        records += probe.observe_calls(ns, request["calls"], float(request["call_timeout"]))
         records.append({"k": "done"})
         stream = b"".join(json.dumps(r, allow_nan=False).encode() + b"\n" for r in records)
         out = sandbox.run_tool(["_selfcheck", "--key", str(self.key_path), "--student", self.student,

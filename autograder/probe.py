@@ -5,7 +5,7 @@ nothing here knows an expected value.
 Run as `python -I -m autograder.probe --out-fd N [--user UID]` with the request (see
 `plan.probe_request`) on stdin; records go to the pipe N. With --user the probe gives up root for
 that unprivileged uid before anything else runs.
-The in-notebook self-check (`autograder.lab`) reuses `observe_call` and `observe_name` in the kernel.
+The in-notebook self-check (`autograder.lab`) reuses `observe_calls` and `observe_name` in the kernel.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import threading
 import time
 import traceback
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from autograder import wire
 
@@ -277,6 +277,20 @@ def observe_call(ns: dict[str, Any], call: dict[str, Any], point: int, timeout: 
     return rec
 
 
+def observe_calls(ns: dict[str, Any], calls: list[dict[str, Any]], timeout: float) -> Iterator[dict[str, Any]]:
+    """Yield a "call" record for every call at every point. After a timeout the function's later
+    points are "skipped": one timeout is enough, the limit is not spent again on it."""
+    for call in calls:
+        timed_out = False
+        for p in range(len(call["points"])):
+            if timed_out:
+                yield {"k": "call", "call": call["call"], "point": p, "status": "skipped"}
+                continue
+            rec = observe_call(ns, call, p, timeout)
+            timed_out = rec["status"] == "timeout"
+            yield rec
+
+
 def observe_name(ns: dict[str, Any], name: str, timeout: float = 5.0) -> dict[str, Any]:
     """Return a "name" record for a prediction variable ({"t": "undefined"} if it is not defined)."""
     value = encode_guarded(ns[name], timeout) if name in ns else {"t": "undefined"}
@@ -332,16 +346,8 @@ def main(argv: list[str] | None = None) -> None:
     ns = shell.user_ns
     for name in request["names"]:
         emit(observe_name(ns, name, float(request["call_timeout"])))
-    for call in request["calls"]:
-        stop = None
-        for p in range(len(call["points"])):
-            if stop is not None:   # one timeout is enough: do not spend the limit again on this function
-                emit({"k": "call", "call": call["call"], "point": p, "status": "skipped"})
-                continue
-            rec = observe_call(ns, call, p, float(request["call_timeout"]))
-            emit(rec)
-            if rec["status"] == "timeout":
-                stop = p
+    for rec in observe_calls(ns, request["calls"], float(request["call_timeout"])):
+        emit(rec)
     emit({"k": "done"})
     sys.stdout.flush()
     sys.stderr.flush()
