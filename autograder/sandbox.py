@@ -88,8 +88,8 @@ def _environment(home: str) -> dict[str, str]:
 UID_BASE, UID_SPAN = 2_000_000_000, 1_000_000
 _random = random.SystemRandom()
 # No user namespace: as root, the probe then really becomes its run uid (inside one, only uid 0 is mapped).
-BWRAP_FLAGS = ("--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--dev", "/dev", "--proc", "/proc")
-_runs_lock = threading.Lock()
+BWRAP_FLAGS = ("--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+               "--die-with-parent", "--new-session", "--dev", "/dev", "--proc", "/proc")
 
 
 @lru_cache(maxsize=1)
@@ -109,10 +109,9 @@ def bwrap_status() -> tuple[str | None, str]:
 
 def _runs_dir() -> str:
     """The folder that holds every run's temporary folder (hidden from each run but its own)."""
-    with _runs_lock:
-        path = os.path.join(tempfile.gettempdir(), f"autograd-lab-runs-{os.geteuid()}")
-        os.makedirs(path, mode=0o700, exist_ok=True)
-        return path
+    path = os.path.join(tempfile.gettempdir(), f"autograd-lab-runs-{os.geteuid()}")
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    return path
 
 
 def _shown_back() -> list[str]:
