@@ -96,6 +96,15 @@ def _evaluate(text: str, symbols: tuple[str, ...], point: dict[str, int | float]
     return tuple(out)
 
 
+def shape(text: str, symbols: Iterable[str]) -> tuple[int, ...]:
+    """The shape of `text`'s value: () for a scalar, (rows, cols) for a Matrix. Raises ValueError
+    as `parse` does."""
+    sp = _sympy()
+    with _LOCK:
+        expr = parse(text, symbols)
+    return tuple(expr.shape) if isinstance(expr, sp.MatrixBase) else ()
+
+
 def sympy_version() -> str:
     """The installed sympy version string."""
     return str(_sympy().__version__)

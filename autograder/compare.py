@@ -188,12 +188,35 @@ def _as_number(v: Value) -> Any | None:
     return None
 
 
+def _flat(v: Value) -> list[Any] | None:
+    """The numbers of a tensor, an array or a (nested) list or tuple of numbers, row-major; else None."""
+    if v["t"] in ("tensor", "array"):
+        return None if v.get("truncated") else list(v["data"])
+    if v["t"] in ("int", "float"):
+        return [v["v"]]
+    if v["t"] == "seq":
+        out: list[Any] = []
+        for item in v["items"]:
+            sub = _flat(item)
+            if sub is None:
+                return None
+            out += sub
+        return out
+    return None
+
+
 def compare_predicted(expected: Value, observed: Value, tol: Tolerance) -> Comparison:
     """Lenient comparison of a prediction (a plain literal): any number form (int, float, a
     one-element tensor or array) matches a number, and a class name (string or class) matches an
     exception class; a tuple must be a tuple, since which container torch returns is often the
     lesson."""
     et = expected["t"]
+    if et == "bool":
+        if observed["t"] == "bool" and observed["v"] == expected["v"]:
+            return MATCH
+        hint = " (write True or False without quotes)" if observed["t"] == "str" else ""
+        return Comparison(False, "kind" if observed["t"] != "bool" else "values",
+                          f"expected {expected['v']}, got {show(observed)}{hint}")
     if et == "none":
         if observed["t"] == "none":
             return MATCH
@@ -213,6 +236,14 @@ def compare_predicted(expected: Value, observed: Value, tol: Tolerance) -> Compa
             if not c.ok:
                 return Comparison(False, c.reason, f"item {i}: {c.detail}")
         return MATCH
+    if et == "array":
+        flat = _flat(observed)
+        if flat is None:
+            return Comparison(False, "kind", f"expected {len(expected['data'])} numbers (a list or a tensor), got "
+                                             f"{describe(observed)}")
+        if len(flat) != len(expected["data"]):
+            return Comparison(False, "length", f"expected {len(expected['data'])} numbers, got {len(flat)}")
+        return _values(flat, expected["data"], tol)
     exp_number, obs_number = _as_number(expected), _as_number(observed)
     if exp_number is None:
         return Comparison(False, "kind", f"cannot compare with {describe(expected)}")
@@ -245,3 +276,17 @@ def compare_exception(expected: dict[str, Any], raised: dict[str, Any] | None, l
         return Comparison(False, "exception", f"{raised['type']} was raised by your own code ({origin}), not by "
                                               f"{library}: call the {library} function whose error this is")
     return MATCH
+
+
+def compare_warning(expected: dict[str, Any], warnings: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> Comparison:
+    """Did the call emit a warning of the expected class (or a subclass: its "mro" names) whose
+    message contains the key phrase (case-insensitive)? `warnings`: [{"category", "message", "mro"}]."""
+    cls, phrase = expected["warns"], expected["phrase"].lower()
+    of_class = [w for w in warnings if cls in (w.get("mro") or [w["category"]])]
+    if any(phrase in w["message"].lower() for w in of_class):
+        return MATCH
+    if of_class:
+        return Comparison(False, "phrase", f"{cls} was emitted, but its message lacks {expected['phrase']!r}: "
+                                           f"{short(of_class[0]['message'], 160)}")
+    seen = ", ".join(sorted({w["category"] for w in warnings})) or "no warning"
+    return Comparison(False, "exception", f"expected a {cls}; the call emitted {seen}")

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from autograder import __version__, analytic, plan, sandbox, wire
-from autograder.compare import Tolerance, compare_exception, compare_predicted, compare_produced, short, show
+from autograder.compare import (Tolerance, compare_exception, compare_predicted, compare_produced, compare_warning,
+                                short, show)
 from autograder.notebook import NotebookError, code_cell_labels, code_cells, declared_student_id, read_notebook
 from autograder.report import Outcome, Report, Status
 
@@ -35,12 +36,18 @@ def _exercise(key: Key, eid: str) -> dict[str, Any]:
 def _values(exercise: dict[str, Any], point: dict[str, Any]) -> dict[str, Any]:
     """Symbol -> value at a point: every parameter, and each argument name bound to its parameter."""
     values = dict(point)
-    values.update({a["name"]: point[a["param"]] for a in exercise["args"]})
+    values.update({a["name"]: point[a["param"]] for a in exercise["args"] if a.get("param")})
     return values
 
 
+def _arg_value(a: dict[str, Any], point: dict[str, Any]) -> Any:
+    if a.get("params"):
+        return plan._nest([point[p] for p in a["params"]], list(a["shape"]))
+    return point[a["param"]]
+
+
 def _where(exercise: dict[str, Any], point: dict[str, Any]) -> str:
-    parts = [f"{a['name']}={point[a['param']]}" for a in exercise["args"]]
+    parts = [f"{a['name']}={_arg_value(a, point)}" for a in exercise["args"]]
     parts += [f"{a['name']}.grad preset to {point[a['grad']]}" for a in exercise["args"] if a.get("grad")]
     return ", ".join(parts)
 
@@ -50,24 +57,32 @@ def fill(form: dict[str, Any] | None, expect: dict[str, Any], values: dict[str, 
     Without a form (predictions) numbers become floats and sequences tuples."""
     if "none" in expect:
         return {"t": "none"}
-    if "raises" in expect:
-        return {"t": "class", "name": expect["raises"]}
+    if "bool" in expect:
+        return {"t": "bool", "v": expect["bool"]}
+    if "raises" in expect or "warns" in expect:
+        return {"t": "class", "name": expect.get("raises") or expect["warns"]}
     if "seq" in expect:
         items = form["items"] if form else [None] * len(expect["seq"])
         return {"t": "seq", "kind": form["kind"] if form else "tuple",
                 "items": [fill(f, e, values) for f, e in zip(items, expect["seq"], strict=True)]}
     nums = [wire.encode_float(x) for x in analytic.evaluate(expect["expr"], values.keys(), values)]
+    if form is not None and form["t"] == "int" and len(nums) == 1:
+        return {"t": "int", "v": int(round(float(nums[0])))}
     if form is None or form["t"] in ("float", "int"):
-        return {"t": "float", "v": nums[0]} if len(nums) == 1 else {"t": "seq", "kind": "list",
-                                                                     "items": [{"t": "float", "v": n} for n in nums]}
+        if len(nums) == 1:
+            return {"t": "float", "v": nums[0]}
+        shape = [n for n in analytic.shape(expect["expr"], values.keys()) if n != 1] or [len(nums)]
+        return {"t": "array", "dtype": "float64", "shape": shape, "data": nums}
     return {**form, "data": nums}
 
 
 def _oracle(key: Key, check: dict[str, Any], where: str) -> str:
     ref = f"reference torch {key['torch_version']} run"
     e = check["expect"]
-    if "raises" in e:
+    if "raises" in e or "warns" in e:
         return f"{ref}; API contract"
+    if check.get("convention"):
+        return f"torch's convention, checked against the {ref}: {check['convention']}"
     items = [e] if "seq" not in e else e["seq"]
     if not any("expr" in i for i in items):
         return f"API contract; {ref} agrees"
@@ -118,11 +133,37 @@ def _predict(key: Key, check: dict[str, Any], r: _Run, point: dict[str, Any]) ->
     tol = Tolerance(check.get("rtol") or key["grading"]["predict_rtol"], check.get("atol") or key["grading"]["predict_atol"])
     c = compare_predicted(expected, value, tol)
     oracle = _oracle(key, check, _where(ex, point))
+    base = replace(base, convention=_convention(key, check, _values(ex, point), show(expected)),
+                   version_note=_version_note(key, check, r.obs.torch_version))
     if c.ok:
         return replace(base, score=check["points"], message=f"{check['name']} = {show(value)}",
                        expected=show(expected), oracle=oracle, observed=show(value))
     return replace(base, status="failed", message=f"{check['name']}: {c.detail}", expected=show(expected),
                    oracle=oracle, observed=show(value))
+
+
+def _convention(key: Key, check: dict[str, Any], values: dict[str, Any], torch_value: str) -> str | None:
+    """For a convention check: the convention's name, torch's value (graded) and sympy's value under
+    the stated formulation (shown, never graded)."""
+    if not check.get("convention"):
+        return None
+    try:
+        nums = analytic.evaluate(check["sympy"], values.keys(), values)
+        sympy_value = show({"t": "float", "v": wire.encode_float(nums[0])}) if len(nums) == 1 else \
+            "[" + ", ".join(show({"t": "float", "v": wire.encode_float(n)}) for n in nums) + "]"
+    except (ValueError, TypeError) as e:
+        sympy_value = f"no number ({short(str(e), 100)})"
+    return (f"{check['convention']} — torch {key['torch_version']} gives {torch_value}; sympy's "
+            f"{check['sympy']} gives {sympy_value}. Graded against torch's value; sympy's is shown for comparison.")
+
+
+def _version_note(key: Key, check: dict[str, Any], run_version: str) -> str | None:
+    """A version-sensitive check graded on another torch than the one it was observed on is flagged."""
+    observed_on = key.get("torch_observed") or key["torch_version"]
+    if not check.get("version_sensitive") or run_version == observed_on:
+        return None
+    return (f"version-sensitive: this behaviour was observed on torch {observed_on}, and this run used torch "
+            f"{run_version}; if it changed, the check may be wrong, not you")
 
 
 def _warning_line(w: dict[str, str]) -> str:
@@ -161,7 +202,13 @@ def _produce(key: Key, check: dict[str, Any], r: _Run, points: list[dict[str, An
             return replace(base, status="timeout",
                            message=f"{call_text} did not return within {key['grading']['call_timeout']:g} s at {where}")
         expect = check["expect"]
-        if "raises" in expect:
+        if p == 0:
+            base = replace(base, version_note=_version_note(key, check, r.obs.torch_version))
+        if "warns" in expect:
+            c = compare_warning(expect, rec.warnings)
+            expected_text = f"{expect['warns']} whose message contains {expect['phrase']!r}"
+            observed_text = "; ".join(_warning_line(w) for w in rec.warnings[:3]) or "no warning"
+        elif "raises" in expect:
             ref_origin = ((check.get("reference") or {}).get("exception") or {}).get("origin", "")
             c = compare_exception(expect, rec.exception if rec.status == "raised" else None,
                                   library=ref_origin.split(".")[0] if ref_origin.startswith("torch") else "")
@@ -182,6 +229,8 @@ def _produce(key: Key, check: dict[str, Any], r: _Run, points: list[dict[str, An
             expected = fill(check.get("form"), expect, _values(ex, point))
             c = compare_produced(expected, observed, _tolerance(key, check))
             expected_text, observed_text = show(expected), show(observed)
+            if p == 0:
+                base = replace(base, convention=_convention(key, check, _values(ex, point), expected_text))
         if c.ok:
             if p == 0:
                 first = replace(base, score=check["points"], message=f"{what} at {where}: {observed_text}",
@@ -200,7 +249,8 @@ def _for_report(o: Outcome) -> Outcome:
     if o.visibility == "public":   # keep a report small whatever a submission returns
         return replace(o, message=short(o.message, 1000), observed=o.observed and short(o.observed, 1000),
                        expected=o.expected and short(o.expected, 1000))
-    return replace(o, message=o.status, expected=None, oracle=None, observed=None, why=None, details=())
+    return replace(o, message=o.status, expected=None, oracle=None, observed=None, why=None, details=(),
+                   convention=None)
 
 
 def outcomes_for(key: Key, obs: wire.Observations, run: sandbox.ProbeRun, student: str) -> tuple[Outcome, ...]:

@@ -132,6 +132,8 @@ def build_key(solution_dir: str | Path) -> tuple[dict[str, Any], Any, float]:
         if "raises" in check["expect"]:
             check["reference"] = {"exception": rec.exception} if rec.status == "raised" else None
             continue
+        if "warns" in check["expect"]:
+            continue
         if rec.status == "raised":
             raise BuildError(f"{where}: the solution's {check['function']} raised {rec.exception}; "
                              f"expect a value, or write raises = \"{rec.exception['type'] if rec.exception else ''}\"")
@@ -157,6 +159,12 @@ def build_key(solution_dir: str | Path) -> tuple[dict[str, Any], Any, float]:
 
 def _advice(check: dict[str, Any], key: dict[str, Any]) -> str:
     """What to fix when the solution fails one of its own checks."""
+    if "warns" in check["expect"]:
+        return ("Make warns = and phrase = match a warning the reference torch run emitted (the class, and a few "
+                "words of its message), or fix the solution.")
+    if check.get("convention"):
+        return (f"expect is torch's value under the convention; the reference torch {key['torch_version']} run "
+                f"disagrees with it: fix expect to what torch does (sympy's value goes in sympy = ...).")
     if "raises" in check["expect"]:
         return ("Make raises = and phrase = match what the reference torch run raised (the class, and a few words "
                 "of its message), or fix the solution.")

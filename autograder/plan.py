@@ -24,7 +24,8 @@ def draw_point(parameters: dict[str, dict[str, Any]], assignment: str, student: 
     Args:
         parameters: name -> distribution, as in a key's "parameters" table:
             {"kind": "real", "low": float, "high": float, "sign": "positive"|"negative"|"any", "decimals": int}
-            or {"kind": "integer", "low": int, "high": int} (both ends included).
+            or {"kind": "integer", "low": int, "high": int} (both ends included)
+            or {"kind": "fixed", "value": number} (the same for everyone: a kink an exercise is about).
         assignment, student: the seed; `stream` is "own" for the student's own point and
             "fresh-1", "fresh-2", ... for the fresh points the grader also calls.
     Returns:
@@ -32,6 +33,9 @@ def draw_point(parameters: dict[str, dict[str, Any]], assignment: str, student: 
     """
     point: dict[str, Number] = {}
     for name, dist in parameters.items():
+        if dist["kind"] == "fixed":
+            point[name] = dist["value"]
+            continue
         rng = _rng(assignment, student, stream, name)
         if dist["kind"] == "integer":
             point[name] = rng.randint(int(dist["low"]), int(dist["high"]))
@@ -62,6 +66,12 @@ def call_args(exercise: dict[str, Any], point: dict[str, Number]) -> list[dict[s
     """The argument descriptions of one produce call at one point (see `probe.make_args`)."""
     args = []
     for arg in exercise["args"]:
+        if arg.get("params"):
+            args.append({"name": arg["name"], "tensor": {
+                "value": _nest([point[p] for p in arg["params"]], list(arg["shape"])),
+                "dtype": arg.get("dtype", "float32"), "requires_grad": bool(arg.get("requires_grad", True)),
+                "grad": None}})
+            continue
         value = point[arg["param"]]
         if arg.get("tensor", True):
             args.append({"name": arg["name"], "tensor": {
@@ -71,6 +81,14 @@ def call_args(exercise: dict[str, Any], point: dict[str, Number]) -> list[dict[s
         else:
             args.append({"name": arg["name"], "number": value})
     return args
+
+
+def _nest(flat: list[Number], shape: list[int]) -> Any:
+    """Row-major `flat` as nested lists of `shape` ([1, 2, 3, 4], [2, 2] -> [[1, 2], [3, 4]])."""
+    if len(shape) <= 1:
+        return flat
+    step = len(flat) // shape[0]
+    return [_nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
 
 
 def probe_request(key: dict[str, Any], cells: list[str], student: str,

@@ -248,6 +248,10 @@ def observe_call(ns: dict[str, Any], call: dict[str, Any], point: int, timeout: 
         return rec
     args, tensors = make_args(call["points"][point]["args"])
     start = _monotonic()
+    import torch
+
+    warn_always = torch.is_warn_always_enabled()
+    torch.set_warn_always(True)   # torch's warn-once warnings too, at every call (torch.set_warn_always)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -264,13 +268,15 @@ def observe_call(ns: dict[str, Any], call: dict[str, Any], point: int, timeout: 
             except BaseException:
                 rec["exception"] = {"type": type(e).__name__, "mro": [c.__name__ for c in type(e).__mro__],
                                     "message": "<the message could not be read in time>", "origin": "?"}
+    torch.set_warn_always(warn_always)
     rec["seconds"] = round(_monotonic() - start, 6)
     if rec["status"] == "returned":
         rec["returned"] = encode_guarded(result, timeout)
     rec["tensors"] = {name: _tensor_state(t, timeout) for name, t in tensors.items()}
     try:   # a warning's text is the student's code too
         with _Deadline(timeout):
-            rec["warnings"] = [{"category": w.category.__name__, "message": wire.clip(_safe_str(w.message), 500)}
+            rec["warnings"] = [{"category": str(w.category.__name__), "message": wire.clip(_safe_str(w.message), 500),
+                                "mro": [str(c.__name__) for c in w.category.__mro__][:20]}
                                for w in caught[:20]]
     except BaseException:
         rec["warnings"] = [{"category": "?", "message": "<warnings could not be read in time>"}]

@@ -24,7 +24,10 @@ class Outcome:
     `message` is one line (what was called and what differed); `expected`/`observed` are short
     renderings, `oracle` names where the expectation came from (sympy; reference torch X run;
     API contract), `why` says in one line why it matters, `details` hold extra lines
-    (per point, warnings). Hidden checks keep `expected`, `oracle` and `details` empty.
+    (per point, warnings). `convention` names a convention where torch and sympy differ and shows
+    both values; `version_note` flags a version-sensitive check graded on another torch version
+    than the one it was observed on. Hidden checks keep `expected`, `oracle`, `details` and
+    `convention` empty.
     """
 
     check_id: str
@@ -41,6 +44,8 @@ class Outcome:
     observed: str | None = None
     why: str | None = None
     details: tuple[str, ...] = ()
+    convention: str | None = None
+    version_note: str | None = None
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,9 @@ class Arg:
     """One argument of the produce functions: a scalar tensor leaf (default) or a plain number."""
 
     name: str
-    param: str
+    param: str | None = None            # a scalar: the parameter it takes its value from
+    params: tuple[str, ...] | None = None   # a tensor of these parameters' values (row-major)
+    shape: tuple[int, ...] | None = None    # with params: the tensor's shape (default: [len(params)])
     tensor: bool = True
     dtype: str = "float32"
     requires_grad: bool = True
@@ -51,7 +53,14 @@ class Arg:
 
 @dataclass(frozen=True)
 class Check:
-    """One graded check. `expect` is {"none": True} | {"expr": str} | {"seq": [...]} | {"raises": str, "phrase": str}."""
+    """One graded check. `expect` is {"none": True} | {"bool": bool} | {"expr": str} | {"seq": [...]} |
+    {"raises": str, "phrase": str} | {"warns": str, "phrase": str}.
+
+    A convention check (`convention` set) is graded against torch's value (`expect`, verified
+    against the reference torch run at release); `sympy` is the analytic value under the stated
+    formulation, shown beside it. `version_sensitive` checks are flagged in a report made with
+    another torch version than the spec's `torch_observed`.
+    """
 
     id: str
     exercise: str
@@ -66,6 +75,9 @@ class Check:
     observe: str | None = None          # produce: "returned" or "<arg>.grad"
     rtol: float | None = None
     atol: float | None = None
+    convention: str | None = None
+    sympy: str | None = None
+    version_sensitive: bool = False
 
 
 @dataclass(frozen=True)
@@ -123,8 +135,15 @@ def _parameters(path: str, table: dict[str, Any]) -> dict[str, dict[str, Any]]:
     for name, dist in table.items():
         where = f"{path} [parameters.{name}]"
         _ident(where, name, "parameter name")
-        if not isinstance(dist, dict) or dist.get("kind") not in ("real", "integer"):
-            raise SpecError(f"{where}: give kind = \"real\" or \"integer\"")
+        if not isinstance(dist, dict) or dist.get("kind") not in ("real", "integer", "fixed"):
+            raise SpecError(f"{where}: give kind = \"real\", \"integer\" or \"fixed\"")
+        if dist["kind"] == "fixed":   # the same for every student: a kink or singular point an exercise is about
+            _keys(where, dist, {"kind", "value"}, {"value"})
+            value = dist["value"]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or abs(value) == float("inf"):
+                raise SpecError(f"{where}: value must be a finite number")
+            out[name] = {"kind": "fixed", "value": value}
+            continue
         if dist["kind"] == "integer":
             _keys(where, dist, {"kind", "low", "high"}, {"low", "high"})
             if not all(isinstance(dist[k], int) for k in ("low", "high")) or dist["low"] > dist["high"]:
@@ -147,29 +166,38 @@ def _parameters(path: str, table: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def _expect(where: str, raw: dict[str, Any], symbols: set[str]) -> dict[str, Any]:
-    if ("expect" in raw) == ("raises" in raw):
-        raise SpecError(f"{where}: give exactly one of expect = ... or raises = \"ExceptionClass\"")
-    if "raises" in raw:
-        cls = _ident(where, raw["raises"], "raises")
+    given = [k for k in ("expect", "raises", "warns") if k in raw]
+    if len(given) != 1:
+        raise SpecError(f"{where}: give exactly one of expect = ..., raises = \"ExceptionClass\" or "
+                        f"warns = \"WarningClass\"")
+    if given[0] in ("raises", "warns"):
+        kind = given[0]
+        cls = _ident(where, raw[kind], kind)
         import builtins
         import difflib
 
+        suffixes = ("Error", "Exception") if kind == "raises" else ("Warning",)
         if not isinstance(getattr(builtins, cls, None), type):
-            close = difflib.get_close_matches(cls, [n for n in dir(builtins) if n.endswith(("Error", "Exception"))], 1)
+            close = difflib.get_close_matches(cls, [n for n in dir(builtins) if n.endswith(suffixes)], 1)
             if close:
-                raise SpecError(f"{where}: raises = {cls!r} is not a Python exception; did you mean {close[0]!r}?")
+                raise SpecError(f"{where}: {kind} = {cls!r} is not a Python {'exception' if kind == 'raises' else 'warning'}; "
+                                f"did you mean {close[0]!r}?")
         phrase = raw.get("phrase", "")
         if not isinstance(phrase, str):
-            raise SpecError(f"{where}: phrase must be a string (a key phrase of the exception message)")
-        return {"raises": cls, "phrase": phrase}
+            raise SpecError(f"{where}: phrase must be a string (a key phrase of the message, not all of it: "
+                            f"torch's wording drifts between releases)")
+        return {kind: cls, "phrase": phrase}
     if "phrase" in raw:
-        raise SpecError(f"{where}: phrase goes with raises, not with expect")
+        raise SpecError(f"{where}: phrase goes with raises or warns, not with expect")
 
     def one(text: Any) -> dict[str, Any]:
         if not isinstance(text, str):
-            raise SpecError(f"{where}: expect items must be strings (\"None\" or a sympy expression), got {text!r}")
+            raise SpecError(f"{where}: expect items must be strings (\"None\", \"True\", \"False\" or a sympy "
+                            f"expression), got {text!r}")
         if text.strip() == "None":
             return {"none": True}
+        if text.strip() in ("True", "False"):
+            return {"bool": text.strip() == "True"}
         try:
             analytic.parse(text, symbols)
         except ValueError as e:
@@ -182,6 +210,57 @@ def _expect(where: str, raw: dict[str, Any], symbols: set[str]) -> dict[str, Any
             raise SpecError(f"{where}: expect = [] is empty; list one expectation per item")
         return {"seq": [one(item) for item in e]}
     return one(e)
+
+
+def _arg(where: str, raw: dict[str, Any]) -> Arg:
+    """One [[exercise]] args item: a scalar (param = "p") or a tensor of parameters (params = [...],
+    optional shape = [rows, cols])."""
+    _ident(where, raw["name"], "argument name")
+    if ("param" in raw) == ("params" in raw):
+        raise SpecError(f"{where}: argument {raw['name']!r} needs exactly one of param = \"p\" (a scalar) or "
+                        f"params = [\"p0\", \"p1\", ...] (a tensor)")
+    values = dict(raw)
+    if "params" in raw:
+        ps = raw["params"]
+        if not (isinstance(ps, list) and ps and all(isinstance(p, str) for p in ps)):
+            raise SpecError(f"{where}: argument {raw['name']!r}: params must be a non-empty list of parameter names")
+        shape = raw.get("shape", [len(ps)])
+        if not (isinstance(shape, list) and all(isinstance(n, int) and n > 0 for n in shape)):
+            raise SpecError(f"{where}: argument {raw['name']!r}: shape must be a list of positive integers")
+        size = 1
+        for n in shape:
+            size *= n
+        if size != len(ps):
+            raise SpecError(f"{where}: argument {raw['name']!r}: shape {shape} holds {size} values, but params lists "
+                            f"{len(ps)}")
+        if raw.get("grad") is not None or raw.get("tensor", True) is False:
+            raise SpecError(f"{where}: argument {raw['name']!r}: a params tensor takes neither grad nor tensor = false")
+        values["params"], values["shape"] = tuple(ps), tuple(shape)
+    elif "shape" in raw:
+        raise SpecError(f"{where}: argument {raw['name']!r}: shape goes with params = [...]")
+    arg = Arg(**values)
+    if arg.dtype not in ("float32", "float64"):
+        raise SpecError(f"{where}: argument {arg.name!r} dtype must be \"float32\" or \"float64\"")
+    return arg
+
+
+def _convention(where: str, raw: dict[str, Any], symbols: set[str]) -> tuple[str | None, str | None]:
+    """A convention check names the convention and gives sympy's value under its formulation."""
+    convention, sympy_text = raw.get("convention"), raw.get("sympy")
+    if sympy_text is not None and convention is None:
+        raise SpecError(f"{where}: sympy = ... goes with convention = \"the convention's name\"")
+    if convention is None:
+        return None, None
+    if not isinstance(convention, str) or not convention.strip():
+        raise SpecError(f"{where}: convention must name the convention in words")
+    if not isinstance(sympy_text, str):
+        raise SpecError(f"{where}: a convention check needs sympy = \"expression\": sympy's value under the stated "
+                        f"formulation, shown beside torch's")
+    try:
+        analytic.parse(sympy_text, symbols)
+    except ValueError as e:
+        raise SpecError(f"{where}: sympy {sympy_text!r} is not a valid expression: {e}") from None
+    return convention, sympy_text
 
 
 def load_spec(path: str | Path) -> Assignment:
@@ -233,22 +312,20 @@ def load_spec(path: str | Path) -> Assignment:
         functions = tuple(_ident(where, f, "function") for f in ex["functions"])
         args: list[Arg] = []
         for raw in ex["args"]:
-            _keys(f"{where} args", raw, set(Arg.__dataclass_fields__), {"name", "param"})
-            arg = Arg(**raw)
-            _ident(where, arg.name, "argument name")
-            for ref in (arg.param, arg.grad):
+            _keys(f"{where} args", raw, set(Arg.__dataclass_fields__), {"name"})
+            arg = _arg(where, raw)
+            for ref in (arg.param, arg.grad, *(arg.params or ())):
                 if ref is not None and ref not in params:
                     raise SpecError(f"{where}: argument {arg.name!r} names parameter {ref!r}; define it under [parameters]")
-            if arg.dtype not in ("float32", "float64"):
-                raise SpecError(f"{where}: argument {arg.name!r} dtype must be \"float32\" or \"float64\"")
             args.append(arg)
-        symbols = set(params) | {a.name for a in args}
+        symbols = set(params) | {a.name for a in args if a.param is not None}
         exercises.append(Exercise(eid, str(ex["title"]), functions, tuple(args)))
         for raw in ex["check"]:
             cid = f"{eid}.{raw.get('id', '')}"
             cwhere = f"{src} check {cid!r}"
-            _keys(cwhere, raw, {"id", "title", "predict", "function", "observe", "expect", "raises", "phrase",
-                                "why", "points", "visibility", "rtol", "atol"}, {"id", "title", "why"})
+            _keys(cwhere, raw, {"id", "title", "predict", "function", "observe", "expect", "raises", "warns", "phrase",
+                                "why", "points", "visibility", "rtol", "atol", "convention", "sympy",
+                                "version_sensitive"}, {"id", "title", "why"})
             if cid in seen:
                 raise SpecError(f"{cwhere}: duplicate check id; give each check of an exercise its own id")
             seen.add(cid)
@@ -268,14 +345,19 @@ def load_spec(path: str | Path) -> Assignment:
                 grads = {f"{a.name}.grad" for a in args if a.tensor}
                 if observe != "returned" and observe not in grads:
                     raise SpecError(f"{cwhere}: observe must be \"returned\" or one of {sorted(grads)}")
-                if "raises" in raw and observe != "returned":
-                    raise SpecError(f"{cwhere}: raises goes with observe = \"returned\"")
+                if ("raises" in raw or "warns" in raw) and observe != "returned":
+                    raise SpecError(f"{cwhere}: raises and warns go with observe = \"returned\" (what the call did)")
             points = _number(cwhere, raw.get("points", 1.0), "points", positive=True)
             vis = raw.get("visibility", "public")
             if vis not in ("public", "hidden"):
                 raise SpecError(f"{cwhere}: visibility must be \"public\" or \"hidden\"")
             tol = {k: _number(cwhere, raw[k], k, positive=True) for k in ("rtol", "atol") if k in raw}
+            convention, sympy_text = _convention(cwhere, raw, symbols)
+            sensitive = raw.get("version_sensitive", False)
+            if not isinstance(sensitive, bool):
+                raise SpecError(f"{cwhere}: version_sensitive must be true or false")
             checks.append(Check(cid, eid, kind, str(raw["title"]), _expect(cwhere, raw, symbols), str(raw["why"]),
-                                points, vis, name, function, observe, tol.get("rtol"), tol.get("atol")))
+                                points, vis, name, function, observe, tol.get("rtol"), tol.get("atol"),
+                                convention, sympy_text, sensitive))
     return Assignment(str(a["id"]), str(a["title"]), a["notebook"], str(a.get("torch_observed", "")),
                       grading, params, tuple(exercises), tuple(checks), src)

@@ -193,7 +193,8 @@ def _call(rec: dict[str, Any]) -> CallResult:
         check_value(st.get("grad"))
         tensors[str(name)] = {"grad": st["grad"], "requires_grad": st["requires_grad"], "is_leaf": st["is_leaf"]}
     raw_warnings = rec.get("warnings") or []
-    warns = tuple({"category": clip(str(w.get("category", "")), 200), "message": clip(str(w.get("message", "")))}
+    warns = tuple({"category": clip(str(w.get("category", "")), 200), "message": clip(str(w.get("message", ""))),
+                   "mro": [clip(str(c), 200) for c in w.get("mro", [])[:20]] if isinstance(w.get("mro"), list) else []}
                   for w in (raw_warnings if isinstance(raw_warnings, list) else [])[:20] if isinstance(w, dict))
     seconds = rec.get("seconds", 0.0)
     return CallResult(rec["call"], rec["point"], rec["status"], returned if rec["status"] == "returned" else None,

@@ -1,17 +1,19 @@
-"""Write the example submissions of 01-backward-vs-grad and, beside each, the statuses a correct grader
-must give it (`<student>.expected.json`).
+"""Write each assignment's example submissions and, beside each, the statuses a correct grader must
+give it (`examples/submissions/<id>/<student>.ipynb` and `<student>.expected.json`).
 
-Each submission is the released student notebook with some cells answered the way a student would:
-predictions as literals rounded to 4 significant figures for that student's own parameters, code
-with a realistic mistake. The expected statuses are written here by hand, per scenario, from what
-the mistake must cause; the test suite grades the notebooks and compares.
+The scenarios live in `examples/scenarios/<id>.py`: `scenarios(params)` returns
+student -> (what it shows, cell sources by nbgrader grade_id, expected statuses that are not
+"passed"; {"*": "missing"} sets every check), and an optional `extra_files(out)` writes files that
+are not the released notebook with some cells answered. The test suite grades the notebooks and
+compares every status.
 
-Run again after a change to the released notebook:  .venv/bin/python examples/make_submissions.py
+Run again after a change to a released notebook:  .venv/bin/python examples/make_submissions.py [ID ...]
 """
 from __future__ import annotations
 
+import importlib.util
 import json
-import math
+import sys
 from pathlib import Path
 
 import nbformat
@@ -19,126 +21,39 @@ import nbformat
 from autograder.plan import draw_point
 
 ROOT = Path(__file__).resolve().parent.parent
-ASSIGNMENT = "01-backward-vs-grad"
-RELEASED = ROOT / "assignments" / ASSIGNMENT / "backward-vs-grad.ipynb"
-OUT = ROOT / "examples" / "submissions" / ASSIGNMENT
+SCENARIOS = ROOT / "examples" / "scenarios"
+OUT = ROOT / "examples" / "submissions"
 
 
-def sig(x: float) -> str:
-    """x as a literal with 4 significant figures, as a student copies it from a calculator."""
-    return f"{float(f'{x:.4g}')!r}"
+def load_scenarios(assignment: str):
+    """The scenarios module of `assignment` (examples/scenarios/<id>.py)."""
+    spec = importlib.util.spec_from_file_location(f"scenarios_{assignment.replace('-', '_')}",
+                                                  SCENARIOS / f"{assignment}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def predictions(p: dict) -> dict[str, str]:
-    x, y, g, k = p["x0"], p["y0"], p["g0"], p["k"]
-    f2 = 2 * x * math.sin(x) + x * x * math.cos(x)
-    return {
-        "ex1-predict": f"p1_returns = None\np1_grad = {sig(2 * x)}",
-        "ex2-predict": f"p2_returns = ({sig(f2)},)\np2_grad = None",
-        "ex3-predict": f"p3_derivative = {sig(f2)}\np3_grad = {g!r}",
-        "ex4-predict": f"p4_after_k = {sig(k * 3 * x * x)}\np4_after_reset = {sig(3 * x * x)}",
-        "ex5-predict": f"p5_x_grad = {y!r}\np5_y_grad = None",
-        "ex6-predict": f"p6_strict = \"RuntimeError\"\np6_allow_unused = ({sig(3 * x * x)}, None)\n"
-                       f"p6_materialize = ({sig(3 * x * x)}, 0.0)",
-    }
+def assignments() -> list[str]:
+    """Every assignment id that has a scenarios file, sorted."""
+    return sorted(p.stem for p in SCENARIOS.glob("*.py"))
 
 
-CODE = {
-    "ex1-produce": "def ex1(x):\n    return (x * x).backward()",
-    "ex2-produce": "def ex2(x):\n    return torch.autograd.grad(x**2 * torch.sin(x), x)",
-    "ex3-produce": "def ex3(x):\n    d, = torch.autograd.grad(x**2 * torch.sin(x), x)\n    return d",
-    "ex4-produce": ("def ex4_accumulate(x, k):\n    for _ in range(k):\n        (x ** 3).backward()\n\n\n"
-                    "def ex4_reset(x, k):\n    ex4_accumulate(x, k)\n    x.grad = None\n    (x ** 3).backward()"),
-    "ex5-produce": "def ex5(x, y):\n    (x * y).backward(inputs=[x])",
-    "ex6-produce": ("def ex6_strict(x, u):\n    return torch.autograd.grad(x ** 3, [x, u])\n\n\n"
-                    "def ex6_allow_unused(x, u):\n    return torch.autograd.grad(x ** 3, [x, u], allow_unused=True)\n\n\n"
-                    "def ex6_materialize(x, u):\n    return torch.autograd.grad(x ** 3, [x, u], materialize_grads=True)"),
-}
-
-
-def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
-    """student -> (what it shows, cell sources by grade_id, expected non-passed statuses)."""
-    out = {}
-    p = params("ada")
-    out["ada"] = ("fully correct", {**predictions(p), **CODE}, {})
-
-    p = params("ben")
-    wrong = predictions(p)
-    x = p["x0"]
-    wrong["ex1-predict"] = f"p1_returns = {sig(2 * x)}   # thought backward() returns the derivative\np1_grad = {sig(2 * x)}"
-    wrong["ex2-predict"] = f"p2_returns = {sig(2*x*math.sin(x) + x*x*math.cos(x))}   # not a tuple\np2_grad = None"
-    wrong["ex3-predict"] = wrong["ex3-predict"].split("\n")[0] + f"\np3_grad = {sig(2*x*math.sin(x) + x*x*math.cos(x))}"
-    wrong["ex4-predict"] = f"p4_after_k = {sig(3 * x * x)}\np4_after_reset = {sig(3 * x * x)}"
-    wrong["ex6-predict"] = wrong["ex6-predict"].replace('"RuntimeError"', '"ValueError"').replace(", None)", ", 0.0)", 1)
-    out["ben"] = ("wrong predictions, right code", {**wrong, **CODE},
-                  {"1.predict.returns": "failed", "2.predict.returns": "failed", "3.predict.grad": "failed",
-                   "4.predict.after_k": "failed", "6.predict.strict": "failed", "6.predict.allow_unused": "failed"})
-
-    p = params("cleo")
-    pred = predictions(p)
-    pred["ex4-predict"] = f"p4_after_k = {sig(3 * p['x0'] ** 2)}\np4_after_reset = {sig(3 * p['x0'] ** 2)}"
-    code = dict(CODE, **{"ex4-produce": (
-        "def ex4_accumulate(x, k):\n    for _ in range(k):\n        x.grad = None   # \"start clean\" every pass\n"
-        "        (x ** 3).backward()\n\n\n"
-        "def ex4_reset(x, k):\n    ex4_accumulate(x, k)\n    x.grad = None\n    (x ** 3).backward()")})
-    out["cleo"] = ("forgot that backward accumulates", {**pred, **code},
-                   {"4.predict.after_k": "failed", "4.produce.after_k": "failed"})
-
-    p = params("dev")
-    pred = predictions(p)
-    f2 = 2 * p["x0"] * math.sin(p["x0"]) + p["x0"] ** 2 * math.cos(p["x0"])
-    pred["ex2-predict"] = f"p2_returns = ({sig(f2)},)\np2_grad = {sig(f2)}"
-    code = dict(CODE, **{
-        "ex2-produce": "def ex2(x):\n    (x**2 * torch.sin(x)).backward()\n    return x.grad",
-        "ex3-produce": "def ex3(x):\n    (x**2 * torch.sin(x)).backward()\n    return x.grad"})
-    out["dev"] = ("used backward where grad was asked", {**pred, **code},
-                  {"2.predict.grad": "failed", "2.produce.returns": "failed", "2.produce.grad": "failed",
-                   "3.produce.derivative": "failed", "3.produce.grad": "failed"})
-
-    p = params("eve")
-    x = p["x0"]
-    f2 = 2 * x * math.sin(x) + x * x * math.cos(x)
-    code = dict(CODE, **{
-        "ex1-produce": f"def ex1(x):\n    x.grad = torch.tensor({2 * x!r})   # my answer, worked out by hand\n    return None",
-        "ex2-produce": "def ex2(x):\n    return (torch.tensor(6.),)   # copied from the worked example",
-        "ex3-produce": f"def ex3(x):\n    return torch.tensor({f2!r})"})
-    out["eve"] = ("hard-coded numbers: her own answers pass only at her point, the worked example's 6 nowhere",
-                  {**predictions(p), **code},
-                  {"1.produce.grad": "failed", "2.produce.returns": "failed", "3.produce.derivative": "failed"})
-
-    p = params("finn")
-    code = dict(CODE, **{
-        "ex2-produce": "def ex2(x):\n    return torch.autograd.grad(x**2 * torch.sin(x), x, retain=True)",
-        "ex6-produce": CODE["ex6-produce"].replace("materialize_grads=True", "allow_unused=False, materialize_grads=True")})
-    out["finn"] = ("code that raises (a wrong keyword; a contradictory pair of flags)", {**predictions(p), **code},
-                   {"2.produce.returns": "error", "2.produce.grad": "error", "6.produce.materialize": "error"})
-
-    out["gus"] = ("not attempted (only STUDENT_ID set)", {}, {"*": "missing"})
-
-    p = params("hana")
-    code = dict(CODE, **{"ex4-produce": (
-        "def ex4_accumulate(x, k):\n    i = 0\n    while i < k:   # forgot i += 1\n        (x ** 3).backward()\n\n\n"
-        "def ex4_reset(x, k):\n    for _ in range(k):\n        (x ** 3).backward()\n    x.grad = None\n    (x ** 3).backward()")})
-    out["hana"] = ("an infinite loop in one produce function", {**predictions(p), **code},
-                   {"4.produce.after_k": "timeout"})
-
-    p = params("jade")
-    code = dict(CODE, **{"ex1-produce": (
-        "def ex1(x):\n    y = x * x\n    result = y.backward()\n    print('debug:', y.grad, x.grad)   # y is not a leaf: warns\n"
-        "    return result")})
-    out["jade"] = ("correct, but reads a non-leaf .grad, which warns (full credit; the warning is shown)",
-                   {**predictions(p), **code}, {})
-    return out
-
-
-def main(out: Path = OUT) -> None:
-    """Write every scenario's notebook and expected statuses into `out`."""
-    key = json.loads((RELEASED.parent / "public_key.json").read_text())
-    check_ids = [c["id"] for c in key["checks"]]
-    params = lambda s: draw_point(key["parameters"], ASSIGNMENT, s, "own")
+def main(assignment: str, out: Path | None = None) -> None:
+    """Write `assignment`'s scenario notebooks and expected statuses into `out`
+    (default examples/submissions/<id>)."""
+    out = out or OUT / assignment
+    module = load_scenarios(assignment)
+    released = ROOT / "assignments" / assignment
+    key = json.loads((released / "public_key.json").read_text())
+    check_ids = [c["id"] for c in key["checks"]]   # public checks: hidden ones are not listed
+    params = lambda s: draw_point(key["parameters"], assignment, s, "own")
     out.mkdir(parents=True, exist_ok=True)
-    for student, (what, sources, statuses) in scenarios(params).items():
-        nb = nbformat.read(RELEASED, as_version=4)
+    for student, (what, sources, statuses) in module.scenarios(params).items():
+        nb = nbformat.read(released / key["notebook"], as_version=4)
+        unknown = set(sources) - {c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells}
+        if unknown:
+            raise SystemExit(f"{assignment}/{student}: no cell with grade_id {sorted(unknown)}")
         for cell in nb.cells:
             gid = cell.metadata.get("nbgrader", {}).get("grade_id")
             if gid == "student-id":
@@ -146,15 +61,16 @@ def main(out: Path = OUT) -> None:
             elif gid in sources:
                 cell.source = sources[gid]
         nbformat.write(nb, out / f"{student}.ipynb")
+        bad = set(statuses) - set(check_ids) - {"*"}
+        if bad:
+            raise SystemExit(f"{assignment}/{student}: unknown check ids {sorted(bad)}")
         expected = {c: statuses.get(c, statuses.get("*", "passed")) for c in check_ids}
         (out / f"{student}.expected.json").write_text(json.dumps(
             {"scenario": what, "status": "graded", "checks": expected}, indent=1) + "\n")
-    # A file cut off in the middle of saving: not valid JSON, so not gradable (never a 0).
-    text = (out / "ada.ipynb").read_text()
-    (out / "ivan.ipynb").write_text(text[: len(text) // 2])
-    (out / "ivan.expected.json").write_text(json.dumps(
-        {"scenario": "a truncated file that is not valid JSON", "status": "not_gradable", "checks": {}}, indent=1) + "\n")
+    for student, record in getattr(module, "extra_files", lambda out: {})(out).items():
+        (out / f"{student}.expected.json").write_text(json.dumps(record, indent=1) + "\n")
 
 
 if __name__ == "__main__":
-    main()
+    for a in sys.argv[1:] or assignments():
+        main(a)

@@ -68,3 +68,33 @@ def test_show_looks_like_torch():
     assert show(tup(tensor(6.0))) == "(tensor(6.),)"
     assert show(tensor(1.0, 2.0)) == "tensor([1., 2.])"
     assert show({"t": "float", "v": "nan"}) == "nan"
+
+
+def test_a_warning_check_wants_the_class_or_a_subclass_and_the_phrase():
+    from autograder.compare import compare_warning
+
+    leaf = {"category": "UserWarning", "message": "The .grad attribute of a Tensor that is not a leaf Tensor",
+            "mro": ["UserWarning", "Warning", "Exception", "BaseException", "object"]}
+    assert compare_warning({"warns": "UserWarning", "phrase": "NOT A LEAF"}, [leaf]).ok
+    assert compare_warning({"warns": "Warning", "phrase": "not a leaf"}, [leaf]).ok
+    c = compare_warning({"warns": "UserWarning", "phrase": "retain_grad"}, [leaf])
+    assert not c.ok and c.reason == "phrase"
+    c = compare_warning({"warns": "DeprecationWarning", "phrase": "x"}, [leaf])
+    assert not c.ok and c.detail == "expected a DeprecationWarning; the call emitted UserWarning"
+    assert compare_warning({"warns": "UserWarning", "phrase": "x"}, []).detail.endswith("emitted no warning")
+
+
+def test_a_boolean_prediction_must_be_the_boolean_and_a_vector_any_container_of_its_numbers():
+    from autograder.compare import Tolerance, compare_predicted
+
+    tol = Tolerance(2e-3, 1e-6)
+    assert compare_predicted({"t": "bool", "v": False}, {"t": "bool", "v": False}, tol).ok
+    c = compare_predicted({"t": "bool", "v": False}, {"t": "str", "v": "False"}, tol)
+    assert not c.ok and "without quotes" in c.detail
+    assert not compare_predicted({"t": "bool", "v": True}, {"t": "int", "v": 1}, tol).ok
+    vec = {"t": "array", "dtype": "float64", "shape": [2], "data": [1.0, 2.0]}
+    as_list = {"t": "seq", "kind": "list", "items": [{"t": "float", "v": 1.0}, {"t": "int", "v": 2}]}
+    assert compare_predicted(vec, as_list, tol).ok
+    assert compare_predicted(vec, {"t": "tensor", "dtype": "float32", "shape": [2], "data": [1.0, 2.0]}, tol).ok
+    c = compare_predicted(vec, {"t": "seq", "kind": "list", "items": [{"t": "float", "v": 1.0}]}, tol)
+    assert not c.ok and c.detail == "expected 2 numbers, got 1"

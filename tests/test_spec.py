@@ -83,3 +83,34 @@ def test_a_misspelt_exception_class_gets_a_suggestion(tmp_path):
     text = GOOD.replace('observe = "x.grad"\nexpect = "diff(x**2, x)"', 'observe = "returned"\nraises = "RunTimeError"')
     with pytest.raises(SpecError, match=r"'RunTimeError' is not a Python exception; did you mean 'RuntimeError'\?"):
         load_text(tmp_path, text)
+
+
+def test_tensor_arguments_warnings_booleans_and_conventions_load(tmp_path):
+    text = GOOD.replace('args = [{ name = "x", param = "x0" }]',
+                        'args = [{ name = "x", param = "x0" }, { name = "w", params = ["x0", "x0"], shape = [1, 2] }]')
+    text += ('\n[[exercise.check]]\nid = "warn"\ntitle = "t"\nobserve = "returned"\nwarns = "UserWarning"\n'
+             'phrase = "not a leaf"\nwhy = "w"\n'
+             '\n[[exercise.check]]\nid = "flag"\ntitle = "t"\nobserve = "returned"\nexpect = "False"\nwhy = "w"\n'
+             '\n[[exercise.check]]\nid = "kink"\ntitle = "t"\nobserve = "x.grad"\nexpect = "0"\nwhy = "w"\n'
+             'convention = "relu\'(0) = 0"\nsympy = "diff(Max(0, x), x)"\nversion_sensitive = true\n')
+    a = load_text(tmp_path, text)
+    w = a.exercises[0].args[1]
+    assert w.params == ("x0", "x0") and w.shape == (1, 2) and w.param is None
+    by = {c.id.split(".", 1)[1]: c for c in a.checks}
+    assert by["warn"].expect == {"warns": "UserWarning", "phrase": "not a leaf"}
+    assert by["flag"].expect == {"bool": False}
+    assert by["kink"].convention == "relu'(0) = 0" and by["kink"].sympy == "diff(Max(0, x), x)"
+    assert by["kink"].version_sensitive is True
+
+
+def test_a_tensor_argument_whose_shape_does_not_hold_its_params_is_refused(tmp_path):
+    text = GOOD.replace('args = [{ name = "x", param = "x0" }]',
+                        'args = [{ name = "x", param = "x0" }, { name = "w", params = ["x0", "x0"], shape = [3] }]')
+    with pytest.raises(SpecError, match=r"shape \[3\] holds 3 values, but params lists 2"):
+        load_text(tmp_path, text)
+
+
+def test_a_convention_without_sympys_value_is_refused(tmp_path):
+    text = GOOD + '\nconvention = "relu\'(0) = 0"\n'
+    with pytest.raises(SpecError, match="needs sympy ="):
+        load_text(tmp_path, text)

@@ -40,6 +40,10 @@ def outcome_lines(o: Outcome, width: int = 100, id_width: int = 22, title_width:
             lines += wrap(f"expected value from: {o.oracle}")
         if o.why and o.status == "failed":
             lines += wrap(f"why it matters: {o.why}")
+    if o.convention:
+        lines += wrap(f"convention: {o.convention}")
+    if o.version_note:
+        lines += wrap(f"note: {o.version_note}")
     for d in o.details:
         lines += wrap(d)
     return lines

@@ -1,0 +1,116 @@
+"""Invariants every assignment of the curriculum must hold: it releases (oracles agree, solution
+100 %, blank copy 0), the committed release is up to date, the solution runs top to bottom in a real
+Jupyter kernel with every self-check passing, its example submissions get exactly their recorded
+statuses, and its spec has the shape the course promises."""
+from __future__ import annotations
+
+import json
+import re
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from autograder.grade import grade_notebook
+from autograder.key import load_key, release
+from autograder.spec import load_spec
+
+from conftest import ROOT
+
+IDS = sorted(p.parent.name for p in (ROOT / "solutions").glob("*/spec.toml"))
+_RELEASES: dict[str, tuple] = {}
+
+
+def released(assignment: str, tmp_path_factory):
+    """Release `assignment` once per session into a temporary folder: (Release, key)."""
+    if assignment not in _RELEASES:
+        base = tmp_path_factory.mktemp(f"release-{assignment}")
+        r = release(ROOT / "solutions" / assignment, base / "assignments", base / "build")
+        _RELEASES[assignment] = (r, load_key(r.key))
+    return _RELEASES[assignment]
+
+
+def test_the_assignments_are_numbered_in_order():
+    assert [i[:3] for i in IDS] == [f"{n:02d}-" for n in range(1, len(IDS) + 1)]
+
+
+@pytest.mark.parametrize("assignment", IDS)
+def test_it_releases_and_the_committed_release_is_up_to_date(assignment, tmp_path_factory):
+    r, key = released(assignment, tmp_path_factory)
+    assert r.solution_score == r.max_score > 0 and r.blank_score == 0
+    committed = json.loads((ROOT / "assignments" / assignment / "public_key.json").read_text())
+    assert committed["digest"] == key["digest"], f"run: autograder release solutions/{assignment}"
+    nb = nbformat.read(ROOT / "assignments" / assignment / key["notebook"], as_version=4)
+    assert nb.metadata["autograd_lab"]["key_digest"] == key["digest"]
+
+
+@pytest.mark.parametrize("assignment", IDS)
+def test_the_spec_keeps_the_course_promises(assignment):
+    a = load_spec(ROOT / "solutions" / assignment)
+    assert 5 <= len(a.exercises) <= 9 or assignment.startswith("01-"), f"{len(a.exercises)} exercises"
+    for ex in a.exercises:
+        kinds = {c.kind for c in a.checks if c.exercise == ex.id}
+        assert kinds == {"predict", "produce"}, f"exercise {ex.id}: predict then produce"
+    for c in a.checks:
+        if ("raises" in c.expect or "warns" in c.expect) and c.kind == "produce":
+            assert c.expect["phrase"].strip(), f"{c.id}: an exception or warning check needs a key phrase"
+            assert len(c.expect["phrase"]) <= 60, f"{c.id}: a key phrase, not the whole message"
+        if c.convention:
+            assert c.sympy, c.id
+    random_params = [n for n, d in a.parameters.items() if d["kind"] != "fixed"]
+    assert random_params, "parameters must be random per student where the exercise allows"
+
+
+@pytest.mark.parametrize("assignment", IDS)
+def test_the_solution_runs_top_to_bottom_in_a_kernel_and_every_self_check_passes(assignment, tmp_path_factory):
+    r, key = released(assignment, tmp_path_factory)
+    nb = nbformat.read(ROOT / "solutions" / assignment / key["notebook"], as_version=4)
+    out = ROOT / "assignments" / assignment   # beside its public key, as a student runs it
+    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(out)}}).execute()
+    checked = set()
+    for cell in nb.cells:
+        gid = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+        if cell.cell_type == "code" and re.fullmatch(r"ex\w+-check", gid):
+            text = "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "") for o in cell.outputs)
+            assert " ok " in text and not re.search(r"FAILED|ERROR|TIMEOUT| missing ", text), (gid, text)
+            checked.add(gid)
+    assert len(checked) == len(key["exercises"]), "one lab.check cell per exercise"
+
+
+@pytest.mark.parametrize("assignment", IDS)
+def test_the_example_submissions_get_their_recorded_statuses(assignment, tmp_path_factory):
+    _, key = released(assignment, tmp_path_factory)
+    folder = ROOT / "examples" / "submissions" / assignment
+    expected = {f.name.split(".")[0]: json.loads(f.read_text()) for f in folder.glob("*.expected.json")}
+    assert len(expected) >= 3
+    everything = {s for s, e in expected.items() if e["status"] == "graded" and set(e["checks"].values()) == {"passed"}}
+    nothing = {s for s, e in expected.items() if e["status"] == "graded" and set(e["checks"].values()) == {"missing"}}
+    assert everything and nothing, "examples include a correct and a not-attempted submission"
+    assert len(expected) > len(everything | nothing), "and at least one typical misconception"
+    for student, exp in expected.items():
+        report = grade_notebook(folder / f"{student}.ipynb", key, student)
+        assert report.status == exp["status"], (student, report.reason)
+        got = {o.check_id: o.status for o in report.outcomes if o.visibility == "public"}
+        assert got == exp["checks"], (student, {k: (v, got.get(k)) for k, v in exp["checks"].items() if got.get(k) != v})
+
+
+@pytest.mark.parametrize("assignment", IDS)
+def test_the_committed_examples_are_what_the_generator_writes(assignment, tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_submissions", ROOT / "examples" / "make_submissions.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main(assignment, tmp_path)
+    folder = ROOT / "examples" / "submissions" / assignment
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written == sorted(p.name for p in folder.iterdir())
+    for name in written:
+        assert (tmp_path / name).read_text() == (folder / name).read_text(), \
+            f"{name} is stale: run examples/make_submissions.py {assignment}"
+
+
+def test_the_readme_table_lists_every_assignment():
+    readme = (ROOT / "README.md").read_text()
+    for assignment in IDS:
+        assert re.search(rf"^\|\s*`?{re.escape(assignment)}`?\s*\|", readme, re.M), assignment
