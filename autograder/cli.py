@@ -51,12 +51,16 @@ def _parser() -> argparse.ArgumentParser:
                        formatter_class=fmt, description="Grade notebooks (files, or folders searched for *.ipynb). "
                        "Writes OUT/reports/<submission>.json and OUT/gradebook.csv and prints a summary. The "
                        "student id is each file's name without .ipynb (or, for a file that kept the released notebook's "
-                       "name, its folder's name).")
+                       "name, its folder's name). A submission whose report is already in OUT with the same "
+                       "content, student, key and grader version is not graded again (a killed batch resumes); "
+                       "--force grades everything again. Each submission runs in a fresh sandboxed process forked "
+                       "from one warm worker.")
     g.add_argument("paths", nargs="+")
     g.add_argument("--out", required=True, help="output folder")
     g.add_argument("--key", help="key.json (default: build/<assignment>/key.json)")
     g.add_argument("--assignment", help="assignment id (default: from the notebooks' metadata or folder names)")
     g.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once (default: cores)")
+    g.add_argument("--force", action="store_true", help="grade again even submissions whose report is up to date")
     g.add_argument("--json", action="store_true", help="print the reports as one JSON list instead of the summary")
     return p
 
@@ -192,13 +196,17 @@ def _grade(args: argparse.Namespace) -> int:
     if not subs:
         return _fail("no .ipynb files found in " + " ".join(args.paths))
     out = Path(args.out)
-    result = grade_batch(subs, key, out, args.jobs, hidden=_hidden_for(key_path))
+    try:
+        result = grade_batch(subs, key, out, args.jobs, hidden=_hidden_for(key_path), force=args.force)
+    except OSError as e:
+        return _fail(f"not graded: the sandbox could not start ({e}); this is not the students' fault")
     if args.json:
         print(json.dumps([r.to_dict() for r in result.reports], indent=1))
         return 0
     print(summary(list(result.reports)))
     n = len(result.reports)
-    print(f"\n{n} submission{'s' if n != 1 else ''} in {result.seconds:.1f} s · reports in {out / 'reports'} · "
+    kept = f" ({result.reused} unchanged since the last run, kept; --force grades them again)" if result.reused else ""
+    print(f"\n{n} submission{'s' if n != 1 else ''} in {result.seconds:.1f} s{kept} · reports in {out / 'reports'} · "
           f"gradebook {result.gradebook}")
     if result.stale:
         print(f"note: {len(result.stale)} older report(s) in {out / 'reports'} are not from this run and not in "

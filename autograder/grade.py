@@ -290,25 +290,27 @@ def _notes(obs: wire.Observations, run: sandbox.ProbeRun, key: Key, labels: tupl
 
 
 def grade_notebook(path: str | Path, key: Key, student: str | None = None,
-                   exercises: list[str] | None = None, hidden: list[str] | None = None) -> Report:
+                   exercises: list[str] | None = None, hidden: list[str] | None = None,
+                   worker: sandbox.Worker | None = None) -> Report:
     """Grade one submission notebook against `key`; see `_grade_notebook`. A fault of the grader
     itself becomes a "not_gradable" report that says so (no points), never an exception."""
     start = time.monotonic()
     try:
-        return _grade_notebook(path, key, student, exercises, hidden)
+        return _grade_notebook(path, key, student, exercises, hidden, worker)
     except Exception as e:
         return _not_gradable(key, Path(path).name, student or Path(path).stem, _grader_fault(e), {}, start)
 
 
 def _grade_notebook(path: str | Path, key: Key, student: str | None, exercises: list[str] | None,
-                    hidden: list[str] | None) -> Report:
+                    hidden: list[str] | None, worker: sandbox.Worker | None) -> Report:
     """Grade one submission notebook against `key`.
 
     Args:
         path: the .ipynb file. key: a key or public key (dict, see key.py).
         student: the id whose parameters are used; None: the notebook's STUDENT_ID, else the
             file name's stem. exercises: restrict to these exercise ids. hidden: folders the
-            submission must not see (besides the working folder; see sandbox.run_probe).
+            submission must not see (besides the working folder; see sandbox.Worker), used when
+            no `worker` (a warm sandbox.Worker shared by a batch) is given.
     Returns:
         A Report: status "graded" with one Outcome per check, or "not_gradable" (score None)
         with the reason. Never raises for anything in the submission.
@@ -327,7 +329,7 @@ def _grade_notebook(path: str | Path, key: Key, student: str | None, exercises: 
     notes = _id_notes(declared, student)
     request = plan.probe_request(key, code_cells(nb), student, exercises)
     try:
-        run = sandbox.run_probe(request, limits_for(key), hidden)
+        run = sandbox.run_probe(request, limits_for(key), hidden, worker)
     except OSError as e:
         return _not_gradable(key, path.name, student, f"not graded: the grader could not start the sandbox ({e}); "
                              "this is not the student's fault", request["parameters"], start)
