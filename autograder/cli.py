@@ -67,9 +67,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def _selfcheck_parser() -> argparse.ArgumentParser:
     s = argparse.ArgumentParser(prog="autograder _selfcheck")
-    s.add_argument("--key", required=True)
-    s.add_argument("--student", required=True)
+    s.add_argument("--key")
+    s.add_argument("--student")
     s.add_argument("--exercise", action="append")
+    s.add_argument("--serve", action="store_true")
     return s
 
 
@@ -231,15 +232,33 @@ def _release(args: argparse.Namespace) -> int:
 
 def _selfcheck(argv: list[str]) -> int:
     # Internal: the in-notebook self-check sends its observations here, so that the key and the
-    # comparison stay out of the student's kernel. Prints one report JSON.
+    # comparison stay out of the student's kernel. One request: prints one report JSON. With --serve:
+    # answers requests (a JSON header line {"key", "student", "exercise", "size"}, then `size` bytes of
+    # observations) one line each, until stdin closes.
     from autograder.grade import report_from_results
     from autograder.key import load_key
 
     args = _selfcheck_parser().parse_args(argv)
-    key = load_key(args.key)
-    report = report_from_results(key, sys.stdin.buffer.read(), args.student, args.exercise)
-    print(json.dumps(report.to_dict()))
-    return 0
+    if not args.serve:
+        key = load_key(args.key)
+        report = report_from_results(key, sys.stdin.buffer.read(), args.student, args.exercise)
+        print(json.dumps(report.to_dict()))
+        return 0
+    keys: dict[tuple[str, float], dict] = {}
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    while True:
+        line = stdin.readline()
+        if not line:
+            return 0
+        header = json.loads(line)
+        body = stdin.read(int(header["size"]))
+        path = str(header["key"])
+        stamp = (path, Path(path).stat().st_mtime)
+        if stamp not in keys:
+            keys[stamp] = load_key(path)
+        report = report_from_results(keys[stamp], body, str(header["student"]), header.get("exercise"))
+        stdout.write(json.dumps(report.to_dict()).encode() + b"\n")
+        stdout.flush()
 
 
 def main(argv: list[str] | None = None) -> int:

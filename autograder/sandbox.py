@@ -1,10 +1,16 @@
-"""sandbox: the only place that starts processes. Runs the probe on a request in a fresh process, in a
-fresh temporary directory, with a scrubbed environment, resource limits and a wall-clock timeout
-that kills the whole process group. Where bubblewrap (`bwrap`) works, the process also gets no
-network, its own PID namespace (it cannot see or signal the grader), a read-only view of the file
-system, and the grader's working folder (keys, solutions, other submissions) replaced by an empty
-one; only the Python environment and the autograder package are shown back, read-only.
-Imports stdlib only.
+"""sandbox: the only place that starts processes, and the sandbox policy.
+
+A Worker is one warm process that has imported torch, IPython and the probe once; each submission
+runs in a fresh fork of it (never reused across students), in fresh private folders, with a
+scrubbed environment, resource limits (CPU seconds, address space, processes, open files, file and
+output bytes) and a wall-clock timeout that kills everything the run started. Where bubblewrap
+(`bwrap`) works and the grader is root, the worker runs inside bwrap (its own PID namespace, so it
+cannot see or signal the grader; a read-only view of the file system with the grader's folder,
+keys, solutions and submissions replaced by empty ones; only the Python environment and the
+package shown back), and each run also gets its own mount, network, IPC and UTS namespaces (no
+network at all), its own small tmpfs folders and its own unprivileged uid with no capabilities.
+Results come back through a pipe of each run's own. Imports stdlib only (the worker imports the
+probe lazily).
 """
 from __future__ import annotations
 
@@ -382,6 +388,62 @@ def run_probe(request: dict[str, Any], limits: Limits = Limits(), hidden: list[s
         return w.run(request, limits)
 
 
+class ToolServer:
+    """A trusted autograder helper kept running (`python -m autograder _selfcheck --serve`): the
+    in-notebook self-check sends it observations and gets a report back, so that the key and the
+    comparison stay out of the student's kernel, and only the first check pays for starting Python
+    and importing sympy. Restarted when it has stopped. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._proc: subprocess.Popen | None = None
+        self._lock = threading.Lock()
+
+    def ask(self, header: dict[str, Any], body: bytes, timeout: float = 120.0) -> bytes:
+        """Send one request (a JSON header line, then `body`) and return the one-line answer.
+        Raises RuntimeError with the helper's stderr when it fails or does not answer in time."""
+        with self._lock:
+            for attempt in (1, 2):
+                if self._proc is None or self._proc.poll() is not None:
+                    self._err = tempfile.TemporaryFile()
+                    self._proc = subprocess.Popen([sys.executable, "-m", "autograder", "_selfcheck", "--serve"],
+                                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err)
+                proc = self._proc
+                try:
+                    proc.stdin.write(json.dumps({**header, "size": len(body)}).encode() + b"\n" + body)
+                    proc.stdin.flush()
+                    line = _readline(proc.stdout.fileno(), timeout)
+                except OSError:
+                    line = b""
+                if line:
+                    return line
+                proc.kill()
+                proc.wait()
+                self._proc = None
+                self._err.seek(0)
+                err = self._err.read()[-2000:].decode("utf-8", "replace")
+                if attempt == 2 or err:
+                    raise RuntimeError(f"the self-check helper failed: {err or 'no answer in time'}")
+        raise AssertionError("unreachable")
+
+
+def _readline(fd: int, timeout: float) -> bytes:
+    """The answer line from `fd` without its newline (b"" at EOF or after `timeout` seconds). The
+    helper writes nothing after it until it gets the next request."""
+    import select
+
+    chunks, deadline = [], time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return b""
+        data = os.read(fd, 1 << 16)
+        if not data:
+            return b""
+        chunks.append(data)
+        if data.endswith(b"\n"):
+            return b"".join(chunks)[:-1]
+
+
 # ----------------------------------------------------------------------------- inside the worker
 
 def _libc() -> Any:
@@ -552,20 +614,7 @@ def _uid_alive(uid: int) -> bool:
                 pass
     return False
 
-def run_tool(args: list[str], stdin: bytes, timeout: float = 120.0) -> bytes:
-    """Run a trusted autograder helper (`python -m autograder ARGS`) and return its stdout.
 
-    Used by the in-notebook self-check so that the key and the comparison stay out of the
-    student's kernel. Raises RuntimeError with the helper's stderr if it fails or times out.
-    """
-    try:
-        done = subprocess.run([sys.executable, "-m", "autograder", *args], input=stdin, capture_output=True,
-                              timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise RuntimeError(f"the self-check helper did not answer within {timeout:g} s") from None
-    if done.returncode != 0:
-        raise RuntimeError(f"the self-check helper failed: {done.stderr.decode('utf-8', 'replace')[-2000:]}")
-    return done.stdout
 
 
 if __name__ == "__main__":
