@@ -95,10 +95,13 @@ def report_file(name: str) -> str:
 
 
 def fingerprint(path: str | Path, key: dict[str, Any], student: str) -> str:
-    """What a report depends on: the submission's bytes, the student id, the key (its digest and its
-    secret, which seeds the graded fresh points) and the grader version; sha256, hex (64 chars)."""
+    """What a report depends on: the submission's bytes, the student id, the key (its digest, its
+    secret, which seeds the graded fresh points, and its limits) and the grader version; sha256,
+    hex (64 chars)."""
+    import json
+
     h = hashlib.sha256()
-    for part in (__version__, key["digest"], key.get("secret", ""), student):
+    for part in (__version__, key["digest"], key.get("secret", ""), json.dumps(key["grading"], sort_keys=True), student):
         h.update(part.encode() + b"\0")
     try:
         h.update(Path(path).read_bytes())

@@ -47,6 +47,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--student", help="student id (default: the notebook's STUDENT_ID)")
     c.add_argument("--exercise", action="append", help="only this exercise (repeatable)")
     c.add_argument("--json", action="store_true", help="print the canonical report JSON instead of text")
+    c.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE", help="override a [grading] limit of the key: submission_timeout, call_timeout, cell_timeout "
+                        "(seconds), memory_mb, processes, output_mb, disk_mb (repeatable)")
     g = sub.add_parser("grade", help="batch-grade submissions into reports and a gradebook", epilog=EXAMPLES["grade"],
                        formatter_class=fmt, description="Grade notebooks (files, or folders searched for *.ipynb). "
                        "Writes OUT/reports/<submission>.json and OUT/gradebook.csv and prints a summary. The "
@@ -61,6 +63,8 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--assignment", help="assignment id (default: from the notebooks' metadata or folder names)")
     g.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once (default: cores)")
     g.add_argument("--force", action="store_true", help="grade again even submissions whose report is up to date")
+    g.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE", help="override a [grading] limit of the key: submission_timeout, call_timeout, cell_timeout "
+                        "(seconds), memory_mb, processes, output_mb, disk_mb (repeatable)")
     g.add_argument("--json", action="store_true", help="print the reports as one JSON list instead of the summary")
     return p
 
@@ -111,7 +115,7 @@ def _check(args: argparse.Namespace) -> int:
         if key_path is None:
             return _fail(f"no public_key.json beside {path}, nor in an assignments/ folder for it here or "
                          f"above; pass --key")
-    key = _load_key(key_path)
+    key = _load_key(key_path, args.limit)
     if key is None:
         return 2
     known = [e["id"] for e in key["exercises"]]
@@ -138,14 +142,26 @@ def _hidden_for(key_path: Path) -> list[str]:
     return hidden
 
 
-def _load_key(path: Path) -> dict[str, Any] | None:
+def _load_key(path: Path, limits: list[str] = ()) -> dict[str, Any] | None:
+    """The key at `path` with `--limit NAME=VALUE` overrides; None (after saying why) if it cannot be used."""
+    from autograder.grade import with_limits
     from autograder.key import load_key
 
     if not path.is_file():
         _fail(f"no key at {path}")
         return None
     try:
-        return load_key(path)
+        key = load_key(path)
+        overrides = {}
+        for item in limits:
+            name, sep, value = item.partition("=")
+            if not sep:
+                raise ValueError(f"--limit {item!r}: write NAME=VALUE, e.g. --limit call_timeout=10")
+            try:
+                overrides[name.strip()] = float(value) if "timeout" in name else int(value)
+            except ValueError:
+                raise ValueError(f"--limit {item!r}: the value must be a {'number' if 'timeout' in name else 'whole number'}") from None
+        return with_limits(key, overrides)
     except (OSError, ValueError) as e:
         _fail(str(e))
         return None
@@ -187,7 +203,7 @@ def _grade(args: argparse.Namespace) -> int:
             return _fail(f"no key at {key_path}: run grade from the project folder after `autograder release "
                          f"solutions/{aid}`, or pass --key"
                          + (f" (assignments here: {', '.join(known)})" if known else ""))
-    key = _load_key(key_path)
+    key = _load_key(key_path, args.limit)
     if key is None:
         return 2
     try:

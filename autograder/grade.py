@@ -22,11 +22,31 @@ TAMPERED = ("this result reached the grader twice: the submission wrote into the
 MAX_NOTES = 20                       # notes kept per report (keeps a report small)
 
 
+LIMIT_KEYS = ("submission_timeout", "call_timeout", "cell_timeout", "memory_mb", "processes", "output_mb", "disk_mb")
+
+
 def limits_for(key: Key) -> sandbox.Limits:
-    """Sandbox limits for one submission of this key's assignment."""
-    g = key["grading"]
+    """Sandbox limits for one submission of this key's assignment (its [grading] table; a key made
+    before a limit existed gets the default)."""
+    from autograder.spec import Grading
+
+    g = {**Grading().__dict__, **key["grading"]}
     wall = float(g["submission_timeout"])
-    return sandbox.Limits(wall_seconds=wall, cpu_seconds=int(wall * 1.5) + 10)
+    return sandbox.Limits(wall_seconds=wall, cpu_seconds=int(wall * 1.5) + 10, address_space=int(g["memory_mb"]) * 2**20,
+                          file_size=int(g["output_mb"]) * 2**20, work_bytes=int(g["disk_mb"]) * 2**20,
+                          processes=int(g["processes"]))
+
+
+def with_limits(key: Key, overrides: dict[str, float]) -> Key:
+    """`key` with some [grading] limits replaced (`grade --limit NAME=VALUE`); its digest is kept:
+    limits change how long and how big a run may be, not what is expected.
+    Raises ValueError for a name that is not in LIMIT_KEYS or a value that is not positive."""
+    bad = sorted(set(overrides) - set(LIMIT_KEYS))
+    if bad:
+        raise ValueError(f"unknown limit(s) {', '.join(bad)}; known: {', '.join(LIMIT_KEYS)}")
+    if any(not v > 0 for v in overrides.values()):
+        raise ValueError("limits must be positive numbers")
+    return {**key, "grading": {**key["grading"], **overrides}}
 
 
 def _exercise(key: Key, eid: str) -> dict[str, Any]:

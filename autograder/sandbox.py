@@ -47,6 +47,8 @@ class Limits:
     address_space: int = 4 * 2**30
     file_size: int = 64 * 2**20         # any one file, the captured printed output included
     work_bytes: int = 256 * 2**20       # the private writable folder (with bwrap)
+    processes: int = 128                # processes and threads of the run's uid (with bwrap as root)
+    open_files: int = 1024
 
 
 @dataclass(frozen=True)
@@ -68,9 +70,9 @@ class ProbeRun:
 
 
 def _limit(limits: Limits) -> None:
-    # Runs in the child between fork and exec. RLIMIT_NPROC binds once the probe is not root.
-    resource.setrlimit(resource.RLIMIT_NPROC, (128, 128))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))   # 128 x 1024 stays far below fs.file-max
+    # Runs in the run's child before any submission code. RLIMIT_NPROC binds once the probe is not root.
+    resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))   # 128 x 1024 << fs.file-max
     resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 5))
     resource.setrlimit(resource.RLIMIT_AS, (limits.address_space, limits.address_space))
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_size, limits.file_size))
