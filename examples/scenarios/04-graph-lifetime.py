@@ -69,7 +69,7 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
 
     p = params("ben")
     wrong = predictions(p)
-    x, y, k = p["x0"], p["y0"], p["k"]
+    x, y = p["x0"], p["y0"]
     wrong["ex1-predict"] = f"p1_second = None   # thought the graph stays around\np1_grad = {y!r}"
     wrong["ex2-predict"] = "p2_sub_x = 2.0\np2_sub_y = -2.0\np2_scale = None   # a constant factor needs nothing saved?"
     wrong["ex3-predict"] = (f"p3_x_grad = {sig(2 * x * y)}   # thought retain_graph passes do not add up\n"
