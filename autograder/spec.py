@@ -182,7 +182,9 @@ def _expect(where: str, raw: dict[str, Any], symbols: set[str]) -> dict[str, Any
 
         suffixes = ("Error", "Exception") if kind == "raises" else ("Warning",)
         if not isinstance(getattr(builtins, cls, None), type):
-            close = difflib.get_close_matches(cls, [n for n in dir(builtins) if n.endswith(suffixes)], 1)
+            # Only a near miss is a typo ("RunTimeError"); a library's own class such as torch's
+            # GradcheckError (0.62 similar to "ArithmeticError") is not one.
+            close = difflib.get_close_matches(cls, [n for n in dir(builtins) if n.endswith(suffixes)], 1, cutoff=0.8)
             if close:
                 raise SpecError(f"{where}: {kind} = {cls!r} is not a Python {'exception' if kind == 'raises' else 'warning'}; "
                                 f"did you mean {close[0]!r}?")
