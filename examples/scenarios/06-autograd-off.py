@@ -59,7 +59,7 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
     out["ada"] = ("fully correct", {**predictions(p), **CODE}, {})
 
     p = params("ben")
-    x, c, s = p["x0"], p["c"], p["s"]
+    x, s = p["x0"], p["s"]
     wrong = predictions(p)
     wrong["ex1-predict"] = (f"p1_requires_grad = False\np1_is_leaf = True\n"
                             f"p1_grad = {sig(math.sin(x) + x * math.cos(x))}   # product rule")

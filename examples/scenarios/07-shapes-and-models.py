@@ -20,10 +20,10 @@ def model(p: dict) -> dict:
     X = [[p[f"X{n}0"], p[f"X{n}1"]] for n in range(4)]
     y = [p[f"y{n}"] for n in range(4)]
     yhat = [p["w0"] * xn[0] + p["w1"] * xn[1] + p["b0"] for xn in X]
-    r = [a - b for a, b in zip(yhat, y)]
+    r = [a - b for a, b in zip(yhat, y, strict=True)]
     ybar = sum(y) / 4
-    return {"weight": [0.5 * sum(rn * xn[j] for rn, xn in zip(r, X)) for j in range(2)], "bias": 0.5 * sum(r),
-            "wrong_weight": [0.5 * sum((a - ybar) * xn[j] for a, xn in zip(yhat, X)) for j in range(2)],
+    return {"weight": [0.5 * sum(rn * xn[j] for rn, xn in zip(r, X, strict=True)) for j in range(2)], "bias": 0.5 * sum(r),
+            "wrong_weight": [0.5 * sum((a - ybar) * xn[j] for a, xn in zip(yhat, X, strict=True)) for j in range(2)],
             "wrong_bias": 0.5 * sum(a - ybar for a in yhat)}
 
 
