@@ -10,7 +10,7 @@ from functools import lru_cache
 from typing import Any, Iterable
 
 FUNCTIONS = ("sin", "cos", "tan", "exp", "log", "sqrt", "Abs", "sign", "Heaviside", "Max", "Min",
-             "atan", "tanh", "sinh", "cosh", "diff", "Rational", "Piecewise", "Matrix", "pi", "E", "oo")
+             "atan", "tanh", "sinh", "cosh", "diff", "Rational", "Piecewise", "Matrix", "pi", "E", "oo", "nan")
 
 
 _LOCK = threading.Lock()   # sympy's caches are not documented as thread-safe; `grade --jobs` uses threads
@@ -134,6 +134,13 @@ def shape(text: str, symbols: Iterable[str]) -> tuple[int, ...]:
     with _LOCK:
         expr = parse(text, symbols)
     return tuple(expr.shape) if isinstance(expr, sp.MatrixBase) else ()
+
+
+def is_integer(text: str, symbols: Iterable[str]) -> bool:
+    """Is `text` a literal integer such as "2" (no symbols)? Raises ValueError as `parse` does."""
+    with _LOCK:
+        expr = parse(text, symbols)
+    return bool(getattr(expr, "is_Integer", False))
 
 
 def sympy_version() -> str:

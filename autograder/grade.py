@@ -90,6 +90,8 @@ def fill(form: dict[str, Any] | None, expect: dict[str, Any], values: dict[str, 
         return {"t": "int", "v": int(round(float(nums[0])))}
     if form is None or form["t"] in ("float", "int"):
         if len(nums) == 1:
+            if form is None and analytic.is_integer(expect["expr"], values.keys()):
+                return {"t": "int", "v": int(round(float(nums[0])))}   # shown as 2, not 2.0
             return {"t": "float", "v": nums[0]}
         shape = [n for n in analytic.shape(expect["expr"], values.keys()) if n != 1] or [len(nums)]
         return {"t": "array", "dtype": "float64", "shape": shape, "data": nums}
@@ -109,7 +111,7 @@ def _oracle(key: Key, check: dict[str, Any], where: str) -> str:
     texts = [i["expr"] if "expr" in i else "None" for i in items]
     shown = texts[0] if "seq" not in e else "(" + ", ".join(texts) + ("," if len(texts) == 1 else "") + ")"
     form = f"; form from {ref}" if check["kind"] == "produce" else ""
-    return f"sympy: {shown} at {where}{form}"
+    return f"sympy: {short(shown, 160)} at {where}{form}"
 
 
 def _tolerance(key: Key, check: dict[str, Any]):
@@ -229,9 +231,11 @@ def _produce(key: Key, check: dict[str, Any], r: _Run, points: list[dict[str, An
             expected_text = f"{expect['warns']} whose message contains {expect['phrase']!r}"
             observed_text = "; ".join(_warning_line(w) for w in rec.warnings[:3]) or "no warning"
         elif "raises" in expect:
-            ref_origin = ((check.get("reference") or {}).get("exception") or {}).get("origin", "")
+            ref_exc = (check.get("reference") or {}).get("exception") or {}
+            ref_origin = ref_exc.get("origin", "")
             c = compare_exception(expect, rec.exception if rec.status == "raised" else None,
-                                  library=ref_origin.split(".")[0] if ref_origin.startswith("torch") else "")
+                                  library=ref_origin.split(".")[0] if ref_origin.startswith("torch") else "",
+                                  called=not ref_origin.startswith("torch") and ref_exc.get("statement") is False)
             expected_text = f"{expect['raises']} whose message contains {expect['phrase']!r}"
             ref = check.get("reference") or {}
             observed_text = (f"{rec.exception['type']}: {short(rec.exception['message'], 200)}" if rec.status == "raised"

@@ -140,6 +140,10 @@ def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None) ->
             continue
         if "warns" in check["expect"]:
             continue
+        if rec.status == "raised" and (rec.exception or {}).get("type") == "NotImplementedError":
+            raise BuildError(f"{where}: the solution's {check['function']} reached its `raise NotImplementedError`: "
+                             f"end its solution region with a `return` (a bare `return` for a function that "
+                             f"returns nothing)")
         if rec.status == "raised":
             raise BuildError(f"{where}: the solution's {check['function']} raised {rec.exception}; "
                              f"expect a value, or write raises = \"{rec.exception['type'] if rec.exception else ''}\"")

@@ -8,6 +8,7 @@ the pipe `fd`. The in-notebook self-check (`autograder.lab`) reuses `observe_cal
 """
 from __future__ import annotations
 
+import dis
 import json
 import os
 import signal
@@ -219,8 +220,17 @@ def _exception(e: BaseException) -> dict[str, Any]:
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
     origin = tb.tb_frame.f_globals.get("__name__", "?") if tb is not None else "?"
+    statement = False   # raised by a `raise` statement in that frame, rather than by C code it called
+    if tb is not None:
+        try:
+            statement = tb.tb_frame.f_code.co_code[tb.tb_lasti] in _RAISE_OPS
+        except (IndexError, AttributeError):
+            statement = True
     return {"type": type(e).__name__, "mro": [c.__name__ for c in type(e).__mro__],
-            "message": wire.clip(_safe_str(e)), "origin": wire.clip(str(origin), 200)}
+            "message": wire.clip(_safe_str(e)), "origin": wire.clip(str(origin), 200), "statement": statement}
+
+
+_RAISE_OPS = {dis.opmap[name] for name in ("RAISE_VARARGS", "RERAISE") if name in dis.opmap}
 
 
 def _safe_str(e: Any) -> str:

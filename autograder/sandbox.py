@@ -87,6 +87,7 @@ def _environment(home: str) -> dict[str, str]:
         "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
         "IPYTHONDIR": os.path.join(home, ".ipython"), "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0",
         "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
+        "TORCHINDUCTOR_CACHE_DIR": os.path.join(home, ".torchinductor"),
         "PYTHONWARNINGS": "default",
     }
 
@@ -468,9 +469,9 @@ def _worker_main(sock_fd: int, runs: str, sandboxed: bool) -> None:
     grader closes its socket (its children are killed then)."""
     from autograder import probe
 
-    shell = probe.prepare()
     for d in ("work", "home"):
         os.makedirs(os.path.join(runs, d), mode=0o1777, exist_ok=True)
+    shell = probe.prepare()
     sock = socket.socket(fileno=sock_fd)
     sock.sendall(b"ready")
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -564,6 +565,7 @@ def _child(header: dict[str, Any], req_fd: int, results_fd: int, output_fd: int,
     os.chdir(work)
     os.environ.clear()
     os.environ.update(_environment(home))
+    tempfile.tempdir = None   # the worker's choice was made before this run's folders existed
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(output_fd, 1)
