@@ -175,7 +175,11 @@ def compare_produced(expected: Value, observed: Value, tol: Callable[[str], Tole
         if expected["shape"] != observed["shape"]:
             return Comparison(False, "shape", f"shape {tuple(observed['shape'])} instead of {tuple(expected['shape'])}")
         return _values(observed["data"], expected["data"], tol(expected["dtype"]))
-    if et in ("float", "int", "bool"):
+    if et == "bool":
+        if observed["v"] == expected["v"]:
+            return MATCH
+        return Comparison(False, "values", f"{observed['v']} instead of {expected['v']}")
+    if et in ("float", "int"):
         return _values([observed["v"]], [expected["v"]], tol("float64"))
     return Comparison(False, "kind", f"cannot compare {describe(observed)}")
 
