@@ -108,7 +108,7 @@ def _oracle(key: Key, check: dict[str, Any], where: str) -> str:
     items = [e] if "seq" not in e else e["seq"]
     if not any("expr" in i for i in items):
         return f"API contract; {ref} agrees"
-    texts = [i["expr"] if "expr" in i else "None" for i in items]
+    texts = [i["expr"] if "expr" in i else str(i["bool"]) if "bool" in i else "None" for i in items]
     shown = texts[0] if "seq" not in e else "(" + ", ".join(texts) + ("," if len(texts) == 1 else "") + ")"
     form = f"; form from {ref}" if check["kind"] == "produce" else ""
     return f"sympy: {short(shown, 160)} at {where}{form}"
