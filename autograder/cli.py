@@ -19,7 +19,9 @@ EXAMPLES = {
     "check": "examples:\n  autograder check assignments/01-backward-vs-grad/backward-vs-grad.ipynb\n"
              "  autograder check my-work.ipynb --student s1234567 --json",
     "grade": "examples:\n  autograder grade examples/submissions/01-backward-vs-grad --out out/\n"
-             "  autograder grade a.ipynb b.ipynb --out out/ --assignment 01-backward-vs-grad --jobs 2",
+             "  autograder grade a.ipynb b.ipynb --out out/ --assignment 01-backward-vs-grad --jobs 2\n"
+             "  autograder grade --nbgrader ~/course --assignment 01-backward-vs-grad\n"
+             "  autograder grade subs/ --out out/ --feedback --gradescope results.json",
 }
 
 
@@ -57,8 +59,12 @@ def _parser() -> argparse.ArgumentParser:
                        "content, student, key and grader version is not graded again (a killed batch resumes); "
                        "--force grades everything again. Each submission runs in a fresh sandboxed process forked "
                        "from one warm worker.")
-    g.add_argument("paths", nargs="+")
-    g.add_argument("--out", required=True, help="output folder")
+    g.add_argument("paths", nargs="*", help="notebooks, or folders searched for *.ipynb")
+    g.add_argument("--out", help="output folder (required, except with --nbgrader: COURSE/autograd-lab/<assignment>)")
+    g.add_argument("--nbgrader", metavar="COURSE", help="grade an nbgrader course directory's "
+                   "submitted/<student>/<assignment>/ (with --assignment), and write its autograded/ and feedback/ "
+                   "folders and the scores into its gradebook.db")
+    g.add_argument("--feedback", action="store_true", help="also write OUT/feedback/<submission>.html, one page each")
     g.add_argument("--key", help="key.json (default: build/<assignment>/key.json)")
     g.add_argument("--assignment", help="assignment id (default: from the notebooks' metadata or folder names)")
     g.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once (default: cores)")
@@ -206,6 +212,19 @@ def _grade(args: argparse.Namespace) -> int:
     key = _load_key(key_path, args.limit)
     if key is None:
         return 2
+    if args.nbgrader:
+        from autograder import course
+
+        if not course.is_course(args.nbgrader):
+            return _fail(f"{args.nbgrader} is not an nbgrader course directory (no nbgrader_config.py or submitted/)")
+        args.paths = course.submissions(args.nbgrader, key["assignment"])
+        if not args.paths:
+            return _fail(f"no notebooks in {Path(args.nbgrader) / 'submitted'}/*/{key['assignment']}/")
+        args.out = args.out or str(Path(args.nbgrader) / "autograd-lab" / key["assignment"])
+    if not args.out:
+        return _fail("pass --out OUTPUT_FOLDER (or --nbgrader COURSE)")
+    if not args.paths:
+        return _fail("give the notebooks or folders to grade (or --nbgrader COURSE)")
     try:
         subs = find_submissions(args.paths, key)
     except FileNotFoundError as e:
@@ -217,6 +236,7 @@ def _grade(args: argparse.Namespace) -> int:
         result = grade_batch(subs, key, out, args.jobs, hidden=_hidden_for(key_path), force=args.force)
     except OSError as e:
         return _fail(f"not graded: the sandbox could not start ({e}); this is not the students' fault")
+    _write_views(args, key, subs, result.reports, out)
     if args.json:
         print(json.dumps([r.to_dict() for r in result.reports], indent=1))
         return 0
@@ -229,6 +249,29 @@ def _grade(args: argparse.Namespace) -> int:
         print(f"note: {len(result.stale)} older report(s) in {out / 'reports'} are not from this run and not in "
               f"this gradebook: {', '.join(result.stale[:5])}{' …' if len(result.stale) > 5 else ''}")
     return 0
+
+
+def _write_views(args: argparse.Namespace, key: dict[str, Any], subs: list[Any], reports: Any, out: Path) -> None:
+    """The other views of the reports a batch wrote: feedback pages, nbgrader's folders and database."""
+    from autograder.batch import report_file
+
+    if args.feedback:
+        from autograder.render.html import to_html
+        from autograder.report import write_text_atomic
+
+        for sub, report in zip(subs, reports, strict=True):
+            write_text_atomic(out / "feedback" / report_file(sub.name).replace(".json", ".html"), to_html(report))
+    if args.nbgrader:
+        from autograder import course
+
+        for sub, report in zip(subs, reports, strict=True):
+            course.write_autograded(args.nbgrader, sub.path, report)
+            course.write_feedback(args.nbgrader, sub.path, report)
+        n = course.record_scores(args.nbgrader, key, list(reports))
+        print(f"nbgrader: wrote autograded/ and feedback/ in {args.nbgrader}; scores of {n} submission(s) in its "
+              f"gradebook.db" if n else f"nbgrader: wrote autograded/ and feedback/ in {args.nbgrader} (no gradebook.db "
+              f"that knows {key['assignment']}: run `nbgrader generate_assignment {key['assignment']}` there to "
+              f"see the scores in formgrader)", file=sys.stderr)
 
 
 def _release(args: argparse.Namespace) -> int:

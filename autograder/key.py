@@ -115,6 +115,7 @@ def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None) ->
             if other != a.id:
                 raise BuildError(f"{nb_path}: code cell {i + 1} makes Lab({other!r}, ...), but this assignment is "
                                  f"{a.id!r}: write Lab({a.id!r}, STUDENT_ID)")
+    _check_grade_cells(nb, a, nb_path)
     key = _base_key(a, "unknown")
     first, first_run = _run(key, cells, SAMPLE_STUDENTS[0], "solution notebook", worker)
     for cell in first.cells:
@@ -165,6 +166,30 @@ def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None) ->
                 raise BuildError(f"{a.source} check {o.check_id!r}: the solution does not pass ({o.status}) for "
                                  f"sample student {student!r}: {o.message}. {_advice(check, key)}")
     return key, nb, float(min(scores))
+
+
+def _check_grade_cells(nb: Any, a: Assignment, nb_path: Path) -> None:
+    """Each exercise has one `lab.check("<id>")` cell, marked as an nbgrader grade cell worth the
+    exercise's points: nbgrader autograde then scores it (the cell prints the exercise's score)."""
+    points: dict[str, float] = {}
+    for c in a.checks:
+        points[c.exercise] = points.get(c.exercise, 0.0) + c.points
+    found: dict[str, list[Any]] = {}
+    for cell in nb.cells:
+        m = re.fullmatch(r"\s*lab\.check\(\s*[\"']?(\w+)[\"']?\s*\)\s*", cell.source) if cell.cell_type == "code" else None
+        if m:
+            found.setdefault(m.group(1), []).append(cell)
+    for ex in a.exercises:
+        cells = found.get(ex.id, [])
+        if len(cells) != 1:
+            raise BuildError(f"{nb_path}: exercise {ex.id} needs exactly one cell `lab.check(\"{ex.id}\")` (found "
+                             f"{len(cells)}): it is the exercise's nbgrader grade cell")
+        md = cells[0].metadata.get("nbgrader", {})
+        if not md.get("grade") or float(md.get("points", -1)) != points[ex.id] or md.get("solution"):
+            raise BuildError(f"{nb_path}: the cell lab.check(\"{ex.id}\") must be an nbgrader grade cell (metadata "
+                             f"nbgrader.grade = true, solution = false, locked = true) with points = "
+                             f"{points[ex.id]:g}, the sum of exercise {ex.id}'s checks in spec.toml; it has "
+                             f"grade = {md.get('grade')}, points = {md.get('points')}")
 
 
 def _advice(check: dict[str, Any], key: dict[str, Any]) -> str:
