@@ -1,7 +1,8 @@
 """lab: what a student's notebook imports. Shows the student's own parameters and runs the in-notebook
 self-check: it observes the exercise in the kernel (with the probe's own observation code), then a
 separate trusted process compares with the public key and returns the open report. The key and
-the comparison never run in the kernel. Imports stdlib, plan, probe, sandbox, report, render.
+the comparison never run in the kernel. Imports stdlib, plan, probe, sandbox, report, render
+(render.html and jinja2 only when Jupyter asks for the HTML view).
 """
 from __future__ import annotations
 
@@ -39,13 +40,23 @@ class Parameters(dict):
 
 
 class SelfCheck:
-    """The result of `Lab.check`: shows as the open report (text)."""
+    """The result of `Lab.check`: shows as the open report, as text in a terminal and as HTML (a
+    table per exercise, statuses in colour and in words) in Jupyter."""
 
     def __init__(self, text: str, report: Any = None) -> None:
         self.text, self.report = text, report
 
     def __repr__(self) -> str:
         return self.text
+
+    def _repr_html_(self) -> str | None:
+        """Jupyter's rich view: the report as an HTML fragment (None without a report, e.g. while
+        grading: Jupyter then shows the text)."""
+        if self.report is None:
+            return None
+        from autograder.render.html import to_html_fragment
+
+        return to_html_fragment(self.report)
 
     @property
     def passed(self) -> bool:
@@ -115,7 +126,8 @@ class Lab:
 
         Calls your produce functions at your point and at fresh points, reads your predictions,
         and shows what passed and, for anything else, what was expected and why. Uses the
-        notebook's current state: no need to save first. Returns a SelfCheck (shows as text).
+        notebook's current state: no need to save first. Returns a SelfCheck (shows as a
+        table in Jupyter, as text elsewhere).
         """
         exercise = str(exercise)
         if inside_probe():
