@@ -217,18 +217,19 @@ def _grade(args: argparse.Namespace) -> int:
 
         if not course.is_course(args.nbgrader):
             return _fail(f"{args.nbgrader} is not an nbgrader course directory (no nbgrader_config.py or submitted/)")
-        args.paths = course.submissions(args.nbgrader, key["assignment"])
-        if not args.paths:
+        subs = course.submissions(args.nbgrader, key["assignment"])
+        if not subs:
             return _fail(f"no notebooks in {Path(args.nbgrader) / 'submitted'}/*/{key['assignment']}/")
         args.out = args.out or str(Path(args.nbgrader) / "autograd-lab" / key["assignment"])
-    if not args.out:
-        return _fail("pass --out OUTPUT_FOLDER (or --nbgrader COURSE)")
-    if not args.paths:
-        return _fail("give the notebooks or folders to grade (or --nbgrader COURSE)")
-    try:
-        subs = find_submissions(args.paths, key)
-    except FileNotFoundError as e:
-        return _fail(str(e))
+    else:
+        if not args.out:
+            return _fail("pass --out OUTPUT_FOLDER (or --nbgrader COURSE)")
+        if not args.paths:
+            return _fail("give the notebooks or folders to grade (or --nbgrader COURSE)")
+        try:
+            subs = find_submissions(args.paths, key)
+        except FileNotFoundError as e:
+            return _fail(str(e))
     if not subs:
         return _fail("no .ipynb files found in " + " ".join(args.paths))
     out = Path(args.out)

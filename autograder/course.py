@@ -1,7 +1,7 @@
 """course: nbgrader course directories. Finds submissions in `submitted/<student>/<assignment>/`, and,
 from our reports, writes nbgrader's `autograded/` and `feedback/` folders and the scores into its
 gradebook database, so that formgrader shows them. Imports stdlib, nbformat, nbgrader (its
-documented Python API, nbgrader.api.Gradebook) and autograder's report, render.html.
+documented Python API, nbgrader.api.Gradebook) and autograder's batch, report, render.html.
 """
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from autograder.batch import Submission
 from autograder.report import Report
 
 _CHECK_CELL = re.compile(r"\s*lab\.check\(\s*[\"']?(\w+)[\"']?\s*\)\s*")
@@ -21,11 +22,12 @@ def is_course(path: str | Path) -> bool:
     return p.is_dir() and ((p / "nbgrader_config.py").is_file() or (p / "submitted").is_dir())
 
 
-def submissions(course: str | Path, assignment: str) -> list[str]:
-    """The submitted notebooks of `assignment`: `submitted/<student>/<assignment>/*.ipynb`, sorted.
-    (batch.student_for names each by its <student> folder.)"""
+def submissions(course: str | Path, assignment: str) -> list[Submission]:
+    """The submitted notebooks of `assignment`: `submitted/<student>/<assignment>/*.ipynb`, sorted,
+    each named "<student>/<notebook>" and graded as <student>."""
     root = Path(course) / "submitted"
-    return [str(p) for p in sorted(root.glob(f"*/{assignment}/*.ipynb")) if ".ipynb_checkpoints" not in p.parts]
+    return [Submission(str(p), f"{p.parent.parent.name}/{p.name}", p.parent.parent.name)
+            for p in sorted(root.glob(f"*/{assignment}/*.ipynb")) if ".ipynb_checkpoints" not in p.parts]
 
 
 def _exercise_scores(report: Report) -> dict[str, float]:
