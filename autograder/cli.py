@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 EXAMPLES = {
-    "release": "examples:\n  autograder release solutions/01-backward-vs-grad",
+    "release": "examples:\n  autograder release solutions/01-backward-vs-grad\n"
+               "  autograder release solutions/01-backward-vs-grad --json",
     "check": "examples:\n  autograder check assignments/01-backward-vs-grad/backward-vs-grad.ipynb\n"
              "  autograder check my-work.ipynb --student s1234567 --json",
     "grade": "examples:\n  autograder grade examples/submissions/01-backward-vs-grad --out out/\n"
@@ -23,6 +24,17 @@ EXAMPLES = {
              "  autograder grade --nbgrader ~/course --assignment 01-backward-vs-grad\n"
              "  autograder grade subs/ --out out/ --feedback --gradescope results.json",
 }
+EXIT_CODES = {
+    "release": "exit codes: 0 released; 2 a spec or build error (the message says what to fix; nothing is written)",
+    "check": "exit codes: 0 every check passed; 1 a check did not pass, or the notebook is not gradable; "
+             "2 a usage or key error",
+    "grade": "exit codes: 0 every report was written (whatever the scores, not-gradable submissions included); "
+             "2 a usage or key error, or the sandbox could not start",
+}
+
+
+def _epilog(command: str) -> str:
+    return f"{EXIT_CODES[command]}\n\n{EXAMPLES[command]}"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -34,14 +46,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="store_true", help="print the version and exit")
     sub = p.add_subparsers(dest="command", metavar="{release,check,grade}")
     fmt = argparse.RawDescriptionHelpFormatter
-    r = sub.add_parser("release", help="build the key and write the student notebook", epilog=EXAMPLES["release"],
+    r = sub.add_parser("release", help="build the key and write the student notebook", epilog=_epilog("release"),
                        formatter_class=fmt, description="Build the answer key from a solution folder (spec.toml + "
                        "notebook); refuse if sympy and the reference torch run disagree, the solution scores below "
                        "100 % or the blank copy above 0; write assignments/<id>/ and build/<id>/key.json.")
     r.add_argument("solution", help="solutions/<assignment> folder")
     r.add_argument("--assignments", help="where to write the student folder (default: assignments/ beside solutions/)")
     r.add_argument("--build", help="where to write the full key (default: build/ beside solutions/)")
-    c = sub.add_parser("check", help="self-check a notebook (public checks), open report", epilog=EXAMPLES["check"],
+    r.add_argument("--json", action="store_true", help="print what was written and measured as JSON")
+    c = sub.add_parser("check", help="self-check a notebook (public checks), open report", epilog=_epilog("check"),
                        formatter_class=fmt, description="Run a notebook in the sandbox and print the open report of "
                        "its public checks. Exit 0 only if every check passes.")
     c.add_argument("notebook")
@@ -51,7 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="print the canonical report JSON instead of text")
     c.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE", help="override a [grading] limit of the key: submission_timeout, call_timeout, cell_timeout "
                         "(seconds), memory_mb, processes, output_mb, disk_mb (repeatable)")
-    g = sub.add_parser("grade", help="batch-grade submissions into reports and a gradebook", epilog=EXAMPLES["grade"],
+    g = sub.add_parser("grade", help="batch-grade submissions into reports and a gradebook", epilog=_epilog("grade"),
                        formatter_class=fmt, description="Grade notebooks (files, or folders searched for *.ipynb). "
                        "Writes OUT/reports/<submission>.json and OUT/gradebook.csv and prints a summary. The "
                        "student id is each file's name without .ipynb (or, for a file that kept the released notebook's "
@@ -284,6 +297,11 @@ def _release(args: argparse.Namespace) -> int:
         r = release(args.solution, args.assignments, args.build)
     except (SpecError, BuildError) as e:
         return _fail(f"not released: {e}")
+    if args.json:
+        from dataclasses import asdict
+
+        print(json.dumps({**asdict(r), "seconds": round(time.monotonic() - start, 3)}, indent=1))
+        return 0
     print(f"released {r.assignment}: {r.checks} checks, solution {r.solution_score:g}/{r.max_score:g}, "
           f"blank copy {r.blank_score:g}/{r.max_score:g} ({time.monotonic() - start:.1f} s)\n"
           f"  student notebook  {r.student_notebook}\n  public key        {r.public_key}\n  full key          {r.key}")
