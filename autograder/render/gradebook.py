@@ -1,4 +1,5 @@
-"""render.gradebook: Reports -> CSV gradebook and a summary table. Pure; imports stdlib and report."""
+"""render.gradebook: Reports -> CSV gradebook, nbgrader's grades.csv and a summary table. Pure; imports stdlib
+and report."""
 from __future__ import annotations
 
 import csv
@@ -9,6 +10,9 @@ from autograder.render.terminal import printable
 from autograder.report import STATUSES, Report
 
 FIXED_COLUMNS = ("submission", "student", "status", "score", "max_score")
+# The columns, in order, of nbgrader's `nbgrader export` grades.csv (nbgrader/plugins/export.py, CsvExportPlugin).
+NBGRADER_COLUMNS = ("assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",
+                    "raw_score", "late_submission_penalty", "score", "max_score")
 
 
 def check_ids(reports: list[Report]) -> list[str]:
@@ -31,6 +35,24 @@ def to_csv(reports: list[Report]) -> str:
         by_id = {o.check_id: o.status for o in r.outcomes}
         score = "" if r.score is None else f"{r.score:g}"
         w.writerow([r.submission, r.student, r.status, score, f"{r.max_score:g}", *(by_id.get(i, "") for i in ids)])
+    return buf.getvalue()
+
+
+def to_nbgrader_csv(reports: list[Report]) -> str:
+    """The reports as nbgrader's grades.csv (`nbgrader export`): its columns in its order, one row per
+    submission (sorted by assignment, student, submission), numbers written as nbgrader writes them
+    ("21.0"). A not-gradable submission keeps raw_score, late_submission_penalty and score empty,
+    never 0 (nbgrader itself writes 0.0 there). duedate, timestamp, names and email are not in a
+    report and stay empty; no late penalty is applied, so a graded row has penalty 0.0 and score =
+    raw_score."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(NBGRADER_COLUMNS)
+    for r in sorted(reports, key=lambda r: (r.assignment, r.student, r.submission)):
+        graded = r.status == "graded" and r.score is not None
+        raw = str(float(r.score)) if graded else ""
+        w.writerow([r.assignment, "", "", r.student, "", "", "", raw, "0.0" if graded else "", raw,
+                    str(float(r.max_score))])
     return buf.getvalue()
 
 
