@@ -232,10 +232,10 @@ def _not_graded(key: dict[str, Any], submission: str, student: str, reason: str)
 
 def run(root: str | Path, key_path: str | Path, python: str = sys.executable) -> int:
     """Grade the submission in ROOT/submission on Gradescope (or in a copy of its layout) and write
-    ROOT/results/results.json. Copies the notebook to <tmp>/<id>/<id>.ipynb (so that `grade` takes
-    the id from its name), runs `python -m autograder grade <copy> --key KEY --out <tmp>/out
-    --gradescope <tmp>/results.json --jobs 1` (its log goes to stdout, which only course staff see)
-    and installs that file. Whatever fails, it writes a NOT GRADED result that says why. Returns 0
+    ROOT/results/results.json. Copies the notebook to <tmp>/<id>/<id>.ipynb, or to
+    <tmp>/<id>/<released name> when it has that name (`grade` takes the id from either), runs
+    `python -m autograder grade <copy> --key KEY --out <tmp>/out --gradescope <tmp>/results.json
+    --jobs 1` (its log goes to stdout, which only course staff see) and installs that file. Whatever fails, it writes a NOT GRADED result that says why. Returns 0
     when the submission was graded or found not gradable, 1 when the grader itself failed."""
     root, key_path = Path(root), Path(key_path)
     results = root / "results" / "results.json"
@@ -259,7 +259,9 @@ def run(root: str | Path, key_path: str | Path, python: str = sys.executable) ->
 
 def _grade(root: Path, key: dict[str, Any], key_path: Path, notebook: Path, student: str, work: Path, python: str,
            results: Path) -> int:
-    copy = work / student / f"{student}.ipynb"
+    # `grade` takes the student id from the file's name, or from its folder's when the file has the
+    # released notebook's name (kept then, so that the report names what the student uploaded)
+    copy = work / student / (notebook.name if notebook.name == key["notebook"] else f"{student}.ipynb")
     copy.parent.mkdir()
     shutil.copyfile(notebook, copy)
     private = work / "results.json"

@@ -264,6 +264,7 @@ def test_run_autograder_grades_a_real_submission(bundle, key, tmp_path):
     expected = to_results(grade_notebook(EXAMPLES / "dev.ipynb", key, "dev"))
     assert res["score"] == expected["score"] == 21
     assert res["extra_data"]["autograd_lab"]["student"] == "dev"             # the notebook's STUDENT_ID
+    assert res["extra_data"]["autograd_lab"]["submission"] == "backward-vs-grad.ipynb"
     assert [(t["number"], t["status"], t["output"]) for t in res["tests"]] == \
         [(t["number"], t["status"], t["output"]) for t in expected["tests"]]
 
