@@ -210,7 +210,7 @@ def choose_notebook(folder: Path, released_name: str) -> tuple[Path | None, str]
                   f"({released_name})")
 
 
-def student_for(notebook: Path) -> str:
+def student_id_for(notebook: Path) -> str:
     """The id to grade `notebook` as: AUTOGRADER_STUDENT, else its STUDENT_ID, else its file name."""
     if os.environ.get("AUTOGRADER_STUDENT"):
         return os.environ["AUTOGRADER_STUDENT"]
@@ -244,7 +244,7 @@ def run(root: str | Path, key_path: str | Path, python: str = sys.executable) ->
     if notebook is None:
         write_json_atomic(results, _not_graded(key, "(none)", "?", why))
         return 0
-    student = safe_id(student_for(notebook))
+    student = safe_id(student_id_for(notebook))
     work = Path(tempfile.mkdtemp(prefix="autograd-lab-"))
     try:
         return _grade(root, key, key_path, notebook, student, work, python, results)
