@@ -16,7 +16,7 @@ from typing import Any
 from autograder import __version__
 from autograder.compare import short
 from autograder.grade import grade_notebook
-from autograder.render.gradebook import to_csv
+from autograder.render.gradebook import to_csv, to_nbgrader_csv
 from autograder.report import Report, read_report, write_text_atomic
 
 
@@ -151,7 +151,8 @@ class _Progress:
 def grade_batch(subs: list[Submission], key: dict[str, Any], out: str | Path, jobs: int = 1,
                 progress: bool = True, hidden: list[str] | None = None, force: bool = False) -> BatchResult:
     """Grade `subs` with `jobs` at once; write `out/reports/<name>.json` (each atomically, as soon as
-    it is graded) and `out/gradebook.csv` (rebuilt from the reports). A submission whose report is
+    it is graded), `out/gradebook.csv` (rebuilt from the reports) and `out/grades.csv` (the same
+    scores in the columns of nbgrader's grades.csv export). A submission whose report is
     already there with the same fingerprint (content, student, key, grader version) is not graded
     again unless `force`: a batch killed at any point and run again finishes the rest, and loses or
     duplicates nothing. Each run happens in a fresh child of one warm sandbox.Worker and cannot see
@@ -194,6 +195,7 @@ def grade_batch(subs: list[Submission], key: dict[str, Any], out: str | Path, jo
         bar.close()
     gradebook = out / "gradebook.csv"
     write_text_atomic(gradebook, to_csv(list(reports)))
+    write_text_atomic(out / "grades.csv", to_nbgrader_csv(list(reports)))   # nbgrader export's columns
     written = {report_file(s.name) for s in subs}
     return BatchResult(reports, str(gradebook), tuple(sorted(before - written)), time.monotonic() - start,
                        sum(1 for r in kept.values() if r is not None))

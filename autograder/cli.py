@@ -24,7 +24,10 @@ EXAMPLES = {
              "  autograder grade --nbgrader ~/course --assignment 01-backward-vs-grad\n"
              "  autograder grade subs/ --out out/ --feedback --gradescope results.json",
 }
+EXAMPLES["gradescope-bundle"] = ("examples:\n  autograder gradescope-bundle 01-backward-vs-grad\n"
+                                 "  autograder gradescope-bundle 01-backward-vs-grad --out ~/upload/01.zip")
 EXIT_CODES = {
+    "gradescope-bundle": "exit codes: 0 the zip was written; 2 a usage or key error",
     "release": "exit codes: 0 released; 2 a spec or build error (the message says what to fix; nothing is written)",
     "check": "exit codes: 0 every check passed; 1 a check did not pass, or the notebook is not gradable; "
              "2 a usage or key error",
@@ -44,7 +47,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog="exit codes: 0 ok; 1 a check did not pass (check); 2 usage, spec, key or build error\n\n"
                + "examples:\n" + "\n".join(e.split("\n", 1)[1] for e in EXAMPLES.values()))
     p.add_argument("--version", action="store_true", help="print the version and exit")
-    sub = p.add_subparsers(dest="command", metavar="{release,check,grade}")
+    sub = p.add_subparsers(dest="command", metavar="{release,check,grade,gradescope-bundle}")
     fmt = argparse.RawDescriptionHelpFormatter
     r = sub.add_parser("release", help="build the key and write the student notebook", epilog=_epilog("release"),
                        formatter_class=fmt, description="Build the answer key from a solution folder (spec.toml + "
@@ -78,6 +81,8 @@ def _parser() -> argparse.ArgumentParser:
                    "submitted/<student>/<assignment>/ (with --assignment), and write its autograded/ and feedback/ "
                    "folders and the scores into its gradebook.db")
     g.add_argument("--feedback", action="store_true", help="also write OUT/feedback/<submission>.html, one page each")
+    g.add_argument("--gradescope", metavar="FILE", help="also write Gradescope's results.json to FILE (one "
+                   "submission), or FILE/<submission>.json for each of several")
     g.add_argument("--key", help="key.json (default: build/<assignment>/key.json)")
     g.add_argument("--assignment", help="assignment id (default: from the notebooks' metadata or folder names)")
     g.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once (default: cores)")
@@ -85,6 +90,15 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE", help="override a [grading] limit of the key: submission_timeout, call_timeout, cell_timeout "
                         "(seconds), memory_mb, processes, output_mb, disk_mb (repeatable)")
     g.add_argument("--json", action="store_true", help="print the reports as one JSON list instead of the summary")
+    b = sub.add_parser("gradescope-bundle", help="write the zip that runs this grader on Gradescope",
+                       epilog=_epilog("gradescope-bundle"), formatter_class=fmt,
+                       description="Write Gradescope's autograder zip for an assignment (setup.sh, run_autograder, "
+                       "the FULL key and this package's source): upload it as the assignment's autograder. It "
+                       "holds the answers: give it to nobody but Gradescope.")
+    b.add_argument("assignment", help="assignment id (its key is build/<id>/key.json)")
+    b.add_argument("--key", help="the full key.json (default: build/<assignment>/key.json)")
+    b.add_argument("--out", help="the zip to write (default: build/<assignment>/gradescope-<assignment>.zip)")
+    b.add_argument("--json", action="store_true", help="print the path written as JSON")
     return p
 
 
@@ -275,6 +289,13 @@ def _write_views(args: argparse.Namespace, key: dict[str, Any], subs: list[Any],
 
         for sub, report in zip(subs, reports, strict=True):
             write_text_atomic(out / "feedback" / report_file(sub.name).replace(".json", ".html"), to_html(report))
+    if args.gradescope:
+        from autograder.render.gradescope import to_results
+        from autograder.report import write_json_atomic
+
+        target = Path(args.gradescope)
+        for sub, report in zip(subs, reports, strict=True):
+            write_json_atomic(target if len(subs) == 1 else target / report_file(sub.name), to_results(report))
     if args.nbgrader:
         from autograder import course
 
@@ -305,6 +326,27 @@ def _release(args: argparse.Namespace) -> int:
     print(f"released {r.assignment}: {r.checks} checks, solution {r.solution_score:g}/{r.max_score:g}, "
           f"blank copy {r.blank_score:g}/{r.max_score:g} ({time.monotonic() - start:.1f} s)\n"
           f"  student notebook  {r.student_notebook}\n  public key        {r.public_key}\n  full key          {r.key}")
+    return 0
+
+
+def _gradescope_bundle(args: argparse.Namespace) -> int:
+    from autograder.gradescope import make_bundle
+
+    key_path = Path(args.key or Path("build") / args.assignment / "key.json")
+    key = _load_key(key_path)
+    if key is None:
+        return 2
+    if key.get("public") or "secret" not in key:
+        return _fail(f"{key_path} is a public key; the bundle needs the full key (build/<id>/key.json)")
+    if key["assignment"] != args.assignment:
+        return _fail(f"{key_path} is the key of {key['assignment']!r}, not of {args.assignment!r}")
+    out = Path(args.out or key_path.parent / f"gradescope-{args.assignment}.zip")
+    path = make_bundle(key_path, out, Path(__file__).resolve().parent.parent)
+    if args.json:
+        print(json.dumps({"bundle": str(path), "assignment": args.assignment}))
+    else:
+        print(f"wrote {path}: upload it as the autograder of {args.assignment} on Gradescope (it holds the full "
+              f"key: keep it private)")
     return 0
 
 
@@ -355,4 +397,5 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         _parser().print_help()
         return 2
-    return {"release": _release, "check": _check, "grade": _grade}[args.command](args)
+    return {"release": _release, "check": _check, "grade": _grade,
+            "gradescope-bundle": _gradescope_bundle}[args.command](args)

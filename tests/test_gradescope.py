@@ -288,3 +288,27 @@ def test_run_autograder_says_NOT_GRADED_when_the_grader_cannot_start(bundle, tmp
     assert res["output"].startswith("# NOT GRADED") and "not a grade for your work" in res["output"]
     assert res["extra_data"]["autograd_lab"]["status"] == "not_gradable"
     assert stat.S_ISREG((root / "results" / "results.json").stat().st_mode)
+
+
+def test_the_cli_writes_the_bundle_results_json_and_grades_csv(released, tmp_path):
+    import csv
+    import json
+    import zipfile
+
+    from conftest import ASSIGNMENT
+
+    _, key_path = released
+    p = run_cli("gradescope-bundle", ASSIGNMENT, "--key", str(key_path), "--out", str(tmp_path / "b.zip"))
+    assert p.returncode == 0 and "keep it private" in p.stdout, p.stderr
+    assert {"setup.sh", "run_autograder", "key.json"} <= set(zipfile.ZipFile(tmp_path / "b.zip").namelist())
+    public = key_path.parent.parent.parent / "assignments" / ASSIGNMENT / "public_key.json"
+    refused = run_cli("gradescope-bundle", ASSIGNMENT, "--key", str(public), "--out", str(tmp_path / "c.zip"))
+    assert refused.returncode == 2 and "needs the full key" in refused.stderr
+    g = run_cli("grade", str(EXAMPLES / "dev.ipynb"), str(EXAMPLES / "ivan.ipynb"), "--key", str(key_path),
+                "--out", str(tmp_path / "out"), "--gradescope", str(tmp_path / "gs"))
+    assert g.returncode == 0, g.stderr
+    dev = json.loads((tmp_path / "gs" / "dev.json").read_text())
+    assert dev["score"] == 21 and len(dev["tests"]) == 26
+    assert json.loads((tmp_path / "gs" / "ivan.json").read_text())["output"].startswith("# NOT GRADED")
+    rows = {r["student_id"]: r for r in csv.DictReader((tmp_path / "out" / "grades.csv").open())}
+    assert rows["dev"]["score"] == "21.0" and rows["ivan"]["score"] == ""
