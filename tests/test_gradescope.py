@@ -312,3 +312,10 @@ def test_the_cli_writes_the_bundle_results_json_and_grades_csv(released, tmp_pat
     assert json.loads((tmp_path / "gs" / "ivan.json").read_text())["output"].startswith("# NOT GRADED")
     rows = {r["student_id"]: r for r in csv.DictReader((tmp_path / "out" / "grades.csv").open())}
     assert rows["dev"]["score"] == "21.0" and rows["ivan"]["score"] == ""
+
+
+@pytest.mark.parametrize("module", ["autograder.render.gradescope", "autograder.gradescope"])
+def test_the_views_import_nothing_heavy(module):
+    code = f"import sys, {module}; print(' '.join(sys.modules))"
+    mods = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
+    assert not mods & {"torch", "sympy", "nbformat", "autograder.key", "autograder.grade"}
