@@ -315,12 +315,13 @@ def _notes(obs: wire.Observations, run: sandbox.ProbeRun, key: Key, labels: tupl
 def grade_notebook(path: str | Path, key: Key, student: str | None = None,
                    exercises: list[str] | None = None, hidden: list[str] | None = None) -> Report:
     """Grade one submission notebook against `key`; see `_grade_notebook`. A fault of the grader
-    itself becomes a "not_gradable" report that says so (no points), never an exception."""
+    itself becomes a "not_gradable" report that says so (no points), never an exception. Every text
+    of the report can be printed (`Report.encodable`)."""
     start = time.monotonic()
     try:
-        return _grade_notebook(path, key, student, exercises, hidden)
+        return _grade_notebook(path, key, student, exercises, hidden).encodable()
     except Exception as e:
-        return _not_gradable(key, Path(path).name, student or Path(path).stem, _grader_fault(e), {}, start)
+        return _not_gradable(key, Path(path).name, student or Path(path).stem, _grader_fault(e), {}, start).encodable()
 
 
 def _grade_notebook(path: str | Path, key: Key, student: str | None, exercises: list[str] | None,
@@ -482,4 +483,4 @@ def report_from_results(key: Key, results: bytes, student: str, exercises: list[
     key = _only(key, exercises)
     run = sandbox.ProbeRun(results[: wire.MAX_RESULT_BYTES], "", 0, False, 0.0,
                            isolation="none: a self-check observes your code in your own notebook kernel")
-    return _finish(key, submission, student, run, _id_notes(student, student), time.monotonic())
+    return _finish(key, submission, student, run, _id_notes(student, student), time.monotonic()).encodable()

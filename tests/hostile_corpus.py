@@ -684,6 +684,12 @@ CASES: list[Case] = [
                    "ex6-predict": "p6_strict = RuntimeError\np6_allow_unused = (4.177, None)\n"
                                   "p6_materialize = (4.177, 0.0)"}),
          {"1.predict.returns": "failed", "2.predict.grad": "failed"}, phrase="expected None, got"),
+    Case("lone-surrogates-in-texts-and-the-file-name",
+         notebook({"ex1-produce": ("import warnings\n\ndef ex1(x):\n    warnings.warn('odd \\udcff warning')\n"
+                                   "    return (x * x).backward()"),
+                   "ex2-produce": "def ex2(x):\n    raise ValueError('bad \\ud800 message')"},
+                  ["raise RuntimeError('cell \\udcff')"], name="ada-\udcff.ipynb"),
+         spoiled("error", "ex2"), phrase="bad \\ud800 message", note="cell 32 raised RuntimeError: cell \\udcff"),
     Case("correct-answer-that-warns-on-stderr",
          notebook({"ex1-produce": ("import sys, warnings\n\ndef ex1(x):\n    print('debug: computing', file=sys.stderr)\n"
                                    "    warnings.warn('ex1 is slow on purpose')\n"

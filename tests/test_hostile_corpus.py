@@ -64,8 +64,9 @@ def test_hostile_submission(case: Case, released, key, tmp_path):
         assert len(text.encode()) < MAX_REPORT_BYTES, f"report of {len(text.encode())} bytes"
         assert Report.from_dict(json.loads(text)) == report
         assert "internal grader error" not in report.reason, report.reason
-        render(report)
-        to_csv([report])
+        json.dumps(report.to_dict(), ensure_ascii=False).encode("utf-8")   # printable and writable as UTF-8
+        render(report).encode("utf-8")
+        to_csv([report]).encode("utf-8")
         if report.status == "not_gradable":
             assert report.score is None and report.reason.strip() and report.outcomes == ()
         else:
