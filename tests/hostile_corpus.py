@@ -571,6 +571,11 @@ CASES: list[Case] = [
          {"3.produce.derivative": "failed"}, phrase="shape (10000000,) instead of ()"),
     Case("raises-a-10-MB-message", notebook({"ex2-produce": "def ex2(x):\n    raise ValueError('x' * 10**7)"}),
          spoiled("error", "ex2"), phrase="ex2(x) raised ValueError"),
+    Case("floods-the-results-channel",
+         notebook(append=["import os\n_junk = b'not a record ' * 80 + b'\\n'\nfor _fd in range(3, 21):\n"
+                          "    try:\n        for _ in range(3000):\n            os.write(_fd, _junk)\n"
+                          "    except OSError:\n        pass"]),
+         ALL_ERROR, phrase="wrote more than 2 MB of results"),
     Case("ten-thousand-warnings",
          notebook({"ex1-produce": "import warnings\n\ndef ex1(x):\n    for i in range(10**4):\n"
                                   "        warnings.warn(f'careful {i}')\n    return (x * x).backward()"}),
@@ -670,6 +675,12 @@ CASES: list[Case] = [
           "6.predict.allow_unused": ("failed", "got a tuple of 3 items"),
           "3.produce.derivative": ("failed", "shape (1,) instead of ()"),
           "6.produce.materialize": ("failed", "got a tuple of 3 items")}),
+    Case("a-tuple-of-a-thousand-items-and-a-meta-tensor",
+         notebook({"ex2-predict": "p2_returns = tuple(range(1000))\np2_grad = None",
+                   "ex3-produce": ("def ex3(x):\n    torch.autograd.grad(x**2 * torch.sin(x), x)\n"
+                                   "    return torch.empty((), device='meta')")}),
+         {"2.predict.returns": ("failed", "got a tuple of more than 64 items"),
+          "3.produce.derivative": ("failed", "could not be read")}),
     Case("objects-whose-eq-and-float-lie",
          notebook({"ex1-predict": LIARS,
                    "ex3-predict": "p3_derivative = LyingFloat(999.0)\np3_grad = 17.7",

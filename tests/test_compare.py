@@ -98,3 +98,18 @@ def test_a_boolean_prediction_must_be_the_boolean_and_a_vector_any_container_of_
     assert compare_predicted(vec, {"t": "tensor", "dtype": "float32", "shape": [2], "data": [1.0, 2.0]}, tol).ok
     c = compare_predicted(vec, {"t": "seq", "kind": "list", "items": [{"t": "float", "v": 1.0}]}, tol)
     assert not c.ok and c.detail == "expected 2 numbers, got 1"
+
+
+def test_a_truncated_sequence_is_said_to_be_longer_and_never_matches():
+    long = {"t": "seq", "kind": "tuple", "items": [{"t": "float", "v": 2.0}] * 64, "truncated": True}
+    c = compare_predicted({**long, "truncated": False}, long, Tolerance(2e-3, 1e-6))
+    assert not c.ok and "got a tuple of more than 64 items" in c.detail
+    c = compare_produced(tup(*[tensor(2.0)] * 64), {**long, "items": [tensor(2.0)] * 64}, T32)
+    assert not c.ok and c.reason == "length" and "more than 64 items" in c.detail
+
+
+def test_a_tensor_whose_values_could_not_be_read_says_so():
+    meta = {**tensor(0.0), "data": [], "truncated": True, "note": "NotImplementedError: Cannot copy out of meta tensor"}
+    c = compare_produced(tensor(6.0), meta, T32)
+    assert not c.ok and "its values could not be read (NotImplementedError: Cannot copy out of meta tensor" in c.detail
+    assert show(meta) == "tensor(<values not readable>)"
