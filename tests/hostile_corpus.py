@@ -310,6 +310,19 @@ FORGE_STDOUT = ("import sys\n"
                 "for _p in range(3):\n"
                 "    print(%r %% _p)\n"
                 "    print(%r %% _p, file=sys.stderr)\n") % (FORGED_CALL, FORGED_CALL)
+FORGE_HUGE_THEN_EXIT = """import os, json
+_big = 10 ** 4000
+_grad = {"t": "tensor", "dtype": "float32", "shape": [], "data": [_big], "requires_grad": False, "is_leaf": True}
+_lines = [json.dumps({"k": "name", "name": "p1_grad", "value": {"t": "int", "v": _big}}),
+          json.dumps({"k": "call", "call": "ex1", "point": 0, "status": "returned", "returned": {"t": "int", "v": _big},
+                      "tensors": {"x": {"grad": _grad, "requires_grad": True, "is_leaf": True}}})]
+for _fd in range(3, 21):
+    try:
+        os.write(_fd, ("\\n".join(_lines) + "\\n").encode())
+    except OSError:
+        pass
+os._exit(0)
+"""
 EX1_RETURNS_GRAD = "def ex1(x):\n    (x * x).backward()\n    return x.grad\n"   # wrong: backward() returns None
 EX1_WRONG_GRAD = "def ex1(x):\n    return (3 * x * x).backward()\n"              # wrong: x.grad is 6x
 LYING_OBSERVER = '''import sys, importlib
@@ -549,6 +562,8 @@ CASES: list[Case] = [
     Case("forged-records-on-fds-3-to-20", notebook(append=[FORGE_FDS]),
          {"1.predict.grad": "error", "1.produce.returns": "error", "1.produce.grad": "error"},
          phrase="reached the grader twice", note="were not written by the grader's probe"),
+    Case("forged-records-with-huge-ints-then-exit", notebook(append=[FORGE_HUGE_THEN_EXIT]), ALL_ERROR,
+         phrase="process ended (exit code 0)", note="2 line(s) in the results channel were not written"),
     Case("closes-the-results-channel", notebook(append=["import os\nos.closerange(3, 1024)"]), ALL_ERROR,
          phrase="process ended", note=EXIT_CODE_NOTE),
     Case("background-child-forges-records-after-the-run", notebook(append=[BACKGROUND_CHILD]),
