@@ -351,8 +351,9 @@ def _grade_notebook(path: str | Path, key: Key, student: str | None, exercises: 
     notes = _id_notes(declared, student)
     request = plan.probe_request(key, code_cells(nb), student, exercises)
 
-    def rerun(req: dict[str, Any], seconds: float) -> sandbox.ProbeRun:
-        return sandbox.run_probe(req, sandbox.Limits(wall_seconds=seconds, cpu_seconds=int(seconds * 1.5) + 10), hidden)
+    def rerun(req: dict[str, Any], seconds: float) -> sandbox.ProbeRun:   # the key's limits, in the time left
+        return sandbox.run_probe(req, replace(limits_for(key), wall_seconds=seconds, cpu_seconds=int(seconds * 1.5) + 10),
+                                 hidden)
     try:
         run = sandbox.run_probe(request, limits_for(key), hidden)
     except OSError as e:
