@@ -1,9 +1,11 @@
 """batch: many submissions -> one report each, written atomically, and a gradebook. Finds the notebooks
 in files and folders, names each submission uniquely, decides its student id, and grades them in
-parallel. Imports stdlib and autograder's grade, report and render.gradebook.
+parallel through one warm sandbox worker; resumes a killed batch. Imports stdlib, tqdm (lazily) and
+autograder's grade, report, sandbox and render.gradebook.
 """
 from __future__ import annotations
 
+import hashlib
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -11,10 +13,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from autograder import __version__
 from autograder.compare import short
 from autograder.grade import grade_notebook
 from autograder.render.gradebook import to_csv
-from autograder.report import Report
+from autograder.report import Report, read_report, write_text_atomic
 
 
 @dataclass(frozen=True)
@@ -30,12 +33,14 @@ class Submission:
 @dataclass(frozen=True)
 class BatchResult:
     """What a batch wrote: the reports (in submission order), the gradebook path, reports found in
-    the output folder from earlier runs (not in this gradebook), and the wall time in seconds."""
+    the output folder from earlier runs (not in this gradebook), the wall time in seconds, and how
+    many reports were kept from an earlier run (unchanged fingerprint)."""
 
     reports: tuple[Report, ...]
     gradebook: str
     stale: tuple[str, ...]
     seconds: float
+    reused: int = 0
 
 
 def student_for(path: Path, key: dict[str, Any]) -> str:
@@ -89,32 +94,106 @@ def report_file(name: str) -> str:
     return stem.replace("/", "__") + ".json"
 
 
+def fingerprint(path: str | Path, key: dict[str, Any], student: str) -> str:
+    """What a report depends on: the submission's bytes, the student id, the key (its digest, its
+    secret, which seeds the graded fresh points, and its limits) and the grader version; sha256,
+    hex (64 chars)."""
+    import json
+
+    h = hashlib.sha256()
+    for part in (__version__, key["digest"], key.get("secret", ""), json.dumps(key["grading"], sort_keys=True), student):
+        h.update(part.encode() + b"\0")
+    try:
+        h.update(Path(path).read_bytes())
+    except OSError as e:   # unreadable now: grade it (its report says why), never reuse
+        h.update(repr(e).encode())
+    return h.hexdigest()
+
+
+def _reusable(path: Path, fp: str) -> Report | None:
+    """The report at `path` if it was made from the same fingerprint and is a real result (a grader
+    fault is graded again)."""
+    try:
+        report = read_report(path)
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    if report.fingerprint != fp or report.reason.startswith("not graded:"):
+        return None
+    return report
+
+
+class _Progress:
+    """A tqdm bar on a terminal; one plain line per submission otherwise (logs, CI)."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.enabled, self.bar = enabled, None
+        if enabled and sys.stderr.isatty():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit="sub", file=sys.stderr, dynamic_ncols=True)
+
+    def update(self, sub: Submission, report: Report, reused: bool) -> None:
+        if self.bar is not None:
+            self.bar.update(1)
+            return
+        if self.enabled:
+            done = "" if report.score is None else f" {report.score:g}/{report.max_score:g}"
+            why = f" ({short(report.reason, 120)})" if report.status == "not_gradable" else ""
+            again = " (unchanged: kept its report)" if reused else ""
+            print(f"graded {sub.name} ({report.student}): {report.status}{done}{why}{again}", file=sys.stderr,
+                  flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
 def grade_batch(subs: list[Submission], key: dict[str, Any], out: str | Path, jobs: int = 1,
-                progress: bool = True, hidden: list[str] | None = None) -> BatchResult:
-    """Grade `subs` with `jobs` at once; write `out/reports/<name>.json` (atomically) and
-    `out/gradebook.csv`. Each run cannot see `hidden` (e.g. the key's folder), the output folder
-    or the submissions' folders. A submission's own faults are in its report; this never raises
-    for them."""
+                progress: bool = True, hidden: list[str] | None = None, force: bool = False) -> BatchResult:
+    """Grade `subs` with `jobs` at once; write `out/reports/<name>.json` (each atomically, as soon as
+    it is graded) and `out/gradebook.csv` (rebuilt from the reports). A submission whose report is
+    already there with the same fingerprint (content, student, key, grader version) is not graded
+    again unless `force`: a batch killed at any point and run again finishes the rest, and loses or
+    duplicates nothing. Each run happens in a fresh child of one warm sandbox.Worker and cannot see
+    `hidden` (e.g. the key's folder), the output folder or the submissions' folders. A submission's
+    own faults are in its report; this never raises for them.
+
+    Raises:
+        OSError: the sandbox worker could not start (a grader fault; nothing is graded).
+    """
     out = Path(out)
     reports_dir = out / "reports"
     reports_dir.mkdir(parents=True, exist_ok=True)
+    for tmp in reports_dir.glob(".*.tmp"):   # left by a batch killed while writing
+        tmp.unlink(missing_ok=True)
     before = {p.name for p in reports_dir.glob("*.json")}
     start = time.monotonic()
     secret = [*(hidden or []), str(out), *sorted({str(Path(s.path).resolve().parent) for s in subs})]
+    fps = {s.name: fingerprint(s.path, key, s.student) for s in subs}
+    kept = {s.name: None if force else _reusable(reports_dir / report_file(s.name), fps[s.name]) for s in subs}
+    bar = _Progress(len(subs), progress)
 
-    def one(sub: Submission) -> Report:
-        report = grade_notebook(sub.path, key, sub.student, hidden=secret)
-        report = replace(report, submission=sub.name)
-        report.write(reports_dir / report_file(sub.name))
-        if progress:
-            done = "" if report.score is None else f" {report.score:g}/{report.max_score:g}"
-            why = f" ({short(report.reason, 120)})" if report.status == "not_gradable" else ""
-            print(f"graded {sub.name} ({report.student}): {report.status}{done}{why}", file=sys.stderr, flush=True)
+    def one(sub: Submission, worker: Any) -> Report:
+        report = kept[sub.name]
+        if report is None:
+            report = grade_notebook(sub.path, key, sub.student, worker=worker)
+            report = replace(report, submission=sub.name, fingerprint=fps[sub.name])
+            report.write(reports_dir / report_file(sub.name))
+        bar.update(sub, report, kept[sub.name] is not None)
         return report
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        reports = tuple(pool.map(one, subs))
+    try:
+        if any(r is None for r in kept.values()):
+            from autograder.sandbox import Worker
+
+            with Worker(secret) as worker, ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+                reports = tuple(pool.map(lambda s: one(s, worker), subs))
+        else:
+            reports = tuple(one(s, None) for s in subs)
+    finally:
+        bar.close()
     gradebook = out / "gradebook.csv"
-    gradebook.write_text(to_csv(list(reports)), encoding="utf-8")
+    write_text_atomic(gradebook, to_csv(list(reports)))
     written = {report_file(s.name) for s in subs}
-    return BatchResult(reports, str(gradebook), tuple(sorted(before - written)), time.monotonic() - start)
+    return BatchResult(reports, str(gradebook), tuple(sorted(before - written)), time.monotonic() - start,
+                       sum(1 for r in kept.values() if r is not None))

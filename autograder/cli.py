@@ -15,12 +15,26 @@ from pathlib import Path
 from typing import Any
 
 EXAMPLES = {
-    "release": "examples:\n  autograder release solutions/01-backward-vs-grad",
+    "release": "examples:\n  autograder release solutions/01-backward-vs-grad\n"
+               "  autograder release solutions/01-backward-vs-grad --json",
     "check": "examples:\n  autograder check assignments/01-backward-vs-grad/backward-vs-grad.ipynb\n"
              "  autograder check my-work.ipynb --student s1234567 --json",
     "grade": "examples:\n  autograder grade examples/submissions/01-backward-vs-grad --out out/\n"
-             "  autograder grade a.ipynb b.ipynb --out out/ --assignment 01-backward-vs-grad --jobs 2",
+             "  autograder grade a.ipynb b.ipynb --out out/ --assignment 01-backward-vs-grad --jobs 2\n"
+             "  autograder grade --nbgrader ~/course --assignment 01-backward-vs-grad\n"
+             "  autograder grade subs/ --out out/ --feedback --gradescope results.json",
 }
+EXIT_CODES = {
+    "release": "exit codes: 0 released; 2 a spec or build error (the message says what to fix; nothing is written)",
+    "check": "exit codes: 0 every check passed; 1 a check did not pass, or the notebook is not gradable; "
+             "2 a usage or key error",
+    "grade": "exit codes: 0 every report was written (whatever the scores, not-gradable submissions included); "
+             "2 a usage or key error, or the sandbox could not start",
+}
+
+
+def _epilog(command: str) -> str:
+    return f"{EXIT_CODES[command]}\n\n{EXAMPLES[command]}"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -32,14 +46,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="store_true", help="print the version and exit")
     sub = p.add_subparsers(dest="command", metavar="{release,check,grade}")
     fmt = argparse.RawDescriptionHelpFormatter
-    r = sub.add_parser("release", help="build the key and write the student notebook", epilog=EXAMPLES["release"],
+    r = sub.add_parser("release", help="build the key and write the student notebook", epilog=_epilog("release"),
                        formatter_class=fmt, description="Build the answer key from a solution folder (spec.toml + "
                        "notebook); refuse if sympy and the reference torch run disagree, the solution scores below "
                        "100 % or the blank copy above 0; write assignments/<id>/ and build/<id>/key.json.")
     r.add_argument("solution", help="solutions/<assignment> folder")
     r.add_argument("--assignments", help="where to write the student folder (default: assignments/ beside solutions/)")
     r.add_argument("--build", help="where to write the full key (default: build/ beside solutions/)")
-    c = sub.add_parser("check", help="self-check a notebook (public checks), open report", epilog=EXAMPLES["check"],
+    r.add_argument("--json", action="store_true", help="print what was written and measured as JSON")
+    c = sub.add_parser("check", help="self-check a notebook (public checks), open report", epilog=_epilog("check"),
                        formatter_class=fmt, description="Run a notebook in the sandbox and print the open report of "
                        "its public checks. Exit 0 only if every check passes.")
     c.add_argument("notebook")
@@ -47,25 +62,38 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--student", help="student id (default: the notebook's STUDENT_ID)")
     c.add_argument("--exercise", action="append", help="only this exercise (repeatable)")
     c.add_argument("--json", action="store_true", help="print the canonical report JSON instead of text")
-    g = sub.add_parser("grade", help="batch-grade submissions into reports and a gradebook", epilog=EXAMPLES["grade"],
+    c.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE", help="override a [grading] limit of the key: submission_timeout, call_timeout, cell_timeout "
+                        "(seconds), memory_mb, processes, output_mb, disk_mb (repeatable)")
+    g = sub.add_parser("grade", help="batch-grade submissions into reports and a gradebook", epilog=_epilog("grade"),
                        formatter_class=fmt, description="Grade notebooks (files, or folders searched for *.ipynb). "
                        "Writes OUT/reports/<submission>.json and OUT/gradebook.csv and prints a summary. The "
                        "student id is each file's name without .ipynb (or, for a file that kept the released notebook's "
-                       "name, its folder's name).")
-    g.add_argument("paths", nargs="+")
-    g.add_argument("--out", required=True, help="output folder")
+                       "name, its folder's name). A submission whose report is already in OUT with the same "
+                       "content, student, key and grader version is not graded again (a killed batch resumes); "
+                       "--force grades everything again. Each submission runs in a fresh sandboxed process forked "
+                       "from one warm worker.")
+    g.add_argument("paths", nargs="*", help="notebooks, or folders searched for *.ipynb")
+    g.add_argument("--out", help="output folder (required, except with --nbgrader: COURSE/autograd-lab/<assignment>)")
+    g.add_argument("--nbgrader", metavar="COURSE", help="grade an nbgrader course directory's "
+                   "submitted/<student>/<assignment>/ (with --assignment), and write its autograded/ and feedback/ "
+                   "folders and the scores into its gradebook.db")
+    g.add_argument("--feedback", action="store_true", help="also write OUT/feedback/<submission>.html, one page each")
     g.add_argument("--key", help="key.json (default: build/<assignment>/key.json)")
     g.add_argument("--assignment", help="assignment id (default: from the notebooks' metadata or folder names)")
     g.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once (default: cores)")
+    g.add_argument("--force", action="store_true", help="grade again even submissions whose report is up to date")
+    g.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE", help="override a [grading] limit of the key: submission_timeout, call_timeout, cell_timeout "
+                        "(seconds), memory_mb, processes, output_mb, disk_mb (repeatable)")
     g.add_argument("--json", action="store_true", help="print the reports as one JSON list instead of the summary")
     return p
 
 
 def _selfcheck_parser() -> argparse.ArgumentParser:
     s = argparse.ArgumentParser(prog="autograder _selfcheck")
-    s.add_argument("--key", required=True)
-    s.add_argument("--student", required=True)
+    s.add_argument("--key")
+    s.add_argument("--student")
     s.add_argument("--exercise", action="append")
+    s.add_argument("--serve", action="store_true")
     return s
 
 
@@ -106,7 +134,7 @@ def _check(args: argparse.Namespace) -> int:
         if key_path is None:
             return _fail(f"no public_key.json beside {path}, nor in an assignments/ folder for it here or "
                          f"above; pass --key")
-    key = _load_key(key_path)
+    key = _load_key(key_path, args.limit)
     if key is None:
         return 2
     known = [e["id"] for e in key["exercises"]]
@@ -133,14 +161,26 @@ def _hidden_for(key_path: Path) -> list[str]:
     return hidden
 
 
-def _load_key(path: Path) -> dict[str, Any] | None:
+def _load_key(path: Path, limits: list[str] = ()) -> dict[str, Any] | None:
+    """The key at `path` with `--limit NAME=VALUE` overrides; None (after saying why) if it cannot be used."""
+    from autograder.grade import with_limits
     from autograder.key import load_key
 
     if not path.is_file():
         _fail(f"no key at {path}")
         return None
     try:
-        return load_key(path)
+        key = load_key(path)
+        overrides = {}
+        for item in limits:
+            name, sep, value = item.partition("=")
+            if not sep:
+                raise ValueError(f"--limit {item!r}: write NAME=VALUE, e.g. --limit call_timeout=10")
+            try:
+                overrides[name.strip()] = float(value) if "timeout" in name else int(value)
+            except ValueError:
+                raise ValueError(f"--limit {item!r}: the value must be a {'number' if 'timeout' in name else 'whole number'}") from None
+        return with_limits(key, overrides)
     except (OSError, ValueError) as e:
         _fail(str(e))
         return None
@@ -182,28 +222,70 @@ def _grade(args: argparse.Namespace) -> int:
             return _fail(f"no key at {key_path}: run grade from the project folder after `autograder release "
                          f"solutions/{aid}`, or pass --key"
                          + (f" (assignments here: {', '.join(known)})" if known else ""))
-    key = _load_key(key_path)
+    key = _load_key(key_path, args.limit)
     if key is None:
         return 2
-    try:
-        subs = find_submissions(args.paths, key)
-    except FileNotFoundError as e:
-        return _fail(str(e))
+    if args.nbgrader:
+        from autograder import course
+
+        if not course.is_course(args.nbgrader):
+            return _fail(f"{args.nbgrader} is not an nbgrader course directory (no nbgrader_config.py or submitted/)")
+        subs = course.submissions(args.nbgrader, key["assignment"])
+        if not subs:
+            return _fail(f"no notebooks in {Path(args.nbgrader) / 'submitted'}/*/{key['assignment']}/")
+        args.out = args.out or str(Path(args.nbgrader) / "autograd-lab" / key["assignment"])
+    else:
+        if not args.out:
+            return _fail("pass --out OUTPUT_FOLDER (or --nbgrader COURSE)")
+        if not args.paths:
+            return _fail("give the notebooks or folders to grade (or --nbgrader COURSE)")
+        try:
+            subs = find_submissions(args.paths, key)
+        except FileNotFoundError as e:
+            return _fail(str(e))
     if not subs:
         return _fail("no .ipynb files found in " + " ".join(args.paths))
     out = Path(args.out)
-    result = grade_batch(subs, key, out, args.jobs, hidden=_hidden_for(key_path))
+    try:
+        result = grade_batch(subs, key, out, args.jobs, hidden=_hidden_for(key_path), force=args.force)
+    except OSError as e:
+        return _fail(f"not graded: the sandbox could not start ({e}); this is not the students' fault")
+    _write_views(args, key, subs, result.reports, out)
     if args.json:
         print(json.dumps([r.to_dict() for r in result.reports], indent=1))
         return 0
     print(summary(list(result.reports)))
     n = len(result.reports)
-    print(f"\n{n} submission{'s' if n != 1 else ''} in {result.seconds:.1f} s · reports in {out / 'reports'} · "
+    kept = f" ({result.reused} unchanged since the last run, kept; --force grades them again)" if result.reused else ""
+    print(f"\n{n} submission{'s' if n != 1 else ''} in {result.seconds:.1f} s{kept} · reports in {out / 'reports'} · "
           f"gradebook {result.gradebook}")
     if result.stale:
         print(f"note: {len(result.stale)} older report(s) in {out / 'reports'} are not from this run and not in "
               f"this gradebook: {', '.join(result.stale[:5])}{' …' if len(result.stale) > 5 else ''}")
     return 0
+
+
+def _write_views(args: argparse.Namespace, key: dict[str, Any], subs: list[Any], reports: Any, out: Path) -> None:
+    """The other views of the reports a batch wrote: feedback pages, nbgrader's folders and database."""
+    from autograder.batch import report_file
+
+    if args.feedback:
+        from autograder.render.html import to_html
+        from autograder.report import write_text_atomic
+
+        for sub, report in zip(subs, reports, strict=True):
+            write_text_atomic(out / "feedback" / report_file(sub.name).replace(".json", ".html"), to_html(report))
+    if args.nbgrader:
+        from autograder import course
+
+        for sub, report in zip(subs, reports, strict=True):
+            course.write_autograded(args.nbgrader, sub.path, report)
+            course.write_feedback(args.nbgrader, sub.path, report)
+        n = course.record_scores(args.nbgrader, key, list(reports))
+        print(f"nbgrader: wrote autograded/ and feedback/ in {args.nbgrader}; scores of {n} submission(s) in its "
+              f"gradebook.db" if n else f"nbgrader: wrote autograded/ and feedback/ in {args.nbgrader} (no gradebook.db "
+              f"that knows {key['assignment']}: run `nbgrader generate_assignment {key['assignment']}` there to "
+              f"see the scores in formgrader)", file=sys.stderr)
 
 
 def _release(args: argparse.Namespace) -> int:
@@ -215,6 +297,11 @@ def _release(args: argparse.Namespace) -> int:
         r = release(args.solution, args.assignments, args.build)
     except (SpecError, BuildError) as e:
         return _fail(f"not released: {e}")
+    if args.json:
+        from dataclasses import asdict
+
+        print(json.dumps({**asdict(r), "seconds": round(time.monotonic() - start, 3)}, indent=1))
+        return 0
     print(f"released {r.assignment}: {r.checks} checks, solution {r.solution_score:g}/{r.max_score:g}, "
           f"blank copy {r.blank_score:g}/{r.max_score:g} ({time.monotonic() - start:.1f} s)\n"
           f"  student notebook  {r.student_notebook}\n  public key        {r.public_key}\n  full key          {r.key}")
@@ -223,15 +310,33 @@ def _release(args: argparse.Namespace) -> int:
 
 def _selfcheck(argv: list[str]) -> int:
     # Internal: the in-notebook self-check sends its observations here, so that the key and the
-    # comparison stay out of the student's kernel. Prints one report JSON.
+    # comparison stay out of the student's kernel. One request: prints one report JSON. With --serve:
+    # answers requests (a JSON header line {"key", "student", "exercise", "size"}, then `size` bytes of
+    # observations) one line each, until stdin closes.
     from autograder.grade import report_from_results
     from autograder.key import load_key
 
     args = _selfcheck_parser().parse_args(argv)
-    key = load_key(args.key)
-    report = report_from_results(key, sys.stdin.buffer.read(), args.student, args.exercise)
-    print(json.dumps(report.to_dict()))
-    return 0
+    if not args.serve:
+        key = load_key(args.key)
+        report = report_from_results(key, sys.stdin.buffer.read(), args.student, args.exercise)
+        print(json.dumps(report.to_dict()))
+        return 0
+    keys: dict[tuple[str, float], dict] = {}
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    while True:
+        line = stdin.readline()
+        if not line:
+            return 0
+        header = json.loads(line)
+        body = stdin.read(int(header["size"]))
+        path = str(header["key"])
+        stamp = (path, Path(path).stat().st_mtime)
+        if stamp not in keys:
+            keys[stamp] = load_key(path)
+        report = report_from_results(keys[stamp], body, str(header["student"]), header.get("exercise"))
+        stdout.write(json.dumps(report.to_dict()).encode() + b"\n")
+        stdout.flush()
 
 
 def main(argv: list[str] | None = None) -> int:

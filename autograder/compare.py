@@ -94,6 +94,10 @@ def show(v: Value | None) -> str:
             body = "<values not readable>"
         elif v["shape"] == [] and data:
             body = _fmt(data[0])
+        elif len(v["shape"]) == 2 and v["shape"][0] * v["shape"][1] == len(data) and len(data) <= 16:
+            cols = v["shape"][1]
+            body = "[" + ", ".join("[" + ", ".join(_fmt(x) for x in data[r * cols:(r + 1) * cols]) + "]"
+                                   for r in range(v["shape"][0])) + "]"
         else:
             body = "[" + ", ".join(_fmt(x) for x in data[:8]) + (", …" if len(data) > 8 or v.get("truncated") else "") + "]"
         extras = []
@@ -180,7 +184,9 @@ def compare_produced(expected: Value, observed: Value, tol: Callable[[str], Tole
         if not observed["data"] and expected["data"] and observed.get("note"):
             return Comparison(False, "values", f"its values could not be read ({short(str(observed['note']), 200)})")
         return _values(observed["data"], expected["data"], tol(expected["dtype"]))
-    if et in ("float", "int", "bool"):
+    if et == "bool":
+        return MATCH if observed["v"] == expected["v"] else Comparison(False, "values", f"{observed['v']} instead of {expected['v']}")
+    if et in ("float", "int"):
         return _values([observed["v"]], [expected["v"]], tol("float64"))
     return Comparison(False, "kind", f"cannot compare {describe(observed)}")
 
@@ -265,10 +271,13 @@ def compare_predicted(expected: Value, observed: Value, tol: Tolerance) -> Compa
     return _values([obs_number], [exp_number], tol)
 
 
-def compare_exception(expected: dict[str, Any], raised: dict[str, Any] | None, library: str = "") -> Comparison:
-    """Does the raised exception ({"type", "mro", "message", "origin"} or None) have the expected class
-    (or a subclass), contain the key phrase (case-insensitive), and, when `library` is given (e.g.
-    "torch"), come from that library rather than from a `raise` in the student's code?"""
+def compare_exception(expected: dict[str, Any], raised: dict[str, Any] | None, library: str = "",
+                      called: bool = False) -> Comparison:
+    """Does the raised exception ({"type", "mro", "message", "origin", "statement"} or None) have the
+    expected class (or a subclass), contain the key phrase (case-insensitive), and, when `library` is
+    given (e.g. "torch"), come from that library rather than from a `raise` in the student's code?
+    With `called` (torch raised it from C code, so the innermost Python frame is the caller's), it
+    must not come from a `raise` statement."""
     if raised is None:
         return Comparison(False, "exception", f"expected {expected['raises']} to be raised, but nothing was raised")
     if expected["raises"] not in raised.get("mro", [raised["type"]]):
@@ -278,6 +287,9 @@ def compare_exception(expected: dict[str, Any], raised: dict[str, Any] | None, l
         return Comparison(False, "phrase", f"{raised['type']} raised, but its message lacks "
                                            f"{expected['phrase']!r}: {short(raised['message'], 160)}")
     origin = raised.get("origin", "?")
+    if called and raised.get("statement", True):
+        return Comparison(False, "exception", f"{raised['type']} was raised by a raise statement ({origin}), not by "
+                                              f"the operation: let the torch call raise it")
     if library and origin.split(".")[0] != library:
         return Comparison(False, "exception", f"{raised['type']} was raised by your own code ({origin}), not by "
                                               f"{library}: call the {library} function whose error this is")

@@ -25,11 +25,31 @@ Call = tuple[str, int]               # (produce function, point index)
 Rerun = Callable[[dict[str, Any], float], sandbox.ProbeRun]   # (request, wall seconds) -> a new probe run
 
 
+LIMIT_KEYS = ("submission_timeout", "call_timeout", "cell_timeout", "memory_mb", "processes", "output_mb", "disk_mb")
+
+
 def limits_for(key: Key) -> sandbox.Limits:
-    """Sandbox limits for one submission of this key's assignment."""
-    g = key["grading"]
+    """Sandbox limits for one submission of this key's assignment (its [grading] table; a key made
+    before a limit existed gets the default)."""
+    from autograder.spec import Grading
+
+    g = {**Grading().__dict__, **key["grading"]}
     wall = float(g["submission_timeout"])
-    return sandbox.Limits(wall_seconds=wall, cpu_seconds=int(wall * 1.5) + 10)
+    return sandbox.Limits(wall_seconds=wall, cpu_seconds=int(wall * 1.5) + 10, address_space=int(g["memory_mb"]) * 2**20,
+                          file_size=int(g["output_mb"]) * 2**20, work_bytes=int(g["disk_mb"]) * 2**20,
+                          processes=int(g["processes"]))
+
+
+def with_limits(key: Key, overrides: dict[str, float]) -> Key:
+    """`key` with some [grading] limits replaced (`grade --limit NAME=VALUE`); its digest is kept:
+    limits change how long and how big a run may be, not what is expected.
+    Raises ValueError for a name that is not in LIMIT_KEYS or a value that is not positive."""
+    bad = sorted(set(overrides) - set(LIMIT_KEYS))
+    if bad:
+        raise ValueError(f"unknown limit(s) {', '.join(bad)}; known: {', '.join(LIMIT_KEYS)}")
+    if any(not v > 0 for v in overrides.values()):
+        raise ValueError("limits must be positive numbers")
+    return {**key, "grading": {**key["grading"], **overrides}}
 
 
 def _exercise(key: Key, eid: str) -> dict[str, Any]:
@@ -73,6 +93,8 @@ def fill(form: dict[str, Any] | None, expect: dict[str, Any], values: dict[str, 
         return {"t": "int", "v": int(round(float(nums[0])))}
     if form is None or form["t"] in ("float", "int"):
         if len(nums) == 1:
+            if form is None and analytic.is_integer(expect["expr"], values.keys()):
+                return {"t": "int", "v": int(round(float(nums[0])))}   # shown as 2, not 2.0
             return {"t": "float", "v": nums[0]}
         shape = [n for n in analytic.shape(expect["expr"], values.keys()) if n != 1] or [len(nums)]
         return {"t": "array", "dtype": "float64", "shape": shape, "data": nums}
@@ -89,10 +111,10 @@ def _oracle(key: Key, check: dict[str, Any], where: str) -> str:
     items = [e] if "seq" not in e else e["seq"]
     if not any("expr" in i for i in items):
         return f"API contract; {ref} agrees"
-    texts = [i["expr"] if "expr" in i else "None" for i in items]
+    texts = [i["expr"] if "expr" in i else str(i["bool"]) if "bool" in i else "None" for i in items]
     shown = texts[0] if "seq" not in e else "(" + ", ".join(texts) + ("," if len(texts) == 1 else "") + ")"
     form = f"; form from {ref}" if check["kind"] == "produce" else ""
-    return f"sympy: {shown} at {where}{form}"
+    return f"sympy: {short(shown, 160)} at {where}{form}"
 
 
 def _tolerance(key: Key, check: dict[str, Any]):
@@ -230,9 +252,11 @@ def _produce(key: Key, check: dict[str, Any], r: _Run, points: list[dict[str, An
             expected_text = f"{expect['warns']} whose message contains {expect['phrase']!r}"
             observed_text = "; ".join(_warning_line(w) for w in rec.warnings[:3]) or "no warning"
         elif "raises" in expect:
-            ref_origin = ((check.get("reference") or {}).get("exception") or {}).get("origin", "")
+            ref_exc = (check.get("reference") or {}).get("exception") or {}
+            ref_origin = ref_exc.get("origin", "")
             c = compare_exception(expect, rec.exception if rec.status == "raised" else None,
-                                  library=ref_origin.split(".")[0] if ref_origin.startswith("torch") else "")
+                                  library=ref_origin.split(".")[0] if ref_origin.startswith("torch") else "",
+                                  called=not ref_origin.startswith("torch") and ref_exc.get("statement") is False)
             expected_text = f"{expect['raises']} whose message contains {expect['phrase']!r}"
             ref = check.get("reference") or {}
             observed_text = (f"{rec.exception['type']}: {short(rec.exception['message'], 200)}" if rec.status == "raised"
@@ -313,26 +337,28 @@ def _notes(obs: wire.Observations, run: sandbox.ProbeRun, key: Key, labels: tupl
 
 
 def grade_notebook(path: str | Path, key: Key, student: str | None = None,
-                   exercises: list[str] | None = None, hidden: list[str] | None = None) -> Report:
+                   exercises: list[str] | None = None, hidden: list[str] | None = None,
+                   worker: sandbox.Worker | None = None) -> Report:
     """Grade one submission notebook against `key`; see `_grade_notebook`. A fault of the grader
     itself becomes a "not_gradable" report that says so (no points), never an exception. Every text
     of the report can be printed (`Report.encodable`)."""
     start = time.monotonic()
     try:
-        return _grade_notebook(path, key, student, exercises, hidden).encodable()
+        return _grade_notebook(path, key, student, exercises, hidden, worker).encodable()
     except Exception as e:
         return _not_gradable(key, Path(path).name, student or Path(path).stem, _grader_fault(e), {}, start).encodable()
 
 
 def _grade_notebook(path: str | Path, key: Key, student: str | None, exercises: list[str] | None,
-                    hidden: list[str] | None) -> Report:
+                    hidden: list[str] | None, worker: sandbox.Worker | None) -> Report:
     """Grade one submission notebook against `key`.
 
     Args:
         path: the .ipynb file. key: a key or public key (dict, see key.py).
         student: the id whose parameters are used; None: the notebook's STUDENT_ID, else the
             file name's stem. exercises: restrict to these exercise ids. hidden: folders the
-            submission must not see (besides the working folder; see sandbox.run_probe).
+            submission must not see (besides the working folder; see sandbox.Worker), used when
+            no `worker` (a warm sandbox.Worker shared by a batch) is given.
     Returns:
         A Report: status "graded" with one Outcome per check, or "not_gradable" (score None)
         with the reason. Never raises for anything in the submission.
@@ -353,9 +379,9 @@ def _grade_notebook(path: str | Path, key: Key, student: str | None, exercises: 
 
     def rerun(req: dict[str, Any], seconds: float) -> sandbox.ProbeRun:   # the key's limits, in the time left
         return sandbox.run_probe(req, replace(limits_for(key), wall_seconds=seconds, cpu_seconds=int(seconds * 1.5) + 10),
-                                 hidden)
+                                 hidden, worker)
     try:
-        run = sandbox.run_probe(request, limits_for(key), hidden)
+        run = sandbox.run_probe(request, limits_for(key), hidden, worker)
     except OSError as e:
         return _not_gradable(key, path.name, student, f"not graded: the grader could not start the sandbox ({e}); "
                              "this is not the student's fault", request["parameters"], start)

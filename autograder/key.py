@@ -69,8 +69,9 @@ def _base_key(a: Assignment, torch_version: str) -> dict[str, Any]:
             "secret": "-" + secrets.token_hex(16)}   # seeds the graded fresh points; never in the public key
 
 
-def _run(key: dict[str, Any], cells: list[str], student: str, what: str) -> tuple[wire.Observations, sandbox.ProbeRun]:
-    run = sandbox.run_probe(plan.probe_request(key, cells, student), grade.limits_for(key))
+def _run(key: dict[str, Any], cells: list[str], student: str, what: str,
+         worker: sandbox.Worker) -> tuple[wire.Observations, sandbox.ProbeRun]:
+    run = worker.run(plan.probe_request(key, cells, student), grade.limits_for(key))
     try:
         obs = wire.parse_results(run.results)
     except wire.WireError as e:
@@ -81,13 +82,15 @@ def _run(key: dict[str, Any], cells: list[str], student: str, what: str) -> tupl
     return obs, run
 
 
-def build_key(solution_dir: str | Path) -> tuple[dict[str, Any], Any, float]:
+def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None) -> tuple[dict[str, Any], Any, float]:
     """Build the full key of the assignment in `solution_dir` (spec.toml + solution notebook).
 
     Runs the solution through the sandboxed probe for SAMPLE_STUDENTS, takes each produce
     check's form (kinds, dtypes, shapes, exception) from the first reference run, then grades
     the solution with that key at every sample point: a failing check means the reference torch
     run and sympy disagree (or the solution is wrong), and raises BuildError.
+
+    `worker`: a warm sandbox.Worker to run in (default: one started for this build).
 
     Returns:
         (key dict, the solution notebook, the solution's lowest score over the sample students).
@@ -96,6 +99,9 @@ def build_key(solution_dir: str | Path) -> tuple[dict[str, Any], Any, float]:
             the solution scores below 100 %.
     """
     solution_dir = Path(solution_dir)
+    if worker is None:
+        with sandbox.Worker([str(solution_dir.resolve().parent)]) as w:
+            return build_key(solution_dir, w)
     a = load_spec(solution_dir)
     if a.id != solution_dir.resolve().name:
         raise SpecError(f"{a.source} [assignment]: id = {a.id!r} must be the folder's name, {solution_dir.resolve().name!r}")
@@ -109,8 +115,9 @@ def build_key(solution_dir: str | Path) -> tuple[dict[str, Any], Any, float]:
             if other != a.id:
                 raise BuildError(f"{nb_path}: code cell {i + 1} makes Lab({other!r}, ...), but this assignment is "
                                  f"{a.id!r}: write Lab({a.id!r}, STUDENT_ID)")
+    _check_grade_cells(nb, a, nb_path)
     key = _base_key(a, "unknown")
-    first, first_run = _run(key, cells, SAMPLE_STUDENTS[0], "solution notebook")
+    first, first_run = _run(key, cells, SAMPLE_STUDENTS[0], "solution notebook", worker)
     for cell in first.cells:
         if cell.status != "ok":
             raise BuildError(f"{nb_path}: code cell {cell.index + 1} of the solution {cell.status}: "
@@ -134,6 +141,10 @@ def build_key(solution_dir: str | Path) -> tuple[dict[str, Any], Any, float]:
             continue
         if "warns" in check["expect"]:
             continue
+        if rec.status == "raised" and (rec.exception or {}).get("type") == "NotImplementedError":
+            raise BuildError(f"{where}: the solution's {check['function']} reached its `raise NotImplementedError`: "
+                             f"end its solution region with a `return` (a bare `return` for a function that "
+                             f"returns nothing)")
         if rec.status == "raised":
             raise BuildError(f"{where}: the solution's {check['function']} raised {rec.exception}; "
                              f"expect a value, or write raises = \"{rec.exception['type'] if rec.exception else ''}\"")
@@ -146,7 +157,7 @@ def build_key(solution_dir: str | Path) -> tuple[dict[str, Any], Any, float]:
     key["digest"] = _digest(key)
     scores = []
     for i, student in enumerate(SAMPLE_STUDENTS):
-        obs, run = (first, first_run) if i == 0 else _run(key, cells, student, "solution notebook")
+        obs, run = (first, first_run) if i == 0 else _run(key, cells, student, "solution notebook", worker)
         outcomes = grade.outcomes_for(key, obs, run, student)
         scores.append(sum(o.score for o in outcomes))
         for o in outcomes:
@@ -155,6 +166,30 @@ def build_key(solution_dir: str | Path) -> tuple[dict[str, Any], Any, float]:
                 raise BuildError(f"{a.source} check {o.check_id!r}: the solution does not pass ({o.status}) for "
                                  f"sample student {student!r}: {o.message}. {_advice(check, key)}")
     return key, nb, float(min(scores))
+
+
+def _check_grade_cells(nb: Any, a: Assignment, nb_path: Path) -> None:
+    """Each exercise has one `lab.check("<id>")` cell, marked as an nbgrader grade cell worth the
+    exercise's points: nbgrader autograde then scores it (the cell prints the exercise's score)."""
+    points: dict[str, float] = {}
+    for c in a.checks:
+        points[c.exercise] = points.get(c.exercise, 0.0) + c.points
+    found: dict[str, list[Any]] = {}
+    for cell in nb.cells:
+        m = re.fullmatch(r"\s*lab\.check\(\s*[\"']?(\w+)[\"']?\s*\)\s*", cell.source) if cell.cell_type == "code" else None
+        if m:
+            found.setdefault(m.group(1), []).append(cell)
+    for ex in a.exercises:
+        cells = found.get(ex.id, [])
+        if len(cells) != 1:
+            raise BuildError(f"{nb_path}: exercise {ex.id} needs exactly one cell `lab.check(\"{ex.id}\")` (found "
+                             f"{len(cells)}): it is the exercise's nbgrader grade cell")
+        md = cells[0].metadata.get("nbgrader", {})
+        if not md.get("grade") or float(md.get("points", -1)) != points[ex.id] or md.get("solution"):
+            raise BuildError(f"{nb_path}: the cell lab.check(\"{ex.id}\") must be an nbgrader grade cell (metadata "
+                             f"nbgrader.grade = true, solution = false, locked = true) with points = "
+                             f"{points[ex.id]:g}, the sum of exercise {ex.id}'s checks in spec.toml; it has "
+                             f"grade = {md.get('grade')}, points = {md.get('points')}")
 
 
 def _advice(check: dict[str, Any], key: dict[str, Any]) -> str:
@@ -218,17 +253,24 @@ def release(solution_dir: str | Path, assignments_dir: str | Path | None = None,
     Defaults: `assignments/` and `build/` beside the folder that holds `solution_dir`.
     Raises SpecError or BuildError (nothing is written then).
     """
-    import nbformat
-
     solution_dir = Path(solution_dir).resolve()
     root = solution_dir.parent.parent
-    key, nb, solution_score = build_key(solution_dir)
+    secret = [str(solution_dir.parent), str(root / "build"), *([str(build_dir)] if build_dir else [])]
+    with sandbox.Worker(secret) as worker:
+        return _release(solution_dir, root, assignments_dir, build_dir, worker)
+
+
+def _release(solution_dir: Path, root: Path, assignments_dir: str | Path | None, build_dir: str | Path | None,
+             worker: sandbox.Worker) -> Release:
+    import nbformat
+
+    key, nb, solution_score = build_key(solution_dir, worker)
     try:
         blank = student_copy(nb)
     except RuntimeError as e:   # nbgrader: a solution region outside a solution cell, or unbalanced markers
         raise BuildError(f"{solution_dir / key['notebook']}: {e}. {_unmarked_cells(nb)}") from None
     blank.metadata[METADATA_KEY] = {"assignment": key["assignment"], "key_digest": key["digest"]}
-    obs, run = _run(key, code_cells(blank), SAMPLE_STUDENTS[0], "blank student copy")
+    obs, run = _run(key, code_cells(blank), SAMPLE_STUDENTS[0], "blank student copy", worker)
     outcomes = grade.outcomes_for(key, obs, run, SAMPLE_STUDENTS[0])
     scored = [o for o in outcomes if o.score > 0 or o.status != "missing"]
     if scored:

@@ -1,7 +1,8 @@
 """lab: what a student's notebook imports. Shows the student's own parameters and runs the in-notebook
 self-check: it observes the exercise in the kernel (with the probe's own observation code), then a
 separate trusted process compares with the public key and returns the open report. The key and
-the comparison never run in the kernel. Imports stdlib, plan, probe, sandbox, report, render.
+the comparison never run in the kernel. Imports stdlib, plan, probe, sandbox, report, render
+(render.html and jinja2 only when Jupyter asks for the HTML view).
 """
 from __future__ import annotations
 
@@ -39,13 +40,23 @@ class Parameters(dict):
 
 
 class SelfCheck:
-    """The result of `Lab.check`: shows as the open report (text)."""
+    """The result of `Lab.check`: shows as the open report, as text in a terminal and as HTML (a
+    table per exercise, statuses in colour and in words) in Jupyter."""
 
     def __init__(self, text: str, report: Any = None) -> None:
         self.text, self.report = text, report
 
     def __repr__(self) -> str:
         return self.text
+
+    def _repr_html_(self) -> str | None:
+        """Jupyter's rich view: the report as an HTML fragment (None without a report, e.g. while
+        grading: Jupyter then shows the text)."""
+        if self.report is None:
+            return None
+        from autograder.render.html import to_html_fragment
+
+        return to_html_fragment(self.report)
 
     @property
     def passed(self) -> bool:
@@ -81,11 +92,18 @@ class Lab:
 
     def __init__(self, assignment: str, student_id: str, key: str | Path | None = None) -> None:
         self.assignment, self.student = assignment, str(student_id).strip()
+        self.grading = False
         if inside_probe():
             self.key_path = None
             self._plan: dict[str, Any] = {}
             self.parameters = Parameters(json.loads(os.environ.get("AUTOGRAD_LAB_PARAMETERS", "{}")))
             return
+        full = _grading_key(assignment)
+        if full is not None:   # nbgrader autograde on the instructor's machine: see `_grading_key`
+            self.grading, key = True, full
+            here = Path.cwd()
+            if here.name == assignment and here.parent.name:
+                self.student = here.parent.name   # nbgrader's autograded/<student>/<assignment>/
         path = Path(key) if key else _find_key(assignment)
         if path is None or not path.exists():
             raise FileNotFoundError(f"no public_key.json for {assignment}: keep it beside this notebook, or pass key=...")
@@ -96,7 +114,7 @@ class Lab:
         self.key_path = path
         # Keep only what the observation needs; the checks' expectations stay on disk.
         self._plan = {"assignment": data["assignment"], "parameters": data["parameters"], "grading": data["grading"],
-                      "exercises": data["exercises"],
+                      "exercises": data["exercises"], "secret": data.get("secret", ""),
                       "checks": [{"exercise": c["exercise"], "kind": c["kind"], "name": c.get("name")} for c in data["checks"]]}
         self.parameters = Parameters(plan.draw_point(data["parameters"], assignment, self.student, "own"))
         if self.student == PLACEHOLDER_ID:
@@ -108,7 +126,8 @@ class Lab:
 
         Calls your produce functions at your point and at fresh points, reads your predictions,
         and shows what passed and, for anything else, what was expected and why. Uses the
-        notebook's current state: no need to save first. Returns a SelfCheck (shows as text).
+        notebook's current state: no need to save first. Returns a SelfCheck (shows as a
+        table in Jupyter, as text elsewhere).
         """
         exercise = str(exercise)
         if inside_probe():
@@ -125,14 +144,74 @@ class Lab:
         request = plan.probe_request(self._plan, [], self.student, [exercise])
         records: list[dict[str, Any]] = [{"k": "hello", "schema": wire.SCHEMA, "v": wire.VERSION,
                                           "torch": _torch_version()}]
-        records += [probe.observe_name(ns, n, float(request["call_timeout"])) for n in request["names"]]
-        records += probe.observe_calls(ns, request["calls"], float(request["call_timeout"]))
+        with _quiet(self.grading):   # under nbgrader, any stderr in a grade cell would make it score 0
+            records += [probe.observe_name(ns, n, float(request["call_timeout"])) for n in request["names"]]
+            records += probe.observe_calls(ns, request["calls"], float(request["call_timeout"]))
         records.append({"k": "done"})
         stream = b"".join(json.dumps(r, allow_nan=False).encode() + b"\n" for r in records)
-        out = sandbox.run_tool(["_selfcheck", "--key", str(self.key_path), "--student", self.student,
-                                "--exercise", exercise], stream)
+        global _HELPER
+        if _HELPER is None:
+            _HELPER = sandbox.ToolServer()
+        out = _HELPER.ask({"key": str(self.key_path), "student": self.student, "exercise": [exercise]}, stream)
         report = Report.from_dict(json.loads(out))
+        if self.grading:
+            if report.status != "graded":
+                raise RuntimeError(f"autograd-lab: exercise {exercise} was NOT GRADED: {report.reason}")
+            return GradedScore(report.score or 0.0, report)
         return SelfCheck(render(report), report)
+
+
+class GradedScore(float):
+    """What `Lab.check` returns under nbgrader autograde: the exercise's score (points), shown as a
+    plain number, which nbgrader reads as the grade cell's partial credit (nbgrader.utils.get_partial_grade);
+    `.report` holds the whole report."""
+
+    report: Any = None
+
+    def __new__(cls, score: float, report: Any) -> GradedScore:
+        obj = super().__new__(cls, score)
+        obj.report = report
+        return obj
+
+    def __repr__(self) -> str:
+        return f"{float(self):g}"
+
+
+def _grading_key(assignment: str) -> Path | None:
+    """The full key when the notebook runs under nbgrader autograde on the instructor's machine: the
+    course's nbgrader_config.py sets AUTOGRAD_LAB_KEYS to the folder holding <assignment>/key.json
+    (autograd-lab's build/). Never set on a student's machine (students have no full key)."""
+    folder = os.environ.get("AUTOGRAD_LAB_KEYS")
+    if not folder:
+        return None
+    path = Path(folder) / assignment / "key.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"AUTOGRAD_LAB_KEYS is {folder!r}, but it has no {assignment}/key.json: run "
+                                f"`autograder release solutions/{assignment}` there")
+    return path
+
+
+class _quiet:
+    """Send the student's printed output to nowhere while observing (only when `on`)."""
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+
+    def __enter__(self) -> None:
+        if self.on:
+            import contextlib
+            import io
+
+            self._stack = contextlib.ExitStack()
+            self._stack.enter_context(contextlib.redirect_stdout(io.StringIO()))
+            self._stack.enter_context(contextlib.redirect_stderr(io.StringIO()))
+
+    def __exit__(self, *exc: object) -> None:
+        if self.on:
+            self._stack.close()
+
+
+_HELPER = None   # the kernel's one self-check helper process (sandbox.ToolServer), started at the first check
 
 
 def _torch_version() -> str:

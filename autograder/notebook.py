@@ -113,15 +113,20 @@ def declared_assignment(nb: Any) -> str | None:
 
 
 def student_copy(nb: Any) -> Any:
-    """Return the student version of a solution notebook: nbgrader's ClearSolutions removes each
-    `### BEGIN SOLUTION` ... `### END SOLUTION` region (the cell keeps its `...` placeholders or
-    its `raise NotImplementedError`), and ClearOutput removes outputs."""
-    from nbgrader.preprocessors import ClearOutput, ClearSolutions
+    """Return the student version of a solution notebook, made by nbgrader's own `generate_assignment`
+    preprocessors (LockCells, ClearSolutions, ClearOutput, CheckCellMetadata, ComputeChecksums,
+    ClearHiddenTests, ClearMarkScheme), with ClearSolutions' code stub set to "" so that a cell keeps
+    its `...` placeholders or its `raise NotImplementedError` after ### END SOLUTION. nbgrader with
+    `c.ClearSolutions.code_stub = {"python": ""}` makes the same notebook (tests/test_nbgrader.py).
+    Raises RuntimeError (from nbgrader) for a solution region outside a solution cell, or bad
+    nbgrader metadata."""
+    from nbgrader.preprocessors import (CheckCellMetadata, ClearHiddenTests, ClearMarkScheme, ClearOutput,
+                                        ClearSolutions, ComputeChecksums, LockCells)
 
     nb = copy.deepcopy(nb)
-    nb, _ = ClearSolutions(code_stub={"python": ""}, enforce_metadata=True).preprocess(nb, {})
-    nb, _ = ClearOutput().preprocess(nb, {})
-    for cell in nb.cells:   # the empty stub leaves a line of indentation only: drop it
-        if cell.cell_type == "code":
-            cell.source = "\n".join(l for l in cell.source.split("\n") if l.strip() or not l).rstrip("\n")
+    steps = [LockCells(), ClearSolutions(code_stub={"python": ""}, enforce_metadata=True), ClearOutput(),
+             CheckCellMetadata(), ComputeChecksums(), ClearHiddenTests(), ClearMarkScheme(), ComputeChecksums(),
+             CheckCellMetadata()]
+    for step in steps:
+        nb, _ = step.preprocess(nb, {})
     return nb

@@ -2,20 +2,19 @@
 reports what it saw as wire records. Imports stdlib, torch, IPython, wire and plan's data only:
 nothing here knows an expected value.
 
-Run as `python -I -m autograder.probe --out-fd N [--user UID]` with the request (see
-`plan.probe_request`) on stdin; records go to the pipe N. With --user the probe gives up root for
-that unprivileged uid before anything else runs.
-The in-notebook self-check (`autograder.lab`) reuses `observe_calls` and `observe_name` in the kernel.
+The sandbox's warm worker calls `prepare()` once (imports torch and IPython, makes the shell), then
+`run(request, fd, shell)` in each fresh child it forks, after it has given up root; records go to
+the pipe `fd`. The in-notebook self-check (`autograder.lab`) reuses `observe_calls` and `observe_name` in the kernel.
 """
 from __future__ import annotations
 
+import dis
 import json
 import os
 import signal
 import sys
 import threading
 import time
-import traceback
 import warnings
 from typing import Any, Callable, Iterator
 
@@ -221,8 +220,17 @@ def _exception(e: BaseException) -> dict[str, Any]:
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
     origin = tb.tb_frame.f_globals.get("__name__", "?") if tb is not None else "?"
+    statement = False   # raised by a `raise` statement in that frame, rather than by C code it called
+    if tb is not None:
+        try:
+            statement = tb.tb_frame.f_code.co_code[tb.tb_lasti] in _RAISE_OPS
+        except (IndexError, AttributeError):
+            statement = True
     return {"type": type(e).__name__, "mro": [c.__name__ for c in type(e).__mro__],
-            "message": wire.clip(_safe_str(e)), "origin": wire.clip(str(origin), 200)}
+            "message": wire.clip(_safe_str(e)), "origin": wire.clip(str(origin), 200), "statement": statement}
+
+
+_RAISE_OPS = {dis.opmap[name] for name in ("RAISE_VARARGS", "RERAISE") if name in dis.opmap}
 
 
 def _safe_str(e: Any) -> str:
@@ -321,33 +329,44 @@ def _run_cells(shell: Any, cells: list[str], timeout: float, emit: Callable[[dic
         emit(rec)
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Entry point inside the sandbox: read the request from stdin, write records to --out-fd."""
-    argv = sys.argv[1:] if argv is None else argv
-    out = os.fdopen(int(argv[argv.index("--out-fd") + 1]), "wb", buffering=0)
-    if "--user" in argv:   # first of all: no root, no capabilities for the student's code
-        uid = int(argv[argv.index("--user") + 1])
-        os.setgroups([])
-        os.setresgid(uid, uid, uid)
-        os.setresuid(uid, uid, uid)
-    request = json.loads(sys.stdin.buffer.read())
+def prepare() -> Any:
+    """Import torch and IPython and make the (still empty) IPython shell, once, in the sandbox's warm
+    worker, before any submission runs; each child forked from the worker gets a pristine copy.
+    One intra-op torch thread. Returns the shell."""
+    import torch
+    torch.set_num_threads(1)
+    import torch.autograd.functional  # noqa: F401  (what exercises use, imported once for every child)
+    import torch.func  # noqa: F401
+    import torch.nn  # noqa: F401
+    import torch.optim  # noqa: F401
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    x = torch.tensor(1.0, requires_grad=True)   # first backward and first grad pay their set-up here
+    (x * x).backward()
+    torch.autograd.grad(x * x, x)
+    config = Config()
+    config.HistoryManager.enabled = False
+    config.InteractiveShell.colors = "nocolor"
+    shell = InteractiveShell.instance(config=config)
+    shell.run_cell("pass", store_history=False, silent=True)
+    return shell
+
+
+def run(request: dict[str, Any], out_fd: int, shell: Any) -> None:
+    """Run `request` (see `plan.probe_request`) in `shell` and write records to the pipe `out_fd`:
+    hello, one per cell, one per prediction name, one per call at each point, done. Ends the process."""
+    import torch
+
+    out = os.fdopen(out_fd, "wb", buffering=0)
 
     def emit(rec: dict[str, Any]) -> None:
         out.write(_dumps(rec, allow_nan=False).encode() + b"\n")
-
-    import torch
-    torch.set_num_threads(1)
-    from IPython.core.interactiveshell import InteractiveShell
-    from traitlets.config import Config
 
     emit({"k": "hello", "schema": wire.SCHEMA, "v": wire.VERSION, "torch": torch.__version__.split("+")[0],
           "python": sys.version.split()[0], "cells": len(request["cells"])})
     os.environ["AUTOGRAD_LAB_PROBE"] = "1"
     os.environ["AUTOGRAD_LAB_PARAMETERS"] = _dumps(request.get("parameters", {}))
-    config = Config()
-    config.HistoryManager.enabled = False
-    config.InteractiveShell.colors = "nocolor"
-    shell = InteractiveShell.instance(config=config)
     _run_cells(shell, request["cells"], float(request["cell_timeout"]), emit)
     ns = shell.user_ns
     for name in request["names"]:
@@ -358,11 +377,3 @@ def main(argv: list[str] | None = None) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
-
-
-if __name__ == "__main__":
-    try:
-        main()
-    except BaseException:
-        traceback.print_exc()
-        os._exit(70)

@@ -53,7 +53,8 @@ class Report:
     """One submission's grading. `score` is None when `status` is "not_gradable" (never 0).
 
     `parameters` is the student's own point; `versions` holds "torch" (the run), "torch_key"
-    (the key's reference run), "sympy" and "grader"; `seconds` is wall time.
+    (the key's reference run), "sympy" and "grader"; `seconds` is wall time. `fingerprint`
+    (set by a batch) names the submission's content, the key and the grader version it was made from.
     """
 
     assignment: str
@@ -70,6 +71,7 @@ class Report:
     key_digest: str = ""
     seconds: float = 0.0
     isolation: str = ""                 # how the submission's run was separated from the grader
+    fingerprint: str = ""               # what the report depends on (batch.fingerprint): unchanged -> not regraded
 
     def counts(self) -> dict[str, int]:
         """Number of outcomes per status, in STATUSES order."""
@@ -117,13 +119,20 @@ def encodable(value: Any) -> Any:
 
 def write_json_atomic(path: str | Path, data: Any) -> None:
     """Write `data` as JSON to `path` so that readers see the old file or the whole new one."""
+    write_text_atomic(path, json.dumps(data, indent=1, allow_nan=False) + "\n")
+
+
+def write_text_atomic(path: str | Path, text: str) -> None:
+    """Write `text` (UTF-8) to `path` so that readers see the old file or the whole new one: a temp
+    file in the same folder, flushed to disk, then renamed over `path`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1, allow_nan=False)
-            f.write("\n")
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)

@@ -1,10 +1,16 @@
-"""sandbox: the only place that starts processes. Runs the probe on a request in a fresh process, in a
-fresh temporary directory, with a scrubbed environment, resource limits and a wall-clock timeout
-that kills the whole process group. Where bubblewrap (`bwrap`) works, the process also gets no
-network, its own PID namespace (it cannot see or signal the grader), a read-only view of the file
-system, and the grader's working folder (keys, solutions, other submissions) replaced by an empty
-one; only the Python environment and the autograder package are shown back, read-only.
-Imports stdlib only.
+"""sandbox: the only place that starts processes, and the sandbox policy.
+
+A Worker is one warm process that has imported torch, IPython and the probe once; each submission
+runs in a fresh fork of it (never reused across students), in fresh private folders, with a
+scrubbed environment, resource limits (CPU seconds, address space, processes, open files, file and
+output bytes) and a wall-clock timeout that kills everything the run started. Where bubblewrap
+(`bwrap`) works and the grader is root, the worker runs inside bwrap (its own PID namespace, so it
+cannot see or signal the grader; a read-only view of the file system with the grader's folder,
+keys, solutions and submissions replaced by empty ones; only the Python environment and the
+package shown back), and each run also gets its own mount, network, IPC and UTS namespaces (no
+network at all), its own small tmpfs folders and its own unprivileged uid with no capabilities.
+Results come back through a pipe of each run's own. Imports stdlib only (the worker imports the
+probe lazily).
 """
 from __future__ import annotations
 
@@ -14,13 +20,15 @@ import random
 import resource
 import shutil
 import signal
+import socket
 import stat
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+import traceback
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -39,6 +47,8 @@ class Limits:
     address_space: int = 4 * 2**30
     file_size: int = 64 * 2**20         # any one file, the captured printed output included
     work_bytes: int = 256 * 2**20       # the private writable folder (with bwrap)
+    processes: int = 128                # processes and threads of the run's uid (with bwrap as root)
+    open_files: int = 1024
 
 
 @dataclass(frozen=True)
@@ -60,9 +70,9 @@ class ProbeRun:
 
 
 def _limit(limits: Limits) -> None:
-    # Runs in the child between fork and exec. RLIMIT_NPROC binds once the probe is not root.
-    resource.setrlimit(resource.RLIMIT_NPROC, (128, 128))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))   # 128 x 1024 stays far below fs.file-max
+    # Runs in the run's child before any submission code. RLIMIT_NPROC binds once the probe is not root.
+    resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))   # 128 x 1024 << fs.file-max
     resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 5))
     resource.setrlimit(resource.RLIMIT_AS, (limits.address_space, limits.address_space))
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_size, limits.file_size))
@@ -77,6 +87,7 @@ def _environment(home: str) -> dict[str, str]:
         "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
         "IPYTHONDIR": os.path.join(home, ".ipython"), "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0",
         "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
+        "TORCHINDUCTOR_CACHE_DIR": os.path.join(home, ".torchinductor"),
         "PYTHONWARNINGS": "default",
     }
 
@@ -135,8 +146,10 @@ def _closed_ancestors(paths: list[str]) -> list[str]:
     return sorted(out)
 
 
-def _bwrap_command(bwrap: str, runs: str, work: str, home: str, hidden: list[str], argv: list[str],
-                   limits: Limits) -> list[str]:
+def _bwrap_command(bwrap: str, runs: str, hidden: list[str], argv: list[str]) -> list[str]:
+    """The bwrap command line of a worker: the root read-only, `hidden` folders and closed ancestors
+    replaced by empty ones, `runs` an empty tmpfs (each run mounts its own private folders there),
+    and the Python environment and the package shown back read-only."""
     cmd = [bwrap, "--ro-bind", "/", "/", *BWRAP_FLAGS]
     done: list[str] = []
     for path in sorted({os.path.realpath(h) for h in hidden if h} | set(_closed_ancestors(_shown_back()))):
@@ -145,8 +158,6 @@ def _bwrap_command(bwrap: str, runs: str, work: str, home: str, hidden: list[str
             cmd += ["--tmpfs", path]
             done.append(path)
     cmd += ["--tmpfs", runs]
-    for path, size in ((work, limits.work_bytes), (home, 64 * 2**20)):   # the only writable places
-        cmd += ["--perms", "1777", "--size", str(size), "--tmpfs", path]
     made: set[str] = set()
     for path in _shown_back():
         if not os.path.exists(path):
@@ -160,7 +171,7 @@ def _bwrap_command(bwrap: str, runs: str, work: str, home: str, hidden: list[str
                     made.add(folder)
                     cmd += ["--perms", "0755", "--dir", folder]
         cmd += ["--ro-bind", path, path]
-    return cmd + ["--chdir", work, "--", *argv]
+    return cmd + ["--chdir", runs, "--", *argv]
 
 
 class _Reader(threading.Thread):
@@ -188,101 +199,428 @@ class _Reader(threading.Thread):
         return b"".join(self.chunks)[: wire.MAX_RESULT_BYTES], self.size > wire.MAX_RESULT_BYTES
 
 
-def _tail(path: str) -> str:
-    """The last OUTPUT_TAIL_BYTES of the output file; "" if it is anything but a regular file."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return ""
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            return ""
-        size = os.fstat(f.fileno()).st_size
-        f.seek(max(0, size - OUTPUT_TAIL_BYTES))
-        return f.read(OUTPUT_TAIL_BYTES).decode("utf-8", "replace")
+ISOLATION_BWRAP = ("bwrap: forked from a warm worker; unprivileged uid, no network, own mount, network and IPC "
+                   "namespaces, read-only files except a small private folder; the grader's folder, keys and "
+                   "solutions hidden")
+
+# Linux constants (linux/sched.h, linux/mount.h) for the run's own namespaces and folders.
+_CLONE_NEWNS, _CLONE_NEWUTS, _CLONE_NEWIPC, _CLONE_NEWNET = 0x00020000, 0x04000000, 0x08000000, 0x40000000
+_MS_NOSUID, _MS_NODEV, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
 
 
-def run_probe(request: dict[str, Any], limits: Limits = Limits(), hidden: list[str] | None = None) -> ProbeRun:
-    """Run `python -I -m autograder.probe` on `request` in a fresh sandboxed process.
+class Worker:
+    """A warm sandboxed worker: one process (inside bwrap where it works) that has imported torch,
+    IPython and the probe once. Each `run` forks a fresh child from it for one submission (never a
+    process reused across students), which gets its own private folders, namespaces, uid and limits.
+
+    Thread-safe: `grade --jobs N` runs N submissions at once through one worker. Use as a context
+    manager, or call `close()`.
 
     Args:
-        request: a probe request (`plan.probe_request`); JSON-native, no expected values.
-        limits: wall/CPU seconds and memory/file/output bytes for the whole run.
-        hidden: folders to replace by empty ones inside the sandbox (with bwrap), besides the
-            current working folder: e.g. the key's folder and the solutions.
-    Returns:
-        ProbeRun. A timeout kills the process group and sets `timed_out`; the records written
-        before the kill are kept. Results come through a pipe, so the submission can add to
-        them but not erase what the probe already sent.
+        hidden: folders every run must not see (besides the current working folder): keys,
+            solutions, submissions, the output folder.
     Raises:
-        OSError: the process could not be started at all (a grader fault, not a student's).
+        OSError: the worker did not start (a grader fault, never the student's).
     """
-    runs = _runs_dir()
-    root = tempfile.mkdtemp(prefix="run-", dir=runs)
-    os.chmod(root, 0o755)
-    read_end, write_end = os.pipe()
-    try:
-        work, home = os.path.join(root, "work"), os.path.join(root, "home")
-        os.mkdir(work)
-        os.mkdir(home)
-        output_path = os.path.join(root, "output.txt")
-        argv = [sys.executable, "-I", "-m", "autograder.probe", "--out-fd", str(write_end)]
+
+    START_TIMEOUT = 120.0   # seconds for the worker to import torch and IPython
+
+    def __init__(self, hidden: list[str] | None = None) -> None:
+        self.hidden = [os.getcwd(), *(hidden or [])]
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen | None = None
+        self._sock: socket.socket | None = None
+        self.isolation = ""
+        self._start()
+
+    def _start(self) -> None:
+        runs = _runs_dir()
         bwrap, why_not = bwrap_status()
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        argv = [sys.executable, "-I", "-m", "autograder.sandbox", "--worker", str(child.fileno()), runs,
+                "sandboxed" if bwrap and os.geteuid() == 0 else "plain"]
         if bwrap:
-            if os.geteuid() == 0:
-                uid = UID_BASE + _random.randrange(UID_SPAN)   # two graders at once will not share one
-                argv += ["--user", str(uid)]
-            argv = _bwrap_command(bwrap, runs, work, home, [os.getcwd(), *(hidden or [])], argv, limits)
-            isolation = ("bwrap: unprivileged uid, no network, own PID namespace, read-only files except a "
-                         "small private folder; the grader's folder, keys and solutions hidden")
+            argv = _bwrap_command(bwrap, runs, self.hidden, argv)
+            self.isolation = ISOLATION_BWRAP if os.geteuid() == 0 else ISOLATION_BWRAP.replace("unprivileged uid, ", "")
         else:
-            isolation = f"own process only ({why_not}): files and network are not isolated"
-        reader = _Reader(read_end)
-        reader.start()
-        start = time.monotonic()
-        with open(output_path, "wb") as output:
-            proc = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=output, stderr=subprocess.STDOUT, cwd=work,
-                env=_environment(home), start_new_session=True, preexec_fn=lambda: _limit(limits),
-                pass_fds=(write_end,),
-            )
-            os.close(write_end)
-            write_end = -1
-            timed_out = False
+            self.isolation = f"own process only ({why_not}): files and network are not isolated"
+        self._log = tempfile.TemporaryFile()
+        try:
+            self._proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log,
+                                          cwd=runs, env=_environment(os.path.join(runs, "home")),
+                                          start_new_session=True, pass_fds=(child.fileno(),))
+        finally:
+            child.close()
+        parent.settimeout(self.START_TIMEOUT)
+        try:
+            ready = parent.recv(64)
+        except (socket.timeout, OSError):
+            ready = b""
+        if ready != b"ready":
+            self._proc.kill()
+            self._proc.wait()
+            self._log.seek(0)
+            raise OSError(f"the sandbox worker did not start: {self._log.read()[-2000:].decode('utf-8', 'replace')}")
+        parent.settimeout(None)
+        self._sock = parent
+
+    def run(self, request: dict[str, Any], limits: Limits = Limits()) -> ProbeRun:
+        """Run the probe on `request` in a fresh child of the worker.
+
+        Args:
+            request: a probe request (`plan.probe_request`); JSON-native, no expected values.
+            limits: wall/CPU seconds and memory/file/output bytes for this run.
+        Returns:
+            ProbeRun. A timeout kills the run's processes and sets `timed_out`; the records
+            written before are kept. Results come through a pipe of their own, so the submission
+            can add to them but not erase what the probe already sent.
+        Raises:
+            OSError: the worker stopped and could not be restarted (a grader fault).
+        """
+        try:
+            return self._run(request, limits)
+        except _WorkerGone:
+            with self._lock:   # one restart: the next submission must not pay for this one
+                if self._proc is not None and self._proc.poll() is not None:
+                    self._close_locked()
+                    self._start()
+            raise OSError("the sandbox worker stopped during this run") from None
+
+    def _run(self, request: dict[str, Any], limits: Limits) -> ProbeRun:
+        req = tempfile.TemporaryFile()
+        out = tempfile.TemporaryFile()
+        results_r, results_w = os.pipe()
+        status_r, status_w = os.pipe()
+        dirs = None
+        root = None
+        try:
+            req.write(json.dumps(request).encode())
+            req.flush()
+            if not self.isolation.startswith("bwrap"):   # a plain worker: real folders made here
+                root = tempfile.mkdtemp(prefix="run-", dir=_runs_dir())
+                dirs = [os.path.join(root, "work"), os.path.join(root, "home")]
+                for d in dirs:
+                    os.mkdir(d)
+            header = json.dumps({"wall": limits.wall_seconds, "limits": asdict(limits), "dirs": dirs}).encode()
+            reader = _Reader(results_r)
+            reader.start()
             try:
-                proc.communicate(json.dumps(request).encode(), timeout=limits.wall_seconds)
-            except subprocess.TimeoutExpired:
-                timed_out = True
+                with self._lock:
+                    if self._sock is None:
+                        raise _WorkerGone()
+                    socket.send_fds(self._sock, [header], [req.fileno(), results_w, out.fileno(), status_w])
+            except OSError:
+                raise _WorkerGone() from None
             finally:
-                try:   # the whole group: children the submission started go too
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+                os.close(results_w)
+                os.close(status_w)
+                results_w = status_w = -1
+            status = _read_all(status_r, limits.wall_seconds + 60)
+            reader.join(timeout=2.0)   # EOF comes when every holder of the pipe is gone
+            reader.stop.set()
+            reader.join()
+            if not status:
+                raise _WorkerGone()
+            st = json.loads(status)
+            results, cut = reader.result()
+            size = out.seek(0, os.SEEK_END)
+            out.seek(max(0, size - OUTPUT_TAIL_BYTES))
+            tail = out.read(OUTPUT_TAIL_BYTES).decode("utf-8", "replace")
+            return ProbeRun(results, tail, int(st["exit"]), bool(st["timed_out"]), float(st["seconds"]), cut,
+                            self.isolation)
+        finally:
+            for fd in (results_r, results_w, status_r, status_w):
+                if fd >= 0:
+                    os.close(fd)
+            req.close()
+            out.close()
+            if root:
+                shutil.rmtree(root, ignore_errors=True)
+
+    def _close_locked(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+        if self._proc is not None:
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+            self._proc = None
+
+    def close(self) -> None:
+        """Stop the worker (its running children are killed with it)."""
+        with self._lock:
+            self._close_locked()
+
+    def __enter__(self) -> Worker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _WorkerGone(Exception):
+    pass
+
+
+def _read_all(fd: int, timeout: float) -> bytes:
+    """Everything written to `fd` until EOF, or b"" after `timeout` seconds."""
+    import select
+
+    chunks, deadline = [], time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return b""
+        data = os.read(fd, 4096)
+        if not data:
+            return b"".join(chunks)
+        chunks.append(data)
+
+
+def run_probe(request: dict[str, Any], limits: Limits = Limits(), hidden: list[str] | None = None,
+              worker: Worker | None = None) -> ProbeRun:
+    """Run the probe on `request` in a fresh sandboxed process: a child of `worker`, or of a worker
+    started (and stopped) for this one run. See `Worker.run`; `hidden` is used only without a worker.
+    Raises OSError when no worker can be started (a grader fault)."""
+    if worker is not None:
+        return worker.run(request, limits)
+    with Worker(hidden) as w:
+        return w.run(request, limits)
+
+
+class ToolServer:
+    """A trusted autograder helper kept running (`python -m autograder _selfcheck --serve`): the
+    in-notebook self-check sends it observations and gets a report back, so that the key and the
+    comparison stay out of the student's kernel, and only the first check pays for starting Python
+    and importing sympy. Restarted when it has stopped. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._proc: subprocess.Popen | None = None
+        self._lock = threading.Lock()
+
+    def ask(self, header: dict[str, Any], body: bytes, timeout: float = 120.0) -> bytes:
+        """Send one request (a JSON header line, then `body`) and return the one-line answer.
+        Raises RuntimeError with the helper's stderr when it fails or does not answer in time."""
+        with self._lock:
+            for attempt in (1, 2):
+                if self._proc is None or self._proc.poll() is not None:
+                    self._err = tempfile.TemporaryFile()
+                    self._proc = subprocess.Popen([sys.executable, "-m", "autograder", "_selfcheck", "--serve"],
+                                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err)
+                proc = self._proc
+                try:
+                    proc.stdin.write(json.dumps({**header, "size": len(body)}).encode() + b"\n" + body)
+                    proc.stdin.flush()
+                    line = _readline(proc.stdout.fileno(), timeout)
+                except OSError:
+                    line = b""
+                if line:
+                    return line
+                proc.kill()
                 proc.wait()
-        seconds = time.monotonic() - start
-        reader.join(timeout=2.0)   # EOF comes when every holder of the pipe is gone
-        reader.stop.set()
-        reader.join()
-        results, cut = reader.result()
-        return ProbeRun(results, _tail(output_path), proc.returncode, timed_out, seconds, cut, isolation)
-    finally:
-        for fd in (read_end, write_end):
-            if fd >= 0:
-                os.close(fd)
-        shutil.rmtree(root, ignore_errors=True)
+                self._proc = None
+                self._err.seek(0)
+                err = self._err.read()[-2000:].decode("utf-8", "replace")
+                if attempt == 2 or err:
+                    raise RuntimeError(f"the self-check helper failed: {err or 'no answer in time'}")
+        raise AssertionError("unreachable")
 
 
-def run_tool(args: list[str], stdin: bytes, timeout: float = 120.0) -> bytes:
-    """Run a trusted autograder helper (`python -m autograder ARGS`) and return its stdout.
+def _readline(fd: int, timeout: float) -> bytes:
+    """The answer line from `fd` without its newline (b"" at EOF or after `timeout` seconds). The
+    helper writes nothing after it until it gets the next request."""
+    import select
 
-    Used by the in-notebook self-check so that the key and the comparison stay out of the
-    student's kernel. Raises RuntimeError with the helper's stderr if it fails or times out.
-    """
+    chunks, deadline = [], time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return b""
+        data = os.read(fd, 1 << 16)
+        if not data:
+            return b""
+        chunks.append(data)
+        if data.endswith(b"\n"):
+            return b"".join(chunks)[:-1]
+
+
+# ----------------------------------------------------------------------------- inside the worker
+
+def _libc() -> Any:
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _check(ret: int, what: str) -> None:
+    if ret != 0:
+        import ctypes
+
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _worker_main(sock_fd: int, runs: str, sandboxed: bool) -> None:
+    """The worker's loop: import torch, IPython and the probe once, then fork one child per job and
+    report each child's end (exit code, timeout, seconds) on the job's status pipe. Ends when the
+    grader closes its socket (its children are killed then)."""
+    from autograder import probe
+
+    for d in ("work", "home"):
+        os.makedirs(os.path.join(runs, d), mode=0o1777, exist_ok=True)
+    shell = probe.prepare()
+    sock = socket.socket(fileno=sock_fd)
+    sock.sendall(b"ready")
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    jobs: dict[int, dict[str, Any]] = {}   # pidfd -> job
+    import select
+
+    while True:
+        now = time.monotonic()
+        deadlines = [j["deadline"] for j in jobs.values() if not j["killed"]]
+        timeout = max(0.0, min(deadlines) - now) if deadlines else None
+        ready = select.select([sock, *jobs], [], [], timeout)[0]
+        if sock in ready:
+            try:
+                msg, fds, _, _ = socket.recv_fds(sock, 1 << 16, 8)
+            except OSError:
+                msg, fds = b"", []
+            if not msg:   # the grader is gone: so are its runs
+                for job in jobs.values():
+                    _kill_run(job, sandboxed)
+                os._exit(0)
+            job = _start_child(json.loads(msg), fds, sock, jobs, runs, sandboxed, shell)
+            jobs[job["pidfd"]] = job
+        for pidfd in [fd for fd in ready if fd in jobs]:
+            job = jobs.pop(pidfd)
+            _kill_run(job, sandboxed)   # what it left running goes too (before the reap: no pid reuse)
+            _, status = os.waitpid(job["pid"], 0)
+            os.close(pidfd)
+            code = os.waitstatus_to_exitcode(status)
+            try:
+                os.write(job["status"], json.dumps({"exit": code, "timed_out": job["killed"],
+                                                    "seconds": round(time.monotonic() - job["start"], 6)}).encode())
+            except OSError:
+                pass
+            os.close(job["status"])
+        now = time.monotonic()
+        for job in jobs.values():
+            if not job["killed"] and now >= job["deadline"]:
+                job["killed"] = True
+                _kill_run(job, sandboxed)
+
+
+def _start_child(header: dict[str, Any], fds: list[int], sock: socket.socket, jobs: dict[int, dict[str, Any]],
+                 runs: str, sandboxed: bool, shell: Any) -> dict[str, Any]:
+    req_fd, results_fd, output_fd, status_fd = fds
+    uid = UID_BASE + _random.randrange(UID_SPAN) if sandboxed else None
+    sys.stdout.flush()
+    sys.stderr.flush()
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:   # the child: never returns
+        try:
+            keep = {req_fd, results_fd, output_fd}
+            for name in os.listdir("/proc/self/fd"):   # nothing of the worker or of other runs
+                fd = int(name)
+                if fd > 2 and fd not in keep:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+            _child(header, req_fd, results_fd, output_fd, uid, runs, sandboxed, shell)
+        except BaseException:
+            try:
+                traceback.print_exc()
+            finally:
+                os._exit(70)
+        os._exit(0)
+    for fd in (req_fd, results_fd, output_fd):
+        os.close(fd)
+    return {"pid": pid, "pidfd": os.pidfd_open(pid), "uid": uid, "status": status_fd, "start": start,
+            "deadline": start + float(header["wall"]), "killed": False}
+
+
+def _child(header: dict[str, Any], req_fd: int, results_fd: int, output_fd: int, uid: int | None, runs: str,
+           sandboxed: bool, shell: Any) -> None:
+    """One run, in a fresh fork of the worker: private folders and namespaces, limits, then the
+    probe as an unprivileged uid. Order matters: root is given up before any submission code runs."""
+    from autograder import probe
+
+    os.setsid()
+    limits = Limits(**header["limits"])
+    if sandboxed:
+        libc = _libc()
+        _check(libc.unshare(_CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWIPC | _CLONE_NEWUTS), "unshare")
+        _check(libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None), "mount --make-rprivate /")
+        work, home = os.path.join(runs, "work"), os.path.join(runs, "home")
+        for path, size in ((work, limits.work_bytes), (home, 64 * 2**20)):   # the only writable places
+            opts = f"size={size},mode=1777".encode()
+            _check(libc.mount(b"tmpfs", path.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, opts), f"mount {path}")
+    else:
+        work, home = header["dirs"]
+    os.chdir(work)
+    os.environ.clear()
+    os.environ.update(_environment(home))
+    tempfile.tempdir = None   # the worker's choice was made before this run's folders existed
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(output_fd, 1)
+    os.dup2(output_fd, 2)
+    for fd in (devnull, output_fd):
+        os.close(fd)
+    request = json.loads(os.pread(req_fd, 1 << 31, 0))
+    os.close(req_fd)
+    _limit(limits)
+    if uid is not None:   # no root, no capabilities for the submission's code
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    probe.run(request, results_fd, shell)
+
+
+def _kill_run(job: dict[str, Any], sandboxed: bool) -> None:
+    """Kill a run and everything it started: every process of its uid (as that uid, so nothing else
+    can be hit) where runs have their own uid, else its session."""
     try:
-        done = subprocess.run([sys.executable, "-m", "autograder", *args], input=stdin, capture_output=True,
-                              timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise RuntimeError(f"the self-check helper did not answer within {timeout:g} s") from None
-    if done.returncode != 0:
-        raise RuntimeError(f"the self-check helper failed: {done.stderr.decode('utf-8', 'replace')[-2000:]}")
-    return done.stdout
+        os.killpg(job["pid"], signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    if not sandboxed or job["uid"] is None:
+        return
+    for _ in range(5):
+        if not _uid_alive(job["uid"]):
+            return
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setresgid(job["uid"], job["uid"], job["uid"])
+                os.setresuid(job["uid"], job["uid"], job["uid"])
+                os.kill(-1, signal.SIGKILL)   # every process this uid may signal: only its own
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+
+
+def _uid_alive(uid: int) -> bool:
+    """Is any process of `uid` alive (zombies of the worker's own children aside)?"""
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if os.stat(f"/proc/{name}").st_uid == uid:
+                    with open(f"/proc/{name}/stat", "rb") as f:
+                        if f.read().rsplit(b")", 1)[-1].split()[0] != b"Z":
+                            return True
+            except OSError:
+                pass
+    return False
+
+
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--worker"]:
+        _worker_main(int(sys.argv[2]), sys.argv[3], sys.argv[4] == "sandboxed")

@@ -25,9 +25,13 @@ class SpecError(ValueError):
 class Grading:
     """Limits and tolerances. Seconds are wall-clock; tolerances are relative/absolute."""
 
-    submission_timeout: float = 120.0   # whole probe run (includes `import torch`, ~2 s)
+    submission_timeout: float = 120.0   # whole probe run
     call_timeout: float = 5.0           # one produce call
     cell_timeout: float = 20.0          # one notebook cell
+    memory_mb: int = 4096               # address space of each process of a run
+    processes: int = 128                # processes and threads of a run (with bwrap, as root)
+    output_mb: int = 64                 # printed output, and any one file the run writes
+    disk_mb: int = 256                  # the run's private writable folder (with bwrap)
     fresh_points: int = 2               # points drawn besides the student's own
     predict_rtol: float = 2e-3          # a hand-computed prediction: about 3 significant figures
     predict_atol: float = 1e-6
@@ -178,7 +182,9 @@ def _expect(where: str, raw: dict[str, Any], symbols: set[str]) -> dict[str, Any
 
         suffixes = ("Error", "Exception") if kind == "raises" else ("Warning",)
         if not isinstance(getattr(builtins, cls, None), type):
-            close = difflib.get_close_matches(cls, [n for n in dir(builtins) if n.endswith(suffixes)], 1)
+            # Only a near miss is a typo ("RunTimeError"); a library's own class such as torch's
+            # GradcheckError (0.62 similar to "ArithmeticError") is not one.
+            close = difflib.get_close_matches(cls, [n for n in dir(builtins) if n.endswith(suffixes)], 1, cutoff=0.8)
             if close:
                 raise SpecError(f"{where}: {kind} = {cls!r} is not a Python {'exception' if kind == 'raises' else 'warning'}; "
                                 f"did you mean {close[0]!r}?")
@@ -293,6 +299,9 @@ def load_spec(path: str | Path) -> Assignment:
     _keys(f"{src} [grading]", g, set(Grading.__dataclass_fields__))
     for k, v in g.items():
         _number(f"{src} [grading]", v, k, positive=True)
+    for k in ("memory_mb", "processes", "output_mb", "disk_mb"):
+        if k in g and not isinstance(g[k], int):
+            raise SpecError(f"{src} [grading]: {k} must be a whole number")
     if "fresh_points" in g and (not isinstance(g["fresh_points"], int) or g["fresh_points"] < 1):
         raise SpecError(f"{src} [grading]: fresh_points must be an integer >= 1 (fresh points catch hard-coded numbers)")
     grading = Grading(**g)

@@ -168,7 +168,8 @@ def _check_exception(e: Any) -> dict[str, Any]:
             and isinstance(e.get("mro", []), list)):
         raise WireError("exception without type and message")
     return {"type": clip(e["type"], 200), "mro": [str(m)[:200] for m in e.get("mro", [])][:20],
-            "message": clip(e["message"]), "origin": clip(str(e.get("origin", "?")), 200)}
+            "message": clip(e["message"]), "origin": clip(str(e.get("origin", "?")), 200),
+            "statement": e.get("statement") is not False}
 
 
 def _cell(rec: dict[str, Any], count: int) -> CellResult:

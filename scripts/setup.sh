@@ -13,6 +13,15 @@ if ! command -v bwrap >/dev/null 2>&1; then
     echo "setup: bwrap not found; install bubblewrap (e.g. sudo apt-get install bubblewrap) to isolate submissions" >&2
   fi
 fi
+# Chromium and its driver: tests/test_html.py opens the HTML report in headless Chromium (via selenium).
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; } >/dev/null \
+      || echo "setup: could not install chromium and chromium-driver; tests/test_html.py will fail" >&2
+  else
+    echo "setup: chromium or chromedriver not found; install them (e.g. sudo apt-get install chromium chromium-driver) for tests/test_html.py" >&2
+  fi
+fi
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi

@@ -49,3 +49,84 @@ def test_files_given_one_by_one_with_the_same_name_are_told_apart_by_folder(key,
         shutil.copy(EXAMPLES / f"{student}.ipynb", tmp_path / student / key["notebook"])
     found = find_submissions([str(tmp_path / "ada" / key["notebook"]), str(tmp_path / "ben" / key["notebook"])], key)
     assert [(s.name, s.student) for s in found] == [("ada/backward-vs-grad.ipynb", "ada"), ("ben/backward-vs-grad.ipynb", "ben")]
+
+
+def _copies(tmp_path, plan):
+    """A submissions folder: {new name: example student} (each graded with its own example's id)."""
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    for name, student in plan.items():
+        shutil.copy(EXAMPLES / f"{student}.ipynb", subs / f"{name}.ipynb")
+    return subs
+
+
+def _rows(out):
+    import csv
+
+    return list(csv.DictReader((out / "gradebook.csv").open()))
+
+
+def test_a_batch_killed_with_sigkill_resumes_without_losing_or_duplicating_anything(released, tmp_path):
+    """SIGKILL the grader (and so its sandbox worker) in the middle of a batch; the rerun grades only
+    what is missing, every report is whole, and the gradebook has each submission exactly once,
+    with the scores a clean run gives."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from autograder.report import read_report
+
+    _, key_path = released
+    # hana's notebook spends its 5 s call limit in a loop: the batch is still running when it is killed
+    plan = {"a1": "ada", "b1": "ben", "h1": "hana", "c1": "cleo", "h2": "hana", "d1": "dev", "e1": "eve", "g1": "gus"}
+    subs = _copies(tmp_path, plan)
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "autograder", "grade", str(subs), "--out", str(out), "--key", str(key_path),
+           "--jobs", "1"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while len(list((out / "reports").glob("*.json"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    first = sorted(p.name for p in (out / "reports").glob("*.json"))
+    assert 2 <= len(first) < len(plan), first
+    for p in first:
+        read_report(out / "reports" / p)   # whole JSON: written atomically
+    assert not (out / "gradebook.csv").exists()
+
+    again = run_cli(*cmd[3:])
+    assert again.returncode == 0, again.stderr
+    assert f"({len(first)} unchanged since the last run, kept" in again.stdout
+    assert sorted(p.name for p in (out / "reports").iterdir()) == sorted(f"{n}.json" for n in plan)
+    rows = _rows(out)
+    assert sorted(r["submission"] for r in rows) == sorted(f"{n}.ipynb" for n in plan)
+
+    clean = tmp_path / "clean"
+    assert run_cli(*cmd[3:5], "--out", str(clean), *cmd[7:]).returncode == 0
+    assert {r["submission"]: r["score"] for r in rows} == {r["submission"]: r["score"] for r in _rows(clean)}
+
+
+def test_an_unchanged_submission_is_not_graded_again_unless_forced_and_a_changed_one_is(released, tmp_path):
+    from autograder.report import read_report
+
+    _, key_path = released
+    subs = _copies(tmp_path, {"ada": "ada", "ben": "ben"})
+    out = tmp_path / "out"
+    args = ("grade", str(subs), "--out", str(out), "--key", str(key_path))
+    assert run_cli(*args).returncode == 0
+    before = read_report(out / "reports" / "ada.json")
+    p = run_cli(*args)
+    assert "(2 unchanged since the last run, kept" in p.stdout
+    assert read_report(out / "reports" / "ada.json") == before
+    shutil.copy(EXAMPLES / "cleo.ipynb", subs / "ben.ipynb")   # ben hands in again
+    p = run_cli(*args)
+    assert "(1 unchanged since the last run, kept" in p.stdout
+    forced = run_cli(*args, "--force")
+    assert "unchanged since the last run" not in forced.stdout
+    after = read_report(out / "reports" / "ada.json")
+    assert after.seconds != before.seconds or after.fingerprint == before.fingerprint
+    assert [(o.check_id, o.status, o.score) for o in after.outcomes] == \
+        [(o.check_id, o.status, o.score) for o in before.outcomes]   # grading twice: the same scores

@@ -23,7 +23,9 @@ def test_cli_help_imports_neither_torch_nor_sympy():
     ("autograder.report", {"torch", "sympy"}),
     ("autograder.render.terminal", {"torch", "sympy"}),
     ("autograder.render.gradebook", {"torch", "sympy"}),
-    ("autograder.lab", {"sympy", "autograder.key", "autograder.grade", "autograder.compare", "autograder.analytic"}),
+    ("autograder.render.html", {"torch", "sympy"}),
+    ("autograder.lab", {"sympy", "autograder.key", "autograder.grade", "autograder.compare", "autograder.analytic",
+                        "autograder.render.html", "jinja2"}),
 ])
 def test_import_rules(module, forbidden):
     assert not (_modules_after(f"import {module}") & forbidden)

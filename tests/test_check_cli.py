@@ -56,3 +56,19 @@ def test_check_finds_the_public_key_by_the_notebooks_folder_name():
     p = run_cli("check", str(SOLUTION / "backward-vs-grad.ipynb"), "--exercise", "1")
     assert p.returncode == 0, p.stdout + p.stderr
     assert "score 4 / 4" in p.stdout
+
+
+def test_limits_are_set_per_command_and_a_bad_one_is_refused(released, tmp_path):
+    from conftest import EXAMPLES
+
+    _, key_path = released
+    p = run_cli("grade", str(EXAMPLES / "hana.ipynb"), "--out", str(tmp_path), "--key", str(key_path),
+                "--limit", "call_timeout=1", "--json")
+    assert p.returncode == 0, p.stderr
+    outcome = next(o for o in json.loads(p.stdout)[0]["outcomes"] if o["check_id"] == "4.produce.after_k")
+    assert outcome["status"] == "timeout" and "did not return within 1 s" in outcome["message"]
+    bad = run_cli("grade", str(EXAMPLES / "ada.ipynb"), "--out", str(tmp_path), "--key", str(key_path),
+                  "--limit", "memory_mb=lots")
+    assert bad.returncode == 2 and "--limit 'memory_mb=lots': the value must be a whole number" in bad.stderr
+    unknown = run_cli("check", str(EXAMPLES / "ada.ipynb"), "--limit", "cpu=1")
+    assert unknown.returncode == 2 and "unknown limit(s) cpu" in unknown.stderr

@@ -100,6 +100,18 @@ def test_a_boolean_prediction_must_be_the_boolean_and_a_vector_any_container_of_
     assert not c.ok and c.detail == "expected 2 numbers, got 1"
 
 
+def test_an_exception_torch_raises_from_c_code_must_not_come_from_a_raise_statement():
+    from autograder.compare import compare_exception
+
+    expect = {"raises": "RuntimeError", "phrase": "floating point"}
+    by_torch = {"type": "RuntimeError", "mro": ["RuntimeError"], "message": "Only Tensors of floating point dtype",
+                "origin": "__main__", "statement": False}
+    assert compare_exception(expect, by_torch, called=True).ok
+    by_hand = {**by_torch, "statement": True}
+    c = compare_exception(expect, by_hand, called=True)
+    assert not c.ok and "raise statement" in c.detail
+
+
 def test_a_truncated_sequence_is_said_to_be_longer_and_never_matches():
     long = {"t": "seq", "kind": "tuple", "items": [{"t": "float", "v": 2.0}] * 64, "truncated": True}
     c = compare_predicted({**long, "truncated": False}, long, Tolerance(2e-3, 1e-6))

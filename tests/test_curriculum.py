@@ -30,8 +30,8 @@ def released(assignment: str, tmp_path_factory):
     return _RELEASES[assignment]
 
 
-def test_the_assignments_are_numbered_in_order():
-    assert [i[:3] for i in IDS] == [f"{n:02d}-" for n in range(1, len(IDS) + 1)]
+def test_the_curriculum_has_eight_assignments_numbered_in_order():
+    assert [i[:3] for i in IDS] == [f"{n:02d}-" for n in range(1, 9)]
 
 
 @pytest.mark.parametrize("assignment", IDS)
@@ -59,6 +59,37 @@ def test_the_spec_keeps_the_course_promises(assignment):
             assert c.sympy, c.id
     random_params = [n for n, d in a.parameters.items() if d["kind"] != "fixed"]
     assert random_params, "parameters must be random per student where the exercise allows"
+
+
+def test_the_curriculum_checks_warnings_conventions_and_version_sensitive_behaviour():
+    checks = [c for i in IDS for c in load_spec(ROOT / "solutions" / i).checks]
+    assert any("warns" in c.expect and c.kind == "produce" for c in checks)
+    assert any("raises" in c.expect for c in checks)
+    assert sum(1 for c in checks if c.convention) >= 3
+    assert any(c.version_sensitive for c in checks)
+
+
+def test_a_convention_check_shows_torchs_value_sympys_value_and_the_conventions_name(tmp_path_factory):
+    assignment = "08-calculus-vs-autograd"
+    _, key = released(assignment, tmp_path_factory)
+    report = grade_notebook(ROOT / "examples" / "submissions" / assignment / "ben.ipynb", key, "ben")
+    o = next(o for o in report.outcomes if o.check_id == "1.predict.relu")
+    assert o.status == "failed"   # ben predicted calculus' 1/2; torch's 0 is what is graded
+    assert o.convention.startswith("relu'(0)") and "torch 2.13.0 gives 0" in o.convention
+    assert "sympy's diff(Max(0, x), x) gives 0.5" in o.convention and "Graded against torch's value" in o.convention
+    assert o.version_note is None
+
+
+def test_a_report_made_on_another_torch_flags_the_version_sensitive_checks(tmp_path_factory):
+    assignment = "08-calculus-vs-autograd"
+    _, key = released(assignment, tmp_path_factory)
+    other = {**key, "torch_observed": "2.12.0"}   # as if the key had been observed on another release
+    report = grade_notebook(ROOT / "examples" / "submissions" / assignment / "ada.ipynb", other, "ada")
+    flagged = {o.check_id for o in report.outcomes if o.version_note}
+    sensitive = {c["id"] for c in key["checks"] if c["version_sensitive"]}
+    assert flagged == sensitive and len(sensitive) >= 5
+    note = next(o.version_note for o in report.outcomes if o.version_note)
+    assert "observed on torch 2.12.0" in note and "this run used torch 2.13.0" in note
 
 
 @pytest.mark.parametrize("assignment", IDS)

@@ -72,12 +72,19 @@ def test_many_failing_cells_keep_the_report_small(key, tmp_path):
     assert len(r.notes) == 21 and r.notes[-1] == "… and 40 more notes"
 
 
-FORGE = '''import json, os, sys
-fd = int(sys.argv[sys.argv.index("--out-fd") + 1])
-for p in range(3):
-    os.write(fd, (json.dumps({"k": "call", "call": "ex1", "point": p, "status": "returned",
-                              "returned": {"t": "none"}}) + "\\n").encode())
-os.write(fd, b"garbage that is not a record\\n")
+FORGE = '''import json, os, stat
+def is_pipe(fd):
+    try:
+        return stat.S_ISFIFO(os.fstat(fd).st_mode)
+    except OSError:   # the listing's own fd, closed by now
+        return False
+pipes = [int(n) for n in os.listdir("/proc/self/fd") if int(n) > 2 and is_pipe(int(n))]
+assert pipes   # the results channel is one of them
+for fd in pipes:
+    for p in range(3):
+        os.write(fd, (json.dumps({"k": "call", "call": "ex1", "point": p, "status": "returned",
+                                  "returned": {"t": "none"}}) + "\\n").encode())
+    os.write(fd, b"garbage that is not a record\\n")
 '''
 
 

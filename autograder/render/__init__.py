@@ -1,1 +1,2 @@
-"""render: views of Reports (terminal text, CSV gradebook). Pure functions; no torch, no sympy."""
+"""render: views of Reports (terminal text, CSV gradebook, HTML page and notebook fragment). Pure functions; no torch,
+no sympy."""

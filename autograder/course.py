@@ -1,0 +1,122 @@
+"""course: nbgrader course directories. Finds submissions in `submitted/<student>/<assignment>/`, and,
+from our reports, writes nbgrader's `autograded/` and `feedback/` folders and the scores into its
+gradebook database, so that formgrader shows them. Imports stdlib, nbformat, nbgrader (its
+documented Python API, nbgrader.api.Gradebook) and autograder's batch, report, render.html.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+from autograder.batch import Submission
+from autograder.report import Report
+
+_CHECK_CELL = re.compile(r"\s*lab\.check\(\s*[\"']?(\w+)[\"']?\s*\)\s*")
+
+
+def is_course(path: str | Path) -> bool:
+    """Is `path` an nbgrader course directory (it has nbgrader_config.py or a submitted/ folder)?"""
+    p = Path(path)
+    return p.is_dir() and ((p / "nbgrader_config.py").is_file() or (p / "submitted").is_dir())
+
+
+def submissions(course: str | Path, assignment: str) -> list[Submission]:
+    """The submitted notebooks of `assignment`: `submitted/<student>/<assignment>/*.ipynb`, sorted,
+    each named "<student>/<notebook>" and graded as <student>."""
+    root = Path(course) / "submitted"
+    return [Submission(str(p), f"{p.parent.parent.name}/{p.name}", p.parent.parent.name)
+            for p in sorted(root.glob(f"*/{assignment}/*.ipynb")) if ".ipynb_checkpoints" not in p.parts]
+
+
+def _exercise_scores(report: Report) -> dict[str, float]:
+    scores: dict[str, float] = {}
+    for o in report.outcomes:
+        scores[o.exercise] = scores.get(o.exercise, 0.0) + o.score
+    return scores
+
+
+def write_autograded(course: str | Path, submission: str | Path, report: Report) -> Path:
+    """Write `autograded/<student>/<assignment>/<notebook>`: the submission with each exercise's
+    `lab.check` grade cell holding the exercise's score as its result (what nbgrader's own
+    determine_grade reads), and the whole report in the notebook's metadata ("autograd_lab").
+    A not-gradable submission's grade cells hold an error that says why (nbgrader shows it).
+    Returns the path written."""
+    import nbformat
+
+    sub = Path(submission)
+    out = Path(course) / "autograded" / report.student / report.assignment / sub.name
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        nb = nbformat.read(sub, as_version=4)
+    except Exception:  # an unreadable submission: keep its bytes; the report says why
+        shutil.copyfile(sub, out)
+        return out
+    scores = _exercise_scores(report)
+    for cell in nb.cells:
+        m = _CHECK_CELL.fullmatch(cell.source) if cell.cell_type == "code" else None
+        if not m:
+            continue
+        if report.status != "graded":
+            cell.outputs = [nbformat.v4.new_output("error", ename="NotGraded", evalue=report.reason, traceback=[])]
+        else:
+            cell.outputs = [nbformat.v4.new_output("execute_result", {"text/plain": f"{scores.get(m.group(1), 0.0):g}"},
+                                                   execution_count=None)]
+    nb.metadata["autograd_lab"] = {**nb.metadata.get("autograd_lab", {}), "report": report.to_dict()}
+    nbformat.write(nb, out)
+    timestamp = sub.parent / "timestamp.txt"
+    if timestamp.is_file():
+        shutil.copyfile(timestamp, out.parent / "timestamp.txt")
+    return out
+
+
+def write_feedback(course: str | Path, submission: str | Path, report: Report) -> Path:
+    """Write `feedback/<student>/<assignment>/<notebook stem>.html`: the report's feedback page."""
+    from autograder.render.html import to_html
+
+    out = Path(course) / "feedback" / report.student / report.assignment / (Path(submission).stem + ".html")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(to_html(report), encoding="utf-8")
+    return out
+
+
+def record_scores(course: str | Path, key: dict[str, Any], reports: list[Report]) -> int:
+    """Put each graded report's exercise scores into nbgrader's gradebook.db as the auto scores of
+    the `lab.check` grade cells (the assignment must be in the database: `nbgrader
+    generate_assignment` puts it there). Creates missing students and submissions. A not-gradable
+    report gets no score (its cells stay ungraded, never 0). Returns the number of submissions
+    recorded; 0 when the course has no gradebook.db or does not know the assignment.
+    Source: nbgrader.api.Gradebook (nbgrader 0.9)."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    db = Path(course) / "gradebook.db"
+    if not db.is_file():
+        return 0
+    notebook = Path(key["notebook"]).stem
+    done = 0
+    with Gradebook(f"sqlite:///{db}") as gb:
+        try:
+            cells = gb.find_notebook(notebook, key["assignment"]).grade_cells
+        except MissingEntry:
+            return 0
+        names: dict[str, str] = {}   # exercise -> its grade cell, read from nbgrader's own copy of the source
+        for cell in cells:
+            source = gb.find_source_cell(cell.name, notebook, key["assignment"]).source
+            m = _CHECK_CELL.fullmatch(source)
+            if m:
+                names[m.group(1)] = cell.name
+        for report in reports:
+            if report.status != "graded":
+                continue
+            gb.update_or_create_student(report.student)
+            try:
+                gb.find_submission(key["assignment"], report.student)
+            except MissingEntry:
+                gb.add_submission(key["assignment"], report.student)
+            for exercise, score in _exercise_scores(report).items():
+                if exercise in names:
+                    gb.find_grade(names[exercise], notebook, key["assignment"], report.student).auto_score = score
+            gb.db.commit()
+            done += 1
+    return done

@@ -1,0 +1,63 @@
+"""render.html: Report -> HTML. `to_html` is a whole standalone page (a feedback page for a student
+or staff: inline CSS, no JavaScript, nothing fetched from the network); `to_html_fragment` is the same
+body with CSS scoped to it, for Jupyter (`SelfCheck._repr_html_`). Pure views of a Report, rendered
+with jinja2 with autoescaping on: everything a submission wrote is shown as text, never as markup.
+Imports stdlib, jinja2, report and render.terminal; the templates are in render/templates/.
+"""
+from __future__ import annotations
+
+from functools import cache
+from itertools import groupby
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from autograder.render.terminal import printable
+from autograder.report import Report
+
+TEMPLATES = Path(__file__).resolve().with_name("templates")
+
+# The status as text, as the terminal view writes it: colour is never the only signal.
+LABELS = {"passed": "ok", "failed": "FAILED", "error": "ERROR", "missing": "missing", "timeout": "TIMEOUT"}
+
+
+def _shown(value: Any) -> Any:
+    """Every `{{ value }}` goes through here before it is escaped: control characters a submission
+    could put into a message are made visible ("\\x1b"), as in the terminal view."""
+    if isinstance(value, str) and not hasattr(value, "__html__"):   # not markup the templates made
+        return printable(value)
+    return value
+
+
+@cache
+def _environment() -> Environment:
+    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True, undefined=StrictUndefined,
+                      finalize=_shown, trim_blocks=True, lstrip_blocks=True)
+    env.filters["points"] = lambda x: f"{x:g}"
+    return env
+
+
+def _context(report: Report) -> dict[str, Any]:
+    return {
+        "r": report,
+        "versions": {k: report.versions.get(k) or "?" for k in ("torch", "torch_key", "sympy", "grader")},
+        "exercises": [(ex, list(outs)) for ex, outs in groupby(report.outcomes, key=lambda o: o.exercise)],
+        "counts": [(s, n) for s, n in report.counts().items() if n],
+        "labels": LABELS,
+    }
+
+
+def to_html(report: Report) -> str:
+    """The open report as a whole standalone HTML page (UTF-8): header (assignment, submission,
+    student), the student's parameters, versions and sandbox line, the score with counts per status,
+    then per exercise a table of checks with, for anything not passed, what you gave, what was
+    expected, where that expectation comes from and why it matters; a not-gradable report says
+    "Not graded", why, and that it is not a 0. Inline CSS only; no script, no network."""
+    return _environment().get_template("page.html.j2").render(_context(report))
+
+
+def to_html_fragment(report: Report) -> str:
+    """The same body as `to_html`, without <html>/<head>, in one <div class="agl-report"> whose
+    <style> only applies inside it: for a Jupyter output cell."""
+    return _environment().get_template("fragment.html.j2").render(_context(report))

@@ -1,0 +1,197 @@
+"""Batch grading speed: our grader against `nbgrader autograde`, on the same N submissions of
+01-backward-vs-grad, in one run.
+
+It makes N varied submissions from the example scenarios (examples/scenarios/01-backward-vs-grad.py),
+each for its own student id: correct, partly wrong, broken (code that raises, not attempted, a
+truncated file) and slow (correct code that also burns about 0.2 s of CPU in a cell). Then it grades
+them with `autograder grade --force` and with `nbgrader autograde` in a temporary course directory
+(the solution notebook as nbgrader's source; each submission beside its public key, as a student
+hands it in), and prints submissions per second for each, their ratio, the per-submission overhead
+of our sandbox (fork to JSON back, on an empty request) and the peak memory of each grader's whole
+process tree.
+
+Run (after `autograder release solutions/01-backward-vs-grad`):
+    .venv/bin/python benchmarks/batch.py                  # N = 200; nbgrader takes ~15 min
+    .venv/bin/python benchmarks/batch.py --n 40 --nbgrader-n 10
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+ASSIGNMENT = "01-backward-vs-grad"
+sys.path.insert(0, str(ROOT / "examples"))
+
+SLOW = "import math\n_burn = sum(math.sin(i) for i in range(400_000))   # ~0.2 s of honest work\n"
+
+
+def make_submissions(n: int, folder: Path) -> dict[str, int]:
+    """Write n submissions into `folder` (one <student>.ipynb each); returns the count per kind."""
+    from make_submissions import load_scenarios
+
+    from autograder.plan import draw_point
+    import json
+
+    key = json.loads((ROOT / "assignments" / ASSIGNMENT / "public_key.json").read_text())
+    released = ROOT / "assignments" / ASSIGNMENT / key["notebook"]
+    module = load_scenarios(ASSIGNMENT)
+    kinds = {"ada": "correct", "jade": "correct", "ben": "partial", "cleo": "partial", "dev": "partial",
+             "eve": "partial", "finn": "broken", "gus": "broken", "ada+slow": "slow", "truncated": "broken"}
+    order = list(kinds)
+    counts: dict[str, int] = {}
+    for i in range(n):
+        scenario = order[i % len(order)]
+        student = f"s{i:04d}"
+        counts[kinds[scenario]] = counts.get(kinds[scenario], 0) + 1
+        path = folder / f"{student}.ipynb"
+        if scenario == "truncated":
+            text = (folder / f"s{i - 1:04d}.ipynb").read_text() if i else "{"
+            path.write_text(text[: len(text) // 2])
+            continue
+        params = draw_point(key["parameters"], ASSIGNMENT, student, "own")
+        _, sources, _ = module.scenarios(lambda _name, p=params: p)[scenario.split("+")[0]]
+        nb = nbformat.read(released, as_version=4)
+        for cell in nb.cells:
+            gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if gid == "student-id":
+                cell.source = f'STUDENT_ID = "{student}"'
+            elif gid in sources:
+                cell.source = sources[gid]
+        if scenario.endswith("+slow"):
+            nb.cells.insert(3, nbformat.v4.new_code_cell(SLOW))
+        nbformat.write(nb, path)
+    return counts
+
+
+class PeakMemory(threading.Thread):
+    """Samples the summed resident memory (bytes) of a process and all its descendants."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.peak, self.done = pid, 0, threading.Event()
+
+    def run(self) -> None:
+        page = os.sysconf("SC_PAGE_SIZE")
+        while not self.done.wait(0.1):
+            parents, rss = {}, {}
+            for name in os.listdir("/proc"):
+                if name.isdigit():
+                    try:
+                        with open(f"/proc/{name}/stat", "rb") as f:
+                            fields = f.read().rsplit(b")", 1)[1].split()
+                        parents[int(name)] = int(fields[1])
+                        rss[int(name)] = int(fields[21]) * page
+                    except (OSError, IndexError, ValueError):
+                        pass
+            tree, grew = {self.pid}, True
+            while grew:
+                more = {p for p, pp in parents.items() if pp in tree} - tree
+                grew = bool(more)
+                tree |= more
+            self.peak = max(self.peak, sum(rss.get(p, 0) for p in tree))
+
+
+def timed(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, int, subprocess.CompletedProcess]:
+    """Run `cmd`; returns (wall seconds, peak tree memory in bytes, the completed process)."""
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    mem = PeakMemory(proc.pid)
+    mem.start()
+    out, err = proc.communicate()
+    seconds = time.monotonic() - start
+    mem.done.set()
+    mem.join()
+    return seconds, mem.peak, subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def sandbox_overhead(runs: int = 50) -> tuple[float, float]:
+    """Median and 90th percentile milliseconds of one empty run (fork to JSON back) through a warm worker."""
+    from autograder import sandbox
+
+    request = {"v": 1, "cells": [], "names": [], "calls": [], "parameters": {}, "call_timeout": 5, "cell_timeout": 5}
+    with sandbox.Worker() as worker:
+        worker.run(request)
+        times = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            worker.run(request)
+            times.append((time.perf_counter() - start) * 1000)
+    times.sort()
+    return statistics.median(times), times[int(len(times) * 0.9)]
+
+
+def nbgrader_course(subs: list[Path], course: Path) -> None:
+    """A course directory nbgrader can autograde: the solution as source, then each submission in
+    submitted/<student>/<assignment>/ beside the public key its Lab reads."""
+    (course / "nbgrader_config.py").write_text(
+        "c = get_config()\nc.CourseDirectory.course_id = 'bench'\n"
+        "c.ExecutePreprocessor.timeout = 60\nc.Execute.timeout = 60\n")
+    source = course / "source" / ASSIGNMENT
+    source.mkdir(parents=True)
+    shutil.copy(ROOT / "solutions" / ASSIGNMENT / "backward-vs-grad.ipynb", source)
+    for sub in subs:
+        folder = course / "submitted" / sub.stem / ASSIGNMENT
+        folder.mkdir(parents=True)
+        shutil.copy(sub, folder / "backward-vs-grad.ipynb")
+        shutil.copy(ROOT / "assignments" / ASSIGNMENT / "public_key.json", folder)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=200, help="submissions (default 200)")
+    ap.add_argument("--nbgrader-n", type=int, help="how many of them nbgrader grades (default: all)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    args = ap.parse_args()
+    nb_n = args.n if args.nbgrader_n is None else min(args.n, args.nbgrader_n)
+    print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        subs_dir = tmp / "subs"
+        subs_dir.mkdir()
+        counts = make_submissions(args.n, subs_dir)
+        print(f"{args.n} submissions: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+
+        median, p90 = sandbox_overhead()
+        print(f"sandbox overhead (empty run, fork to JSON back): median {median:.1f} ms, p90 {p90:.1f} ms")
+
+        key = ROOT / "build" / ASSIGNMENT / "key.json"
+        cmd = [sys.executable, "-m", "autograder", "grade", str(subs_dir), "--out", str(tmp / "ours"),
+               "--key", str(key), "--jobs", str(args.jobs), "--force"]
+        ours_s, ours_mem, done = timed(cmd, ROOT)
+        if done.returncode != 0:
+            sys.exit(f"autograder grade failed:\n{done.stderr[-2000:]}")
+        ours_rate = args.n / ours_s
+        print(f"autograd-lab grade --jobs {args.jobs}: {args.n} in {ours_s:.2f} s = {ours_rate:.1f} submissions/s, "
+              f"peak memory {ours_mem / 2**20:.0f} MiB")
+
+        course = tmp / "course"
+        course.mkdir()
+        chosen = sorted(subs_dir.glob("*.ipynb"))[:nb_n]
+        nbgrader_course(chosen, course)
+        nbg = [sys.executable, "-m", "nbgrader"]
+        env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+        for step in (["db", "assignment", "add", ASSIGNMENT], ["generate_assignment", ASSIGNMENT, "--force"]):
+            prep = subprocess.run(nbg + step, cwd=course, capture_output=True, text=True, env=env)
+            if prep.returncode != 0:
+                sys.exit(f"nbgrader {' '.join(step)} failed:\n{prep.stderr[-2000:]}")
+        nb_s, nb_mem, done = timed(nbg + ["autograde", ASSIGNMENT, "--create", "--force"], course, env)
+        autograded = len(list((course / "autograded").glob(f"*/{ASSIGNMENT}/*.ipynb")))
+        nb_rate = nb_n / nb_s
+        print(f"nbgrader autograde: {nb_n} in {nb_s:.1f} s = {nb_rate:.3f} submissions/s "
+              f"({autograded} autograded notebooks written), peak memory {nb_mem / 2**20:.0f} MiB")
+        print(f"ratio: {ours_rate / nb_rate:.0f}x")
+
+
+if __name__ == "__main__":
+    main()
