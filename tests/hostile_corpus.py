@@ -461,8 +461,9 @@ XFAIL_FORK = pytest.mark.xfail(strict=True, reason=(
     "26 checks become 'error' (\"this result reached the grader twice\") instead of 'passed'; the probe should "
     "not report from forked children (e.g. emit only from its own pid, or os._exit children at register_at_fork)"))
 XFAIL_PROBE_PATCH = pytest.mark.xfail(strict=True, reason=(
-    "probe.py: the running probe is sys.modules['__main__'], so a cell can replace its observe_calls and rewrite "
-    "records: ex1 returns a tensor, yet 1.produce.returns is 'passed' (the forged None) instead of 'failed'"))
+    "probe.py: the running probe's module is reachable through sys.modules (as 'autograder.probe' in the warm "
+    "sandbox worker), so a cell can replace its observe_calls and rewrite records: ex1 returns a tensor, yet "
+    "1.produce.returns is 'passed' (the forged None) instead of 'failed'"))
 XFAIL_BUILTINS = pytest.mark.xfail(strict=True, reason=(
     "probe.py: encode/_flat_numbers call the live builtins (float, isinstance) that a submission can replace: "
     "with builtins.float returning 0.0, ada's correct answers give 19 'failed' checks ('expected a number, got "
