@@ -90,7 +90,9 @@ def show(v: Value | None) -> str:
         return v["name"]
     if t in ("tensor", "array"):
         data = v["data"]
-        if v["shape"] == [] and data:
+        if not data and v.get("note"):
+            body = "<values not readable>"
+        elif v["shape"] == [] and data:
             body = _fmt(data[0])
         elif len(v["shape"]) == 2 and v["shape"][0] * v["shape"][1] == len(data) and len(data) <= 16:
             cols = v["shape"][1]
@@ -129,6 +131,7 @@ def describe(v: Value) -> str:
         "class": "a class", "array": "a numpy array", "dict": "a dict",
     }.get(t) or (
         f"a {v['dtype']} tensor of shape {tuple(v['shape'])}" if t == "tensor" else
+        f"a {v['kind']} of more than {len(v['items'])} items" if t == "seq" and v.get("truncated") else
         f"a {v['kind']} of {len(v['items'])} item{'s' if len(v['items']) != 1 else ''}" if t == "seq" else
         f"a {v.get('type', t)} object")
 
@@ -166,7 +169,7 @@ def compare_produced(expected: Value, observed: Value, tol: Callable[[str], Tole
     if et == "none":
         return MATCH
     if et == "seq":
-        if len(expected["items"]) != len(observed["items"]):
+        if len(expected["items"]) != len(observed["items"]) or observed.get("truncated"):
             return Comparison(False, "length", f"expected {describe(expected)}, got {describe(observed)}")
         for i, (e, o) in enumerate(zip(expected["items"], observed["items"], strict=True)):
             c = compare_produced(e, o, tol)
@@ -178,6 +181,8 @@ def compare_produced(expected: Value, observed: Value, tol: Callable[[str], Tole
             return Comparison(False, "dtype", f"dtype {observed['dtype']} instead of {expected['dtype']}")
         if expected["shape"] != observed["shape"]:
             return Comparison(False, "shape", f"shape {tuple(observed['shape'])} instead of {tuple(expected['shape'])}")
+        if not observed["data"] and expected["data"] and observed.get("note"):
+            return Comparison(False, "values", f"its values could not be read ({short(str(observed['note']), 200)})")
         return _values(observed["data"], expected["data"], tol(expected["dtype"]))
     if et == "bool":
         return MATCH if observed["v"] == expected["v"] else Comparison(False, "values", f"{observed['v']} instead of {expected['v']}")
@@ -234,7 +239,8 @@ def compare_predicted(expected: Value, observed: Value, tol: Tolerance) -> Compa
             return MATCH
         return Comparison(False, "kind", f"expected the class name {expected['name']!r}, got {show(observed)}")
     if et == "seq":
-        if observed["t"] != "seq" or observed["kind"] != expected["kind"] or len(observed["items"]) != len(expected["items"]):
+        if observed["t"] != "seq" or observed["kind"] != expected["kind"] or observed.get("truncated") \
+                or len(observed["items"]) != len(expected["items"]):
             return Comparison(False, "kind" if observed["t"] != "seq" else "length",
                               f"expected {describe(expected)}, got {describe(observed)}")
         for i, (e, o) in enumerate(zip(expected["items"], observed["items"], strict=True)):

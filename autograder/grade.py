@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from autograder import __version__, analytic, plan, sandbox, wire
 from autograder.compare import (Tolerance, compare_exception, compare_predicted, compare_produced, compare_warning,
@@ -20,6 +20,9 @@ PLACEHOLDER_ID = plan.PLACEHOLDER_ID
 TAMPERED = ("this result reached the grader twice: the submission wrote into the grader's results channel, "
             "so it cannot be trusted")
 MAX_NOTES = 20                       # notes kept per report (keeps a report small)
+MIN_RERUN_SECONDS = 2.0              # a run again for the calls after a fatal one needs at least this much time
+Call = tuple[str, int]               # (produce function, point index)
+Rerun = Callable[[dict[str, Any], float], sandbox.ProbeRun]   # (request, wall seconds) -> a new probe run
 
 
 LIMIT_KEYS = ("submission_timeout", "call_timeout", "cell_timeout", "memory_mb", "processes", "output_mb", "disk_mb")
@@ -124,10 +127,24 @@ def _tolerance(key: Key, check: dict[str, Any]):
 
 
 class _Run:
-    """What the probe run tells about checks it never reached."""
+    """What the probe run tells about checks it never reached. `stopped` maps a call to the run that
+    stopped while making it (the process ended, or the submission's time limit was reached)."""
 
-    def __init__(self, obs: wire.Observations, run: sandbox.ProbeRun, limit: float) -> None:
-        self.obs, self.run, self.limit = obs, run, limit
+    def __init__(self, obs: wire.Observations, run: sandbox.ProbeRun, limit: float,
+                 stopped: dict[Call, sandbox.ProbeRun] | None = None) -> None:
+        self.obs, self.run, self.limit, self.stopped = obs, run, limit, stopped or {}
+
+    def stopped_in(self, call: Call, call_text: str, where: str) -> tuple[Status, str] | None:
+        """The outcome of a call during which the run stopped, or None."""
+        run = self.stopped.get(call)
+        if run is None:
+            return None
+        label = _point_label(call[1])
+        if run.timed_out:
+            return "timeout", (f"{call_text} was still running at {where} ({label}) when the submission's "
+                               f"{self.limit:g} s limit was reached")
+        return "error", (f"the submission's process ended (exit code {run.exit_code}) while {call_text} was running "
+                         f"at {where} ({label})")
 
     def unreached(self) -> tuple[Status, str]:
         if self.run.results_cut:
@@ -136,6 +153,10 @@ class _Run:
         if self.run.timed_out:
             return "timeout", f"the submission ran past its {self.limit:g} s limit before this check was reached"
         return "error", f"the submission's process ended (exit code {self.run.exit_code}) before this check ran"
+
+
+def _point_label(p: int) -> str:
+    return "your point" if p == 0 else f"fresh point {p}"
 
 
 def _predict(key: Key, check: dict[str, Any], r: _Run, point: dict[str, Any]) -> Outcome:
@@ -206,12 +227,12 @@ def _produce(key: Key, check: dict[str, Any], r: _Run, points: list[dict[str, An
     first: Outcome | None = None
     for p, point in enumerate(points):
         where = _where(ex, point)
-        label = "your point" if p == 0 else f"fresh point {p}"
+        label = _point_label(p)
         rec = r.obs.calls.get((fn, p))
         if (fn, p) in r.obs.duplicated:
             return replace(base, status="error", message=TAMPERED)
         if rec is None:
-            status, msg = r.unreached()
+            status, msg = r.stopped_in((fn, p), call_text, where) or r.unreached()
             return replace(base, status=status, message=msg)
         if p == 0 and fn not in warned:
             warned.add(fn)
@@ -277,11 +298,13 @@ def _for_report(o: Outcome) -> Outcome:
                    convention=None)
 
 
-def outcomes_for(key: Key, obs: wire.Observations, run: sandbox.ProbeRun, student: str) -> tuple[Outcome, ...]:
+def outcomes_for(key: Key, obs: wire.Observations, run: sandbox.ProbeRun, student: str,
+                 stopped: dict[Call, sandbox.ProbeRun] | None = None) -> tuple[Outcome, ...]:
     """Compare every check of `key` present in `obs`' request with its expectation at the
-    student's points. Pure but for sympy evaluation; never raises for a student's fault."""
+    student's points (`stopped`: see `_resume`). Pure but for sympy evaluation; never raises for a
+    student's fault."""
     points = plan.points_for(key, student)
-    r = _Run(obs, run, float(key["grading"]["submission_timeout"]))
+    r = _Run(obs, run, float(key["grading"]["submission_timeout"]), stopped)
     out = []
     warned: set[str] = set()
     for check in key["checks"]:
@@ -317,12 +340,13 @@ def grade_notebook(path: str | Path, key: Key, student: str | None = None,
                    exercises: list[str] | None = None, hidden: list[str] | None = None,
                    worker: sandbox.Worker | None = None) -> Report:
     """Grade one submission notebook against `key`; see `_grade_notebook`. A fault of the grader
-    itself becomes a "not_gradable" report that says so (no points), never an exception."""
+    itself becomes a "not_gradable" report that says so (no points), never an exception. Every text
+    of the report can be printed (`Report.encodable`)."""
     start = time.monotonic()
     try:
-        return _grade_notebook(path, key, student, exercises, hidden, worker)
+        return _grade_notebook(path, key, student, exercises, hidden, worker).encodable()
     except Exception as e:
-        return _not_gradable(key, Path(path).name, student or Path(path).stem, _grader_fault(e), {}, start)
+        return _not_gradable(key, Path(path).name, student or Path(path).stem, _grader_fault(e), {}, start).encodable()
 
 
 def _grade_notebook(path: str | Path, key: Key, student: str | None, exercises: list[str] | None,
@@ -352,12 +376,68 @@ def _grade_notebook(path: str | Path, key: Key, student: str | None, exercises: 
         student = declared or path.stem
     notes = _id_notes(declared, student)
     request = plan.probe_request(key, code_cells(nb), student, exercises)
+
+    def rerun(req: dict[str, Any], seconds: float) -> sandbox.ProbeRun:   # the key's limits, in the time left
+        return sandbox.run_probe(req, replace(limits_for(key), wall_seconds=seconds, cpu_seconds=int(seconds * 1.5) + 10),
+                                 hidden, worker)
     try:
         run = sandbox.run_probe(request, limits_for(key), hidden, worker)
     except OSError as e:
         return _not_gradable(key, path.name, student, f"not graded: the grader could not start the sandbox ({e}); "
                              "this is not the student's fault", request["parameters"], start)
-    return _finish(key, path.name, student, run, notes, start, code_cell_labels(nb))
+    return _finish(key, path.name, student, run, notes, start, code_cell_labels(nb), request, rerun)
+
+
+def _first_unobserved(request: dict[str, Any], obs: wire.Observations) -> Call | None:
+    """The call the probe was making when its run stopped: the first call of `request` without a
+    record, once every cell ran and every name was read (else None: the run stopped before the calls)."""
+    if obs.complete or len(obs.cells) < obs.cell_count or any(n not in obs.names for n in request["names"]):
+        return None
+    return next(((c["call"], p) for c in request["calls"] for p in range(len(c["points"]))
+                 if (c["call"], p) not in obs.calls), None)
+
+
+def _resume(key: Key, request: dict[str, Any], obs: wire.Observations, run: sandbox.ProbeRun,
+            rerun: Rerun | None) -> tuple[wire.Observations, sandbox.ProbeRun, dict[Call, sandbox.ProbeRun], list[str]]:
+    """A run that stopped during a produce call costs that function's checks only: the call is named
+    (`stopped`), and when the process ended (not at the time limit) the notebook is run again, within
+    what is left of the submission's time limit, for the functions after it.
+
+    Returns the observations with the calls of the later runs added (never their names, cells or
+    calls that were not asked for), the last run (it decides about calls never reached), the
+    stopped calls and notes."""
+    limit = float(key["grading"]["submission_timeout"])
+    stopped: dict[Call, sandbox.ProbeRun] = {}
+    notes: list[str] = []
+    calls, duplicated, rejected = dict(obs.calls), set(obs.duplicated), obs.rejected
+    current, last, spent = request, run, run.seconds
+    latest = obs
+    while (culprit := _first_unobserved(current, latest)) is not None:
+        stopped[culprit] = last
+        fn, p = culprit
+        if last.timed_out or last.results_cut:
+            notes.append(f"the {limit:g} s limit was reached while {fn} was running ({_point_label(p)})")
+            break
+        names = [c["call"] for c in current["calls"]]
+        after = current["calls"][names.index(fn) + 1:]
+        left = limit - spent
+        again = rerun is not None and after and left >= MIN_RERUN_SECONDS
+        notes.append(f"the process ended (exit code {last.exit_code}) while {fn} was running ({_point_label(p)})"
+                     + ("; the notebook was run again to call the functions after it" if again else ""))
+        if not again:
+            break
+        current = {**request, "names": [], "calls": after}
+        last = rerun(current, left)
+        spent += last.seconds
+        try:
+            latest = wire.parse_results(last.results)
+        except wire.WireError:
+            break
+        wanted = {(c["call"], q) for c in after for q in range(len(c["points"]))}
+        calls.update({k: v for k, v in latest.calls.items() if k in wanted})
+        duplicated |= {d for d in latest.duplicated if d in wanted}
+        rejected += latest.rejected
+    return replace(obs, calls=calls, duplicated=frozenset(duplicated), rejected=rejected), last, stopped, notes
 
 
 def _id_notes(declared: str | None, student: str) -> list[str]:
@@ -392,7 +472,8 @@ def _not_gradable(key: Key, submission: str, student: str, reason: str, paramete
 
 
 def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, notes: list[str], start: float,
-            labels: tuple[str, ...] | list[str] = ()) -> Report:
+            labels: tuple[str, ...] | list[str] = (), request: dict[str, Any] | None = None,
+            rerun: Rerun | None = None) -> Report:
     points = plan.points_for(key, student)
     try:
         obs = wire.parse_results(run.results)
@@ -401,10 +482,15 @@ def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, note
         return _not_gradable(key, submission, student, f"not graded: {why}; exit code {run.exit_code}. "
                              f"Output: {run.output_tail[-400:]}", points[0], start)
     try:
-        outcomes = outcomes_for(key, obs, run, student)
+        first_obs, first_run = obs, run
+        stopped: dict[Call, sandbox.ProbeRun] = {}
+        resumed: list[str] = []
+        if request is not None:
+            obs, run, stopped, resumed = _resume(key, request, obs, run, rerun)
+        outcomes = outcomes_for(key, obs, run, student, stopped)
     except Exception as e:  # a grader fault: say so, give no points, never blame the student
         return _not_gradable(key, submission, student, _grader_fault(e), points[0], start)
-    notes = notes + _notes(obs, run, key, labels)
+    notes = notes + _notes(replace(first_obs, rejected=obs.rejected), first_run, key, labels) + resumed
     if len(notes) > MAX_NOTES:
         notes = notes[:MAX_NOTES] + [f"… and {len(notes) - MAX_NOTES} more notes"]
     hidden = key.get("hidden", {}).get("checks", 0)
@@ -424,4 +510,4 @@ def report_from_results(key: Key, results: bytes, student: str, exercises: list[
     key = _only(key, exercises)
     run = sandbox.ProbeRun(results[: wire.MAX_RESULT_BYTES], "", 0, False, 0.0,
                            isolation="none: a self-check observes your code in your own notebook kernel")
-    return _finish(key, submission, student, run, _id_notes(student, student), time.monotonic())
+    return _finish(key, submission, student, run, _id_notes(student, student), time.monotonic()).encodable()

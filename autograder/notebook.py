@@ -20,8 +20,9 @@ class NotebookError(ValueError):
 def read_notebook(path: str | Path) -> Any:
     """Read `path` as an nbformat v4 notebook.
 
-    Raises NotebookError for a file that is missing, empty, not UTF-8, not JSON (e.g. truncated),
-    or not a notebook. nbformat 3 notebooks are converted (nbformat.reads does so).
+    Raises NotebookError for a file that is missing, empty, not UTF-8, not JSON (e.g. truncated, or a
+    .py script), or not a notebook (also one whose cells the grader cannot read). A UTF-8 byte order
+    mark is allowed. nbformat 3 notebooks are converted (nbformat.reads does so).
     """
     import nbformat
 
@@ -33,20 +34,42 @@ def read_notebook(path: str | Path) -> Any:
     if not raw.strip():
         raise NotebookError(f"{p.name} is empty")
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as e:
         raise NotebookError(f"{p.name} is not UTF-8 text (byte {e.start})") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
+        if not text.lstrip().startswith(("{", "[")):
+            first = text.strip().splitlines()[0][:60]
+            raise NotebookError(f"{p.name} is not a Jupyter notebook: it is text, not JSON (it starts with "
+                                f"{first!r}); hand in the .ipynb file saved from Jupyter") from None
         raise NotebookError(f"{p.name} is not valid JSON ({e.msg}: line {e.lineno}, column {e.colno}); "
                             f"the file may be truncated: re-save it from Jupyter") from None
     if not isinstance(data, dict) or ("cells" not in data and "worksheets" not in data):
         raise NotebookError(f"{p.name} is JSON but not a Jupyter notebook (no cells)")
     try:
-        return nbformat.reads(text, as_version=4)
+        nb = nbformat.reads(text, as_version=4)
     except Exception as e:  # nbformat raises several unrelated types for a malformed notebook
         raise NotebookError(f"{p.name} is not a readable notebook: {type(e).__name__}: {str(e)[:200]}") from None
+    problem = _unreadable_cell(nb)
+    if problem:
+        raise NotebookError(f"{p.name} is not a readable notebook: {problem}; re-save it from Jupyter")
+    return nb
+
+
+def _unreadable_cell(nb: Any) -> str | None:
+    """What keeps the grader from reading the cells (nbformat only logs schema errors), or None."""
+    if not isinstance(nb.get("cells"), list):
+        return "its cells are not a list"
+    for i, cell in enumerate(nb.cells):
+        if not isinstance(cell, dict) or not isinstance(cell.get("metadata", {}), dict):
+            return f"cell {i + 1} is not a notebook cell"
+        source = cell.get("source", "")
+        if cell.get("cell_type") == "code" and not (
+                isinstance(source, str) or isinstance(source, list) and all(isinstance(s, str) for s in source)):
+            return f"the source of cell {i + 1} is not text"
+    return None
 
 
 def code_cells(nb: Any) -> list[str]:
@@ -61,7 +84,8 @@ def code_cell_labels(nb: Any) -> list[str]:
     labels = []
     for i, cell in enumerate(nb.cells):
         if cell.get("cell_type") == "code":
-            gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            meta = cell.get("metadata", {}).get("nbgrader")
+            gid = meta.get("grade_id") if isinstance(meta, dict) else None
             labels.append(f"cell {i + 1} ('{gid}')" if isinstance(gid, str) else f"cell {i + 1}")
     return labels
 

@@ -91,9 +91,30 @@ class Report:
         body["notes"] = tuple(body.get("notes", ()))
         return cls(**body)
 
+    def encodable(self) -> Report:
+        """This report with every text encodable as UTF-8 (see `encodable`)."""
+        return Report.from_dict(encodable(self.to_dict()))
+
     def write(self, path: str | Path) -> None:
         """Write the JSON form atomically (a temp file in the same folder, then rename)."""
         write_json_atomic(path, self.to_dict())
+
+
+def encodable(value: Any) -> Any:
+    """A JSON-native `value` with each string made encodable as UTF-8: a lone surrogate (from a JSON
+    escape such as "\\udcff" in a submission's output or notebook, or a file name that is not UTF-8)
+    is shown as its escape, so that printing or writing the report cannot fail."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {encodable(k): encodable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [encodable(v) for v in value]
+    return value
 
 
 def write_json_atomic(path: str | Path, data: Any) -> None:

@@ -32,6 +32,7 @@ MAX_ELEMENTS = 4096            # tensor/array elements encoded (more are truncat
 MAX_ITEMS = 64                 # items of a tuple/list/dict encoded
 MAX_STR = 2000                 # characters of a string, repr or message
 MAX_DEPTH = 8                  # nesting of sequences
+MAX_INT = 2**63                # the probe sends an int at least this large as a float
 
 RECORD_KINDS = ("hello", "cell", "name", "call", "done")
 CallStatus = Literal["returned", "raised", "undefined", "timeout", "skipped"]
@@ -60,7 +61,10 @@ def decode_float(v: Any) -> float:
     if isinstance(v, bool):
         raise WireError(f"expected a float, got a bool: {v!r}")
     if isinstance(v, (int, float)):
-        return float(v)
+        try:
+            return float(v)
+        except OverflowError:   # an int of thousands of digits: not a number the probe writes
+            raise WireError(f"expected a float, got an int of {v.bit_length()} bits") from None
     if v in ("nan", "inf", "-inf"):
         return float(v)
     raise WireError(f"expected a float, got {v!r}")
@@ -80,8 +84,8 @@ def check_value(v: Any, depth: int = 0) -> None:
     t = v["t"]
     if t == "bool" and not isinstance(v.get("v"), bool):
         raise WireError("bool value without a bool")
-    if t == "int" and (not isinstance(v.get("v"), int) or isinstance(v.get("v"), bool)):
-        raise WireError("int value without an int")
+    if t == "int" and (not isinstance(v.get("v"), int) or isinstance(v.get("v"), bool) or abs(v["v"]) >= MAX_INT):
+        raise WireError("int value without an int of at most 64 bits")
     if t == "float":
         decode_float(v.get("v"))
     if t == "complex":

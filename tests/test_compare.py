@@ -110,3 +110,18 @@ def test_an_exception_torch_raises_from_c_code_must_not_come_from_a_raise_statem
     by_hand = {**by_torch, "statement": True}
     c = compare_exception(expect, by_hand, called=True)
     assert not c.ok and "raise statement" in c.detail
+
+
+def test_a_truncated_sequence_is_said_to_be_longer_and_never_matches():
+    long = {"t": "seq", "kind": "tuple", "items": [{"t": "float", "v": 2.0}] * 64, "truncated": True}
+    c = compare_predicted({**long, "truncated": False}, long, Tolerance(2e-3, 1e-6))
+    assert not c.ok and "got a tuple of more than 64 items" in c.detail
+    c = compare_produced(tup(*[tensor(2.0)] * 64), {**long, "items": [tensor(2.0)] * 64}, T32)
+    assert not c.ok and c.reason == "length" and "more than 64 items" in c.detail
+
+
+def test_a_tensor_whose_values_could_not_be_read_says_so():
+    meta = {**tensor(0.0), "data": [], "truncated": True, "note": "NotImplementedError: Cannot copy out of meta tensor"}
+    c = compare_produced(tensor(6.0), meta, T32)
+    assert not c.ok and "its values could not be read (NotImplementedError: Cannot copy out of meta tensor" in c.detail
+    assert show(meta) == "tensor(<values not readable>)"

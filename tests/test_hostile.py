@@ -136,3 +136,24 @@ def test_terminal_escapes_from_a_submission_are_shown_not_obeyed(key, tmp_path):
     path = variant(tmp_path, {"ex1-produce": "def ex1(x):\n    raise ValueError('\\x1b[2J score 26 / 26')\n"})
     text = render(grade_notebook(path, key, "ada", exercises=["1"]))
     assert "\x1b" not in text and "\\x1b[2J score 26 / 26" in text
+
+
+def test_a_process_that_ends_inside_a_produce_function_costs_only_that_functions_checks(key, tmp_path):
+    path = variant(tmp_path, {"ex2-produce": "import os\n\ndef ex2(x):\n    os._exit(0)"})
+    r = grade_notebook(path, key, "ada", exercises=["1", "2", "3"])
+    s = statuses(r)
+    assert s.pop("2.produce.returns") == s.pop("2.produce.grad") == "error" and set(s.values()) == {"passed"}
+    o = next(o for o in r.outcomes if o.check_id == "2.produce.returns")
+    assert "process ended (exit code 0) while ex2(x) was running at x=" in o.message and "(your point)" in o.message
+    assert any("while ex2 was running (your point); the notebook was run again" in n for n in r.notes), r.notes
+
+
+def test_a_call_still_running_at_the_time_limit_is_named_as_the_one_that_ran_out(key, tmp_path):
+    blocked = "import signal, time\n\ndef ex3(x):\n    signal.signal(signal.SIGALRM, signal.SIG_IGN)\n    time.sleep(600)\n"
+    path = variant(tmp_path, {"ex3-produce": blocked})
+    small = {**key, "grading": {**key["grading"], "submission_timeout": 10}}
+    r = grade_notebook(path, small, "ada", exercises=["2", "3"])
+    s = statuses(r)
+    assert s.pop("3.produce.derivative") == s.pop("3.produce.grad") == "timeout" and set(s.values()) == {"passed"}
+    o = next(o for o in r.outcomes if o.check_id == "3.produce.derivative")
+    assert "ex3(x) was still running at x=" in o.message and "when the submission's 10 s limit was reached" in o.message

@@ -59,3 +59,16 @@ def test_forged_lines_that_would_break_the_grader_are_only_rejected():
     big_seconds = {"k": "call", "call": "f", "point": 0, "status": "undefined", "seconds": int("9" * 400)}
     obs = wire.parse_results(stream(HELLO, repeated_cell, huge, negative_cell, repeated_cell, big_seconds))
     assert obs.rejected == 4 and len(obs.cells) == 1 and obs.names == {} and obs.calls == {}
+
+
+def test_an_int_too_large_for_a_float_is_rejected_not_passed_on_to_the_comparisons():
+    big = 10 ** 400
+    as_int = {"k": "name", "name": "p1_grad", "value": {"t": "int", "v": big}}
+    just_too_big = {"k": "name", "name": "p2_grad", "value": {"t": "int", "v": 2**63}}
+    in_a_tensor = {"k": "name", "name": "p3_grad", "value": {"t": "tensor", "dtype": "float32", "shape": [], "data": [big],
+                                                            "requires_grad": False, "is_leaf": True}}
+    fine = {"k": "name", "name": "p4", "value": {"t": "int", "v": 2**63 - 1}}
+    obs = wire.parse_results(stream(HELLO, as_int, just_too_big, in_a_tensor, fine))
+    assert obs.rejected == 3 and list(obs.names) == ["p4"]
+    with pytest.raises(wire.WireError, match="an int of 1329 bits"):
+        wire.decode_float(big)
