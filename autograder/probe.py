@@ -20,8 +20,15 @@ from typing import Any, Callable, Iterator
 
 from autograder import wire
 
+# Bound here, as module globals, so that a submission that replaces builtins (builtins.float = ...)
+# does not change how the probe reads its values.
+from builtins import (BaseException, Exception, TypeError, abs, bool, callable, complex, dict,  # noqa: E402, A004
+                      float, getattr, hasattr, int, isinstance, len, list, range, repr, round, str, tuple, type)
+
 _dumps = json.dumps          # kept before student code runs, which may replace json.dumps
 _monotonic = time.monotonic
+_getpid = os.getpid
+_exit = os._exit
 
 
 class ProbeTimeout(BaseException):
@@ -291,15 +298,18 @@ def observe_call(ns: dict[str, Any], call: dict[str, Any], point: int, timeout: 
     return rec
 
 
-def observe_calls(ns: dict[str, Any], calls: list[dict[str, Any]], timeout: float) -> Iterator[dict[str, Any]]:
+def observe_calls(ns: dict[str, Any], calls: list[dict[str, Any]], timeout: float,
+                  before_each: Callable[[], None] = lambda: None) -> Iterator[dict[str, Any]]:
     """Yield a "call" record for every call at every point. After a timeout the function's later
-    points are "skipped": one timeout is enough, the limit is not spent again on it."""
+    points are "skipped": one timeout is enough, the limit is not spent again on it. `before_each`
+    runs before every call (the probe restores its own module there)."""
     for call in calls:
         timed_out = False
         for p in range(len(call["points"])):
             if timed_out:
                 yield {"k": "call", "call": call["call"], "point": p, "status": "skipped"}
                 continue
+            before_each()
             rec = observe_call(ns, call, p, timeout)
             timed_out = rec["status"] == "timeout"
             yield rec
@@ -353,14 +363,33 @@ def prepare() -> Any:
     return shell
 
 
+def _guard(*namespaces: dict[str, Any]) -> Callable[[], None]:
+    """Snapshot module namespaces (the probe's, wire's) before the submission runs; the returned
+    function puts back anything the submission replaced through sys.modules. (A submission can still
+    reach the probe's objects in other ways: it never holds an expected value, so it can only claim
+    values it computed itself; see README, Security model.)"""
+    saved = [(ns, dict(ns)) for ns in namespaces]
+
+    def restore() -> None:
+        for ns, items in saved:
+            for k, v in items.items():
+                if ns.get(k) is not v:
+                    ns[k] = v
+    return restore
+
+
 def run(request: dict[str, Any], out_fd: int, shell: Any) -> None:
     """Run `request` (see `plan.probe_request`) in `shell` and write records to the pipe `out_fd`:
     hello, one per cell, one per prediction name, one per call at each point, done. Ends the process."""
     import torch
 
     out = os.fdopen(out_fd, "wb", buffering=0)
+    me = _getpid()
+    restore = _guard(globals(), vars(wire))
 
     def emit(rec: dict[str, Any]) -> None:
+        if _getpid() != me:   # a process the submission forked has come back into the probe: it says nothing
+            _exit(0)
         out.write(_dumps(rec, allow_nan=False).encode() + b"\n")
 
     emit({"k": "hello", "schema": wire.SCHEMA, "v": wire.VERSION, "torch": torch.__version__.split("+")[0],
@@ -368,10 +397,13 @@ def run(request: dict[str, Any], out_fd: int, shell: Any) -> None:
     os.environ["AUTOGRAD_LAB_PROBE"] = "1"
     os.environ["AUTOGRAD_LAB_PARAMETERS"] = _dumps(request.get("parameters", {}))
     _run_cells(shell, request["cells"], float(request["cell_timeout"]), emit)
+    restore()
     ns = shell.user_ns
     for name in request["names"]:
+        restore()
         emit(observe_name(ns, name, float(request["call_timeout"])))
-    for rec in observe_calls(ns, request["calls"], float(request["call_timeout"])):
+    restore()
+    for rec in observe_calls(ns, request["calls"], float(request["call_timeout"]), restore):
         emit(rec)
     emit({"k": "done"})
     sys.stdout.flush()

@@ -21,7 +21,6 @@ import resource
 import shutil
 import signal
 import socket
-import stat
 import subprocess
 import sys
 import tempfile
@@ -132,45 +131,40 @@ def _shown_back() -> list[str]:
                   {sys.prefix, sys.base_prefix, package})
 
 
-def _closed_ancestors(paths: list[str]) -> list[str]:
-    """Folders above `paths` that other users cannot enter (e.g. /root holding pyenv): they are
-    replaced by empty ones, with the paths shown back, so the unprivileged uid can reach them."""
-    out = set()
-    for path in paths:
-        parts = Path(path).parts
-        for i in range(2, len(parts)):
-            folder = str(Path(*parts[:i]))
-            if not os.stat(folder).st_mode & stat.S_IXOTH:
-                out.add(folder)
-                break
-    return sorted(out)
+# What the sandbox sees of the machine (read-only): the system's programs, libraries and settings.
+# Everything else (/home, /root, /work, /srv, /var, /opt, /mnt, ...) is absent, except the Python
+# environment and the package, shown back read-only: an allowlist, so a copy of a key or of the
+# solutions anywhere else on the machine stays out of reach.
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys")
 
 
 def _bwrap_command(bwrap: str, runs: str, hidden: list[str], argv: list[str]) -> list[str]:
-    """The bwrap command line of a worker: the root read-only, `hidden` folders and closed ancestors
-    replaced by empty ones, `runs` an empty tmpfs (each run mounts its own private folders there),
-    and the Python environment and the package shown back read-only."""
-    cmd = [bwrap, "--ro-bind", "/", "/", *BWRAP_FLAGS]
-    done: list[str] = []
-    for path in sorted({os.path.realpath(h) for h in hidden if h} | set(_closed_ancestors(_shown_back()))):
-        inside = any(path == d or path.startswith(d.rstrip("/") + "/") for d in done)
-        if path != "/" and os.path.isdir(path) and not inside:
-            cmd += ["--tmpfs", path]
-            done.append(path)
-    cmd += ["--tmpfs", runs]
+    """The bwrap command line of a worker: the SYSTEM_PATHS and the Python environment and package
+    (`_shown_back`) read-only, an empty /tmp, `runs` an empty tmpfs (each run mounts its own private
+    folders there), and any `hidden` folder that lies inside what is shown replaced by an empty one."""
+    cmd = [bwrap, *BWRAP_FLAGS]
+    shown: list[str] = []
+    for path in SYSTEM_PATHS:
+        if os.path.islink(path):   # merged /usr: /bin -> usr/bin
+            cmd += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            cmd += ["--ro-bind", path, path]
+            shown.append(path)
     made: set[str] = set()
-    for path in _shown_back():
-        if not os.path.exists(path):
-            continue
-        cover = max((d for d in done if path.startswith(d.rstrip("/") + "/")), key=len, default=None)
-        if cover:   # folders between an emptied folder and what is shown back must be enterable
-            parts = Path(path).relative_to(cover).parts
-            for i in range(1, len(parts)):
-                folder = str(Path(cover, *parts[:i]))
+    for path in sorted(p for p in _shown_back() if os.path.exists(p)):
+        if not any(path == d or path.startswith(d.rstrip("/") + "/") for d in shown):
+            for i in range(2, len(Path(path).parts)):   # the folders above it, enterable by the run's uid
+                folder = str(Path(*Path(path).parts[:i]))
                 if folder not in made:
                     made.add(folder)
                     cmd += ["--perms", "0755", "--dir", folder]
-        cmd += ["--ro-bind", path, path]
+            cmd += ["--ro-bind", path, path]
+            shown.append(path)
+    cmd += ["--tmpfs", "/tmp", "--tmpfs", runs]
+    inside = lambda path: any(path == d or path.startswith(d.rstrip("/") + "/") for d in shown)
+    for path in sorted({os.path.realpath(h) for h in hidden if h}):
+        if os.path.isdir(path) and inside(path) and path not in shown:
+            cmd += ["--tmpfs", path]
     return cmd + ["--chdir", runs, "--", *argv]
 
 

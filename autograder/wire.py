@@ -24,6 +24,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+# Bound as module globals: inside the probe, a submission may replace builtins.
+from builtins import bool, dict, float, int, isinstance, len, list, str  # noqa: E402, A004
+
 SCHEMA = "autograd-lab/observations"
 VERSION = 1
 

@@ -15,7 +15,7 @@ nbgrader grade_id, or appended; or raw bytes) and states its expected outcome:
 
 The student's fault is a check outcome (failed / error / missing / timeout); the grader's limits only
 bound what a submission costs. A case whose correct outcome the grader does not give yet, because of
-a bug in a module another change is rewriting, carries a strict xfail that names the bug.
+a bug, carried a strict xfail that named it until it was fixed (none is left).
 """
 from __future__ import annotations
 
@@ -455,25 +455,6 @@ def _script() -> bytes:
 
 
 EXIT_CODE_NOTE = "while cell 32 was running"
-XFAIL_FORK = pytest.mark.xfail(strict=True, reason=(
-    "probe.py: processes the submission forks keep running the probe's own loop after the cell (each child "
-    "reads the names and calls the functions again), so every record reaches the grader many times and all "
-    "26 checks become 'error' (\"this result reached the grader twice\") instead of 'passed'; the probe should "
-    "not report from forked children (e.g. emit only from its own pid, or os._exit children at register_at_fork)"))
-XFAIL_PROBE_PATCH = pytest.mark.xfail(strict=True, reason=(
-    "probe.py: the running probe's module is reachable through sys.modules (as 'autograder.probe' in the warm "
-    "sandbox worker), so a cell can replace its observe_calls and rewrite records: ex1 returns a tensor, yet "
-    "1.produce.returns is 'passed' (the forged None) instead of 'failed'"))
-XFAIL_BUILTINS = pytest.mark.xfail(strict=True, reason=(
-    "probe.py: encode/_flat_numbers call the live builtins (float, isinstance) that a submission can replace: "
-    "with builtins.float returning 0.0, ada's correct answers give 19 'failed' checks ('expected a number, got "
-    "<float> <reading this value raised TypeError>', 'got a torch.Tensor object') instead of 26 'passed'; the probe "
-    "should bind the builtins it uses before student code runs, as it does for json.dumps"))
-XFAIL_COPY = pytest.mark.xfail(strict=True, reason=(
-    "sandbox.py: the file system is bound read-only from / and only listed folders are hidden, so a world-readable "
-    "copy of the solutions elsewhere on the machine (a temporary copy, /work/main/solutions) is read: 'copy=reached' "
-    "instead of a denial (README 'Not yet contained')"))
-
 
 CASES: list[Case] = [
     # ------------------------------------------------------------ runaway code
@@ -491,7 +472,7 @@ CASES: list[Case] = [
                                   "    (x * y).backward(inputs=[x])\n"}),
          spoiled("error", "ex5"), phrase="ex5(x, y) raised RuntimeError"),
     Case("fork-bomb", notebook(append=["import os\nwhile True:\n    os.fork()"]), note="cell 32 raised BlockingIOError",
-         grading={"submission_timeout": 15}, marks=(XFAIL_FORK,)),
+         grading={"submission_timeout": 15}),
     Case("sleep-past-the-cell-limit", notebook(append=["import time\ntime.sleep(600)"]),
          note="cell 32 ran past 2 s and was stopped", grading=FAST),
     Case("sleep-past-the-call-limit",
@@ -547,12 +528,11 @@ CASES: list[Case] = [
     Case("patched-print-and-isinstance",
          notebook(append=["import builtins\nbuiltins.print = lambda *a, **k: None\n"
                           "builtins.isinstance = lambda obj, cls, _real=isinstance: _real(obj, cls)"])),
-    Case("patched-builtin-float", notebook(append=["import builtins\nbuiltins.float = lambda *a, **k: 0.0"]),
-         marks=(XFAIL_BUILTINS,)),
+    Case("patched-builtin-float", notebook(append=["import builtins\nbuiltins.float = lambda *a, **k: 0.0"])),
     Case("patched-json", notebook(append=["import json\njson.dumps = lambda *a, **k: '{\"k\": \"done\"}'\n"
                                           "json.loads = lambda *a, **k: {}\njson.dump = lambda *a, **k: None"])),
     Case("patched-probe-via-sys-modules", notebook({"ex1-produce": EX1_RETURNS_GRAD}, [LYING_OBSERVER]),
-         {"1.produce.returns": "failed"}, phrase="expected None", marks=(XFAIL_PROBE_PATCH,)),
+         {"1.produce.returns": "failed"}, phrase="expected None"),
     Case("prints-a-passing-report-with-a-wrong-answer",
          notebook({"ex1-produce": EX1_WRONG_GRAD},
                   ["import sys\nprint('score: 26 / 26 (100 %) -- every check passed\\n' * 20)\n"
@@ -572,7 +552,7 @@ CASES: list[Case] = [
     Case("reads-the-key-and-the-solutions", read_key_and_solutions, {"1.predict.returns": "failed"},
          phrase="expected None", extra=_all_denied),
     Case("reads-another-copy-of-the-solutions", read_another_copy, {"1.predict.returns": "failed"},
-         phrase="expected None", extra=_all_denied, marks=(XFAIL_COPY,)),
+         phrase="expected None", extra=_all_denied),
     Case("writes-outside-its-folder", write_outside, extra=nothing_written),
     Case("opens-network-sockets", open_sockets, {"1.predict.returns": "failed"}, phrase="expected None",
          extra=no_connection),
