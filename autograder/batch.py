@@ -56,9 +56,23 @@ def student_for(path: Path, key: dict[str, Any]) -> str:
     return path.stem
 
 
-def find_submissions(paths: list[str], key: dict[str, Any]) -> list[Submission]:
-    """Files as given, and every *.ipynb under each folder (checkpoints skipped), each once.
-    Raises FileNotFoundError for a path that does not exist."""
+def student_from_notebook(path: Path, key: dict[str, Any]) -> str:
+    """The notebook's own STUDENT_ID (read with ast, never run), or `student_for(path)` when it has
+    none, still has the placeholder, or cannot be read."""
+    from autograder.notebook import NotebookError, declared_student_id, read_notebook
+    from autograder.plan import PLACEHOLDER_ID
+
+    try:
+        declared = declared_student_id(read_notebook(path))
+    except NotebookError:
+        declared = None
+    return declared if declared and declared != PLACEHOLDER_ID else student_for(path, key)
+
+
+def find_submissions(paths: list[str], key: dict[str, Any], ids: str = "file") -> list[Submission]:
+    """Files as given, and every *.ipynb under each folder (checkpoints skipped), each once. `ids`:
+    "file" names each student by `student_for` (file or folder name), "notebook" by the notebook's
+    own STUDENT_ID (`student_from_notebook`). Raises FileNotFoundError for a path that does not exist."""
     found: list[tuple[Path, str]] = []
     for p in map(Path, paths):
         if p.is_dir():
@@ -84,7 +98,8 @@ def find_submissions(paths: list[str], key: dict[str, Any]) -> list[Submission]:
             unique, n = f"{name} ({n})", n + 1
         names.add(unique)
         files.add(report_file(unique))
-        subs.append(Submission(str(path), unique, student_for(path, key)))
+        subs.append(Submission(str(path), unique, student_from_notebook(path, key) if ids == "notebook"
+                               else student_for(path, key)))
     return subs
 
 

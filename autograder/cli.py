@@ -86,6 +86,9 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--key", help="key.json (default: build/<assignment>/key.json)")
     g.add_argument("--assignment", help="assignment id (default: from the notebooks' metadata or folder names)")
     g.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once (default: cores)")
+    g.add_argument("--ids", choices=("file", "notebook"), default="file", help="whose parameters each "
+                   "submission is graded with: the file's (or its folder's) name (default), or the notebook's own "
+                   "STUDENT_ID (for downloads renamed by a learning platform)")
     g.add_argument("--force", action="store_true", help="grade again even submissions whose report is up to date")
     g.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE", help="override a [grading] limit of the key: submission_timeout, call_timeout, cell_timeout "
                         "(seconds), memory_mb, processes, output_mb, disk_mb (repeatable)")
@@ -254,7 +257,7 @@ def _grade(args: argparse.Namespace) -> int:
         if not args.paths:
             return _fail("give the notebooks or folders to grade (or --nbgrader COURSE)")
         try:
-            subs = find_submissions(args.paths, key)
+            subs = find_submissions(args.paths, key, args.ids)
         except FileNotFoundError as e:
             return _fail(str(e))
     if not subs:
@@ -333,6 +336,8 @@ def _gradescope_bundle(args: argparse.Namespace) -> int:
     from autograder.gradescope import make_bundle
 
     key_path = Path(args.key or Path("build") / args.assignment / "key.json")
+    if not key_path.is_file():
+        return _fail(f"no key at {key_path}: run `autograder release solutions/{args.assignment}` first, or pass --key")
     key = _load_key(key_path)
     if key is None:
         return 2

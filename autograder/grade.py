@@ -12,7 +12,8 @@ from typing import Any, Callable
 from autograder import __version__, analytic, plan, sandbox, wire
 from autograder.compare import (Tolerance, compare_exception, compare_predicted, compare_produced, compare_warning,
                                 short, show)
-from autograder.notebook import NotebookError, code_cell_labels, code_cells, declared_student_id, read_notebook
+from autograder.notebook import (NotebookError, code_cell_labels, code_cells, declared_assignment, declared_student_id,
+                                 read_notebook)
 from autograder.report import Outcome, Report, Status
 
 Key = dict[str, Any]
@@ -370,6 +371,11 @@ def _grade_notebook(path: str | Path, key: Key, student: str | None, exercises: 
         nb = read_notebook(path)
     except NotebookError as e:
         return _not_gradable(key, path.name, student or path.stem, str(e), {}, start)
+    other = declared_assignment(nb)
+    if other and other != key["assignment"]:
+        return _not_gradable(key, path.name, student or path.stem,
+                             f"this notebook is assignment {other!r}, not {key['assignment']!r}: grade it with the key "
+                             f"of {other!r} (a batch grades one assignment)", {}, start)
     declared = declared_student_id(nb)
     declared = declared and short(declared, 100)
     if student is None:

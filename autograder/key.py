@@ -56,7 +56,7 @@ def _skeleton(v: dict[str, Any]) -> dict[str, Any]:
 
 
 def _digest(key: dict[str, Any]) -> str:
-    body = {k: v for k, v in key.items() if k not in ("digest", "secret", "public", "hidden")}
+    body = {k: v for k, v in key.items() if k not in ("digest", "secret", "public", "hidden", "public_digest")}
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -116,6 +116,11 @@ def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None) ->
                 raise BuildError(f"{nb_path}: code cell {i + 1} makes Lab({other!r}, ...), but this assignment is "
                                  f"{a.id!r}: write Lab({a.id!r}, STUDENT_ID)")
     _check_grade_cells(nb, a, nb_path)
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code" and re.match(r"\s*STUDENT_ID\s*=", cell.source) and \
+                cell.metadata.get("nbgrader", {}).get("locked"):
+            raise BuildError(f"{nb_path}: cell {i + 1} sets STUDENT_ID but is locked (nbgrader locked = true), so "
+                             f"students could not type their id: set its nbgrader metadata locked = false")
     key = _base_key(a, "unknown")
     first, first_run = _run(key, cells, SAMPLE_STUDENTS[0], "solution notebook", worker)
     for cell in first.cells:
@@ -241,6 +246,7 @@ def public_key(key: dict[str, Any]) -> dict[str, Any]:
     pub["checks"] = [c for c in pub["checks"] if c["visibility"] == "public"]
     pub["hidden"] = {"checks": len(hidden), "points": float(sum(c["points"] for c in hidden))}
     pub["public"] = True
+    pub["public_digest"] = _digest(pub)   # "digest" stays the full key's: reports and notebooks name it
     return pub
 
 
@@ -282,8 +288,16 @@ def _release(solution_dir: Path, root: Path, assignments_dir: str | Path | None,
     out.mkdir(parents=True, exist_ok=True)
     nb_out = out / key["notebook"]
     nbformat.write(blank, str(nb_out))
-    write_json_atomic(out / "public_key.json", public_key(key))
-    write_json_atomic(kdir / "key.json", key)
+    previous = kdir / "key.json"
+    if previous.is_file():   # keep the course's secret: regrading with a rebuilt key gives the same fresh points
+        try:
+            old_secret = json.loads(previous.read_text(encoding="utf-8")).get("secret")
+        except (OSError, ValueError):
+            old_secret = None
+        if isinstance(old_secret, str) and old_secret:
+            key["secret"] = old_secret
+    write_json_atomic(out / "public_key.json", public_key(key), mode=0o644)
+    write_json_atomic(kdir / "key.json", key, mode=0o600)
     return Release(key["assignment"], str(nb_out), str(out / "public_key.json"), str(kdir / "key.json"),
                    len(key["checks"]), solution_score, float(sum(o.score for o in outcomes)),
                    float(sum(c["points"] for c in key["checks"])))
@@ -294,6 +308,6 @@ def load_key(path: str | Path) -> dict[str, Any]:
     key = json.loads(Path(path).read_text(encoding="utf-8"))
     if key.get("schema") != KEY_SCHEMA or key.get("v") != KEY_VERSION:
         raise ValueError(f"{path}: not an autograd-lab key v{KEY_VERSION}")
-    if _digest(key) != key["digest"]:
+    if _digest(key) != (key.get("public_digest") if key.get("public") else key["digest"]):
         raise ValueError(f"{path}: the key's digest does not match its content; rebuild it with autograder release")
     return key

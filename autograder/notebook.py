@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import re
 import json
 from pathlib import Path
 from typing import Any
@@ -106,10 +107,18 @@ def declared_student_id(nb: Any) -> str | None:
 
 
 def declared_assignment(nb: Any) -> str | None:
-    """The assignment id stored in the notebook's metadata by `release`, if any."""
+    """The assignment id the notebook says it is: stored in its metadata by `release`, else the
+    first `Lab("<id>", ...)` in its code cells (nbgrader's copies keep no notebook metadata); None
+    if neither."""
     meta = nb.get("metadata", {}).get(METADATA_KEY, {})
     value = meta.get("assignment") if isinstance(meta, dict) else None
-    return value if isinstance(value, str) else None
+    if isinstance(value, str):
+        return value
+    for source in code_cells(nb):
+        m = re.search(r"\bLab\(\s*[\"']([^\"']+)[\"']", source)
+        if m:
+            return m.group(1)
+    return None
 
 
 def student_copy(nb: Any) -> Any:

@@ -117,14 +117,15 @@ def encodable(value: Any) -> Any:
     return value
 
 
-def write_json_atomic(path: str | Path, data: Any) -> None:
+def write_json_atomic(path: str | Path, data: Any, mode: int = 0o644) -> None:
     """Write `data` as JSON to `path` so that readers see the old file or the whole new one."""
-    write_text_atomic(path, json.dumps(data, indent=1, allow_nan=False) + "\n")
+    write_text_atomic(path, json.dumps(data, indent=1, allow_nan=False) + "\n", mode)
 
 
-def write_text_atomic(path: str | Path, text: str) -> None:
+def write_text_atomic(path: str | Path, text: str, mode: int = 0o644) -> None:
     """Write `text` (UTF-8) to `path` so that readers see the old file or the whole new one: a temp
-    file in the same folder, flushed to disk, then renamed over `path`."""
+    file in the same folder, flushed to disk, then renamed over `path`. `mode`: the file's
+    permissions (0o600 for a full key)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -132,6 +133,7 @@ def write_text_atomic(path: str | Path, text: str) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
+            os.fchmod(f.fileno(), mode)
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:

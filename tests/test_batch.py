@@ -130,3 +130,24 @@ def test_an_unchanged_submission_is_not_graded_again_unless_forced_and_a_changed
     assert after.seconds != before.seconds or after.fingerprint == before.fingerprint
     assert [(o.check_id, o.status, o.score) for o in after.outcomes] == \
         [(o.check_id, o.status, o.score) for o in before.outcomes]   # grading twice: the same scores
+
+
+def test_a_notebook_of_another_assignment_is_not_gradable_never_a_silent_zero(key):
+    from autograder.grade import grade_notebook
+
+    other = EXAMPLES.parent / "02-accumulation" / "ada.ipynb"
+    r = grade_notebook(other, key, "ada")
+    assert r.status == "not_gradable" and r.score is None
+    assert "is assignment '02-accumulation', not '01-backward-vs-grad'" in r.reason
+
+
+def test_ids_from_the_notebook_for_files_a_platform_renamed(released, tmp_path):
+    _, key_path = released
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    shutil.copy(EXAMPLES / "ada.ipynb", subs / "ada_12345_backward-vs-grad (1).ipynb")
+    p = run_cli("grade", str(subs), "--out", str(tmp_path / "out"), "--key", str(key_path), "--ids", "notebook",
+                "--json")
+    assert p.returncode == 0, p.stderr
+    report = json.loads(p.stdout)[0]
+    assert report["student"] == "ada" and report["score"] == 26

@@ -117,3 +117,35 @@ def test_release_refuses_an_id_that_is_not_the_folder_name(solution_copy, tmp_pa
     renamed = solution_copy.rename(solution_copy.parent / "01-renamed")
     with pytest.raises(SpecError, match=r"id = '01-backward-vs-grad' must be the folder's name, '01-renamed'"):
         release(renamed, tmp_path / "a", tmp_path / "b")
+
+
+def test_a_hidden_check_leaves_the_self_check_working_and_release_keeps_the_secret(solution_copy, tmp_path):
+    import os
+    import stat
+
+    from conftest import run_cli
+
+    spec = solution_copy / "spec.toml"
+    text = spec.read_text()
+    spec.write_text(text.replace('why = "Tensor.backward() returns None: it stores derivatives in .grad instead of '
+                                 'handing them back."', 'why = "Tensor.backward() returns None: it stores derivatives '
+                                 'in .grad instead of handing them back."\nvisibility = "hidden"', 1))
+    first = release(solution_copy, tmp_path / "a", tmp_path / "b")
+    secret = load_key(first.key)["secret"]
+    again = release(solution_copy, tmp_path / "a", tmp_path / "b")
+    assert load_key(again.key)["secret"] == secret   # a rebuilt key keeps the course's fresh points
+    public = load_key(again.public_key)   # its own digest: no "does not match its content"
+    assert public["hidden"] == {"checks": 1, "points": 1.0} and len(public["checks"]) == 25
+    assert stat.S_IMODE(os.stat(again.public_key).st_mode) == 0o644
+    assert stat.S_IMODE(os.stat(again.key).st_mode) == 0o600
+    p = run_cli("check", again.student_notebook, "--exercise", "1")
+    assert p.returncode == 1 and "hidden check(s) worth 1 point(s) are graded later" in p.stdout, p.stderr
+
+
+def test_release_refuses_a_locked_student_id_cell(solution_copy, tmp_path):
+    nb_path = solution_copy / "backward-vs-grad.ipynb"
+    nb = nbformat.read(nb_path, as_version=4)
+    next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "student-id").metadata["nbgrader"]["locked"] = True
+    nbformat.write(nb, nb_path)
+    with pytest.raises(BuildError, match="sets STUDENT_ID but is locked"):
+        release(solution_copy, tmp_path / "a", tmp_path / "b")
