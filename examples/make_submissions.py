@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import nbformat
@@ -72,5 +71,10 @@ def main(assignment: str, out: Path | None = None) -> None:
 
 
 if __name__ == "__main__":
-    for a in sys.argv[1:] or assignments():
+    import argparse
+
+    ap = argparse.ArgumentParser(description="Write the example submissions and their expected statuses.")
+    ap.add_argument("assignment", nargs="*", help="assignment ids (default: every one with a scenarios file)")
+    for a in ap.parse_args().assignment or assignments():
         main(a)
+        print(f"wrote {OUT / a}")
