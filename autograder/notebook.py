@@ -87,6 +87,8 @@ def code_cell_labels(nb: Any) -> list[str]:
         if cell.get("cell_type") == "code":
             meta = cell.get("metadata", {}).get("nbgrader")
             gid = meta.get("grade_id") if isinstance(meta, dict) else None
+            if isinstance(gid, str):   # the student's text: short, and no control characters
+                gid = "".join(c if c.isprintable() else "?" for c in gid[:40]) + ("…" if len(gid) > 40 else "")
             labels.append(f"cell {i + 1} ('{gid}')" if isinstance(gid, str) else f"cell {i + 1}")
     return labels
 
@@ -107,18 +109,16 @@ def declared_student_id(nb: Any) -> str | None:
 
 
 def declared_assignment(nb: Any) -> str | None:
-    """The assignment id the notebook says it is: stored in its metadata by `release`, else the
-    first `Lab("<id>", ...)` in its code cells (nbgrader's copies keep no notebook metadata); None
-    if neither."""
-    meta = nb.get("metadata", {}).get(METADATA_KEY, {})
-    value = meta.get("assignment") if isinstance(meta, dict) else None
-    if isinstance(value, str):
-        return value
+    """The assignment id the notebook says it is: the first `Lab("<id>", ...)` in its code cells (the
+    locked setup cell), else the id `release` stored in its metadata (which nbgrader's copies drop
+    and a student can edit); None if neither."""
     for source in code_cells(nb):
         m = re.search(r"\bLab\(\s*[\"']([^\"']+)[\"']", source)
         if m:
             return m.group(1)
-    return None
+    meta = nb.get("metadata", {}).get(METADATA_KEY, {})
+    value = meta.get("assignment") if isinstance(meta, dict) else None
+    return value if isinstance(value, str) else None
 
 
 def student_copy(nb: Any) -> Any:

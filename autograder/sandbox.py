@@ -199,7 +199,7 @@ ISOLATION_BWRAP = ("bwrap: forked from a warm worker; unprivileged uid, no netwo
 
 # Linux constants (linux/sched.h, linux/mount.h) for the run's own namespaces and folders.
 _CLONE_NEWNS, _CLONE_NEWUTS, _CLONE_NEWIPC, _CLONE_NEWNET = 0x00020000, 0x04000000, 0x08000000, 0x40000000
-_MS_NOSUID, _MS_NODEV, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
 
 
 class Worker:
@@ -275,7 +275,9 @@ class Worker:
             return self._run(request, limits)
         except _WorkerGone:
             with self._lock:   # one restart: the next submission must not pay for this one
-                if self._proc is not None and self._proc.poll() is not None:
+                if self._proc is not None:
+                    if self._proc.poll() is None:   # alive but not answering: replaced, never waited for again
+                        self._proc.kill()
                     self._close_locked()
                     self._start()
             raise OSError("the sandbox worker stopped during this run") from None
@@ -553,7 +555,8 @@ def _child(header: dict[str, Any], req_fd: int, results_fd: int, output_fd: int,
         work, home = os.path.join(runs, "work"), os.path.join(runs, "home")
         for path, size in ((work, limits.work_bytes), (home, 64 * 2**20)):   # the only writable places
             opts = f"size={size},mode=1777".encode()
-            _check(libc.mount(b"tmpfs", path.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, opts), f"mount {path}")
+            _check(libc.mount(b"tmpfs", path.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, opts),
+                   f"mount {path}")
     else:
         work, home = header["dirs"]
     os.chdir(work)
@@ -577,42 +580,47 @@ def _child(header: dict[str, Any], req_fd: int, results_fd: int, output_fd: int,
 
 
 def _kill_run(job: dict[str, Any], sandboxed: bool) -> None:
-    """Kill a run and everything it started: every process of its uid (as that uid, so nothing else
-    can be hit) where runs have their own uid, else its session."""
+    """Kill a run and everything it started: its session, and, where runs have a uid of their own,
+    every process of that uid. The worker (root) signals each one through a pidfd, after checking
+    its uid through that pidfd's process, so nothing the run does can stop the sweep or redirect
+    it (a helper process of the run's uid could itself be stopped by the run)."""
     try:
         os.killpg(job["pid"], signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
     if not sandboxed or job["uid"] is None:
         return
-    for _ in range(5):
-        if not _uid_alive(job["uid"]):
+    for _ in range(100):   # a run may still be forking while it is swept; at most `processes` at a time
+        pids = _uid_processes(job["uid"])
+        if not pids:
             return
-        pid = os.fork()
-        if pid == 0:
+        for pid in pids:
             try:
-                os.setresgid(job["uid"], job["uid"], job["uid"])
-                os.setresuid(job["uid"], job["uid"], job["uid"])
-                os.kill(-1, signal.SIGKILL)   # every process this uid may signal: only its own
+                fd = os.pidfd_open(pid)
+            except OSError:
+                continue
+            try:
+                if os.stat(f"/proc/{pid}").st_uid == job["uid"]:   # still that process (pinned by the pidfd)
+                    signal.pidfd_send_signal(fd, signal.SIGKILL)
+            except OSError:
+                pass
             finally:
-                os._exit(0)
-        os.waitpid(pid, 0)
+                os.close(fd)
 
 
-def _uid_alive(uid: int) -> bool:
-    """Is any process of `uid` alive (zombies of the worker's own children aside)?"""
+def _uid_processes(uid: int) -> list[int]:
+    """The pids of `uid`'s processes that are alive (zombies aside)."""
+    out = []
     for name in os.listdir("/proc"):
         if name.isdigit():
             try:
                 if os.stat(f"/proc/{name}").st_uid == uid:
                     with open(f"/proc/{name}/stat", "rb") as f:
                         if f.read().rsplit(b")", 1)[-1].split()[0] != b"Z":
-                            return True
+                            out.append(int(name))
             except OSError:
                 pass
-    return False
-
-
+    return out
 
 
 if __name__ == "__main__":

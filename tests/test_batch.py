@@ -151,3 +151,47 @@ def test_ids_from_the_notebook_for_files_a_platform_renamed(released, tmp_path):
     assert p.returncode == 0, p.stderr
     report = json.loads(p.stdout)[0]
     assert report["student"] == "ada" and report["score"] == 26
+
+
+STOPPER = '''import os, signal, time
+def spin():
+    os.setsid()   # out of the run's session
+    end, me = time.time() + 60, os.getpid()
+    while time.time() < end:
+        last = int(open("/proc/sys/kernel/ns_last_pid").read())
+        for p in range(max(2, last - 3), last + 5):   # stop whatever is started next
+            if p != me:
+                try:
+                    os.kill(p, signal.SIGSTOP)
+                except OSError:
+                    pass
+for _ in range(3):
+    if os.fork() == 0:
+        try:
+            spin()
+        finally:
+            os._exit(0)
+'''
+
+
+def test_a_run_that_stops_new_processes_cannot_hang_the_batch_or_outlive_it(released, tmp_path):
+    """Children that leave the run's session and SIGSTOP every new pid (they once stopped the worker's
+    clean-up helper, which hung the worker): the other submissions are graded, the batch ends, and
+    nothing of the run is left running."""
+    import subprocess
+
+    import nbformat
+
+    _, key_path = released
+    subs = _copies(tmp_path, {"ben": "ben", "cleo": "cleo"})
+    nb = nbformat.read(EXAMPLES / "ada.ipynb", as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(STOPPER))
+    nbformat.write(nb, subs / "mallory.ipynb")
+    p = run_cli("grade", str(subs), "--out", str(tmp_path / "out"), "--key", str(key_path), "--jobs", "2",
+                "--limit", "submission_timeout=10", "--json", timeout=300)
+    assert p.returncode == 0, p.stderr
+    got = {r["student"]: r for r in json.loads(p.stdout)}
+    assert got["ben"]["score"] == 20 and got["cleo"]["score"] == 24
+    assert got["mallory"]["status"] == "graded"
+    ps = subprocess.run(["ps", "-eo", "uid="], capture_output=True, text=True).stdout.split()
+    assert not [u for u in ps if int(u) >= 2_000_000_000], "a process of a run outlived its batch"

@@ -69,7 +69,7 @@ def summary(reports: list[Report]) -> str:
         counts = r.counts()
         lines.append(f"{fit(r.submission, sub_w):<{sub_w}} {fit(r.student, stu_w):<{stu_w}} {r.status:<13} {score:>9}  "
                      + " ".join(f"{counts[s]:>7}" for s in STATUSES))
-        extra = [r.reason] if r.status == "not_gradable" else [n for n in r.notes if "STUDENT_ID" in n]
+        extra = [r.reason] if r.status == "not_gradable" else [n for n in r.notes if n.startswith(("STUDENT_ID is still", "the notebook says STUDENT_ID"))]
         for text in extra:
             lines += textwrap.wrap(text, len(head), initial_indent="   ↳ ", subsequent_indent="     ")
     return printable("\n".join(lines))
