@@ -296,8 +296,8 @@ def _release(solution_dir: Path, root: Path, assignments_dir: str | Path | None,
             old_secret = None
         if isinstance(old_secret, str) and old_secret:
             key["secret"] = old_secret
-    write_json_atomic(out / "public_key.json", public_key(key), mode=0o644)
-    write_json_atomic(kdir / "key.json", key, mode=0o600)
+    write_json_atomic(out / "public_key.json", public_key(key), mode=0o644, durable=True)
+    write_json_atomic(kdir / "key.json", key, mode=0o600, durable=True)
     return Release(key["assignment"], str(nb_out), str(out / "public_key.json"), str(kdir / "key.json"),
                    len(key["checks"]), solution_score, float(sum(o.score for o in outcomes)),
                    float(sum(c["points"] for c in key["checks"])))

@@ -352,9 +352,13 @@ def prepare() -> Any:
     from IPython.core.interactiveshell import InteractiveShell
     from traitlets.config import Config
 
-    x = torch.tensor(1.0, requires_grad=True)   # first backward and first grad pay their set-up here
+    import autograder.lab  # noqa: F401  (every notebook's setup cell imports it)
+
+    x = torch.tensor(1.0, requires_grad=True)   # first backward, grad and tensor repr pay their set-up here
     (x * x).backward()
     torch.autograd.grad(x * x, x)
+    repr(x)
+    repr(torch.tensor([[1.0, 2.0]], dtype=torch.float64))
     config = Config()
     config.HistoryManager.enabled = False
     config.InteractiveShell.colors = "nocolor"

@@ -117,15 +117,16 @@ def encodable(value: Any) -> Any:
     return value
 
 
-def write_json_atomic(path: str | Path, data: Any, mode: int = 0o644) -> None:
+def write_json_atomic(path: str | Path, data: Any, mode: int = 0o644, durable: bool = False) -> None:
     """Write `data` as JSON to `path` so that readers see the old file or the whole new one."""
-    write_text_atomic(path, json.dumps(data, indent=1, allow_nan=False) + "\n", mode)
+    write_text_atomic(path, json.dumps(data, indent=1, allow_nan=False) + "\n", mode, durable)
 
 
-def write_text_atomic(path: str | Path, text: str, mode: int = 0o644) -> None:
+def write_text_atomic(path: str | Path, text: str, mode: int = 0o644, durable: bool = False) -> None:
     """Write `text` (UTF-8) to `path` so that readers see the old file or the whole new one: a temp
-    file in the same folder, flushed to disk, then renamed over `path`. `mode`: the file's
-    permissions (0o600 for a full key)."""
+    file in the same folder, then renamed over `path` (atomic even if the writer is killed). `mode`:
+    the file's permissions (0o600 for a full key); `durable`: also fsync it before the rename (so
+    that it survives a power cut; used for keys)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -134,7 +135,8 @@ def write_text_atomic(path: str | Path, text: str, mode: int = 0o644) -> None:
             f.write(text)
             f.flush()
             os.fchmod(f.fileno(), mode)
-            os.fsync(f.fileno())
+            if durable:
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)

@@ -171,7 +171,7 @@ def compare_scores(course: Path, ours: Path, students: list[str]) -> tuple[int, 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=200, help="submissions (default 200)")
-    ap.add_argument("--nbgrader-n", type=int, help="how many of them nbgrader grades (default: all)")
+    ap.add_argument("--nbgrader-n", type=int, help="how many of them nbgrader grades (default: all; 0: skip nbgrader)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args()
     nb_n = args.n if args.nbgrader_n is None else min(args.n, args.nbgrader_n)
@@ -196,6 +196,8 @@ def main() -> None:
         print(f"autograd-lab grade --jobs {args.jobs}: {args.n} in {ours_s:.2f} s = {ours_rate:.1f} submissions/s, "
               f"peak memory {ours_mem / 2**20:.0f} MiB")
 
+        if nb_n == 0:
+            return
         course = tmp / "course"
         course.mkdir()
         chosen = sorted(subs_dir.glob("*.ipynb"))[:nb_n]
