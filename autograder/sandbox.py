@@ -142,7 +142,7 @@ def _bwrap_command(bwrap: str, runs: str, hidden: list[str], argv: list[str]) ->
     """The bwrap command line of a worker: the SYSTEM_PATHS and the Python environment and package
     (`_shown_back`) read-only, an empty /tmp, `runs` an empty tmpfs (each run mounts its own private
     folders there), and any `hidden` folder that lies inside what is shown replaced by an empty one."""
-    cmd = [bwrap, *BWRAP_FLAGS]
+    cmd = [bwrap, *BWRAP_FLAGS, "--tmpfs", "/tmp", "--tmpfs", runs]   # first: what is shown may lie under /tmp
     shown: list[str] = []
     for path in SYSTEM_PATHS:
         if os.path.islink(path):   # merged /usr: /bin -> usr/bin
@@ -160,7 +160,6 @@ def _bwrap_command(bwrap: str, runs: str, hidden: list[str], argv: list[str]) ->
                     cmd += ["--perms", "0755", "--dir", folder]
             cmd += ["--ro-bind", path, path]
             shown.append(path)
-    cmd += ["--tmpfs", "/tmp", "--tmpfs", runs]
     inside = lambda path: any(path == d or path.startswith(d.rstrip("/") + "/") for d in shown)
     for path in sorted({os.path.realpath(h) for h in hidden if h}):
         if os.path.isdir(path) and inside(path) and path not in shown:
