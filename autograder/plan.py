@@ -48,7 +48,9 @@ def draw_point(parameters: dict[str, dict[str, Any]], assignment: str, student: 
 
 
 def points_for(key: dict[str, Any], student: str) -> list[dict[str, Number]]:
-    """The student's own point (index 0) followed by `grading.fresh_points` fresh points.
+    """The student's own point (index 0) followed by `grading.fresh_points` fresh points, each
+    differing from the earlier points in every real parameter (so that a number hard-coded for one
+    point is caught at the others).
 
     The full key holds a random `secret` (made at release, never shipped to students) that seeds
     the graded fresh points, so that they cannot be worked out, or read off a self-check, in
@@ -57,9 +59,15 @@ def points_for(key: dict[str, Any], student: str) -> list[dict[str, Number]]:
     params, aid = key["parameters"], key["assignment"]
     fresh = int(key["grading"]["fresh_points"])
     salt = key.get("secret", "")
-    return [draw_point(params, aid, student, "own")] + [
-        draw_point(params, aid, student, f"fresh-{i}{salt}") for i in range(1, fresh + 1)
-    ]
+    points = [draw_point(params, aid, student, "own")]
+    reals = [n for n, d in params.items() if d["kind"] == "real"]
+    for i in range(1, fresh + 1):
+        for attempt in range(50):   # a fresh point must differ from the earlier ones in every real parameter
+            point = draw_point(params, aid, student, f"fresh-{i}{salt}" + (f"-{attempt}" if attempt else ""))
+            if all(point[n] != q[n] for n in reals for q in points) and (reals or point not in points):
+                break
+        points.append(point)
+    return points
 
 
 def call_args(exercise: dict[str, Any], point: dict[str, Number]) -> list[dict[str, Any]]:

@@ -40,3 +40,12 @@ def test_graded_fresh_points_come_from_the_keys_secret_not_from_the_public_key(k
     assert graded[0] == public[0]                    # the student's own point is the same
     assert graded[1] != public[1] and graded[2] != public[2]
     assert len(key["secret"]) == 33 and "secret" not in public_key(key)
+
+
+def test_fresh_points_never_repeat_a_real_parameter_of_an_earlier_point(key):
+    for i in range(2000):
+        points = plan.points_for({**key, "secret": f"-{i}"}, f"student-{i}")
+        for name, dist in key["parameters"].items():
+            if dist["kind"] == "real":
+                values = [p[name] for p in points]
+                assert len(set(values)) == len(values), (i, name, values)
