@@ -38,10 +38,11 @@ SLOW = "import math\n_burn = sum(math.sin(i) for i in range(400_000))   # ~0.2 s
 
 def make_submissions(n: int, folder: Path) -> dict[str, int]:
     """Write n submissions into `folder` (one <student>.ipynb each); returns the count per kind."""
-    from make_submissions import load_scenarios
+    import json
+
+    from make_submissions import answered, load_scenarios
 
     from autograder.plan import draw_point
-    import json
 
     key = json.loads((ROOT / "assignments" / ASSIGNMENT / "public_key.json").read_text())
     released = ROOT / "assignments" / ASSIGNMENT / key["notebook"]
@@ -61,13 +62,7 @@ def make_submissions(n: int, folder: Path) -> dict[str, int]:
             continue
         params = draw_point(key["parameters"], ASSIGNMENT, student, "own")
         _, sources, _ = module.scenarios(lambda _name, p=params: p)[scenario.split("+")[0]]
-        nb = nbformat.read(released, as_version=4)
-        for cell in nb.cells:
-            gid = cell.metadata.get("nbgrader", {}).get("grade_id")
-            if gid == "student-id":
-                cell.source = f'STUDENT_ID = "{student}"'
-            elif gid in sources:
-                cell.source = sources[gid]
+        nb = answered(released, student, sources)
         if scenario.endswith("+slow"):
             nb.cells.insert(3, nbformat.v4.new_code_cell(SLOW))
         nbformat.write(nb, path)

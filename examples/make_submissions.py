@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import nbformat
@@ -24,8 +25,32 @@ SCENARIOS = ROOT / "examples" / "scenarios"
 OUT = ROOT / "examples" / "submissions"
 
 
+def sig(x: float) -> str:
+    """x as a literal with 4 significant figures, as a student copies it from a calculator (the
+    scenarios write predictions with it)."""
+    return f"{float(f'{x:.4g}')!r}"
+
+
+def answered(released: Path, student: str, sources: dict[str, str]):
+    """The released notebook with STUDENT_ID set to `student` and the cells named (by nbgrader
+    grade_id) in `sources` replaced. Raises SystemExit for a grade_id the notebook does not have."""
+    nb = nbformat.read(released, as_version=4)
+    unknown = set(sources) - {c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells}
+    if unknown:
+        raise SystemExit(f"{released.name}/{student}: no cell with grade_id {sorted(unknown)}")
+    for cell in nb.cells:
+        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if gid == "student-id":
+            cell.source = f'STUDENT_ID = "{student}"'
+        elif gid in sources:
+            cell.source = sources[gid]
+    return nb
+
+
 def load_scenarios(assignment: str):
-    """The scenarios module of `assignment` (examples/scenarios/<id>.py)."""
+    """The scenarios module of `assignment` (examples/scenarios/<id>.py); it may import this module."""
+    if str(ROOT / "examples") not in sys.path:
+        sys.path.insert(0, str(ROOT / "examples"))
     spec = importlib.util.spec_from_file_location(f"scenarios_{assignment.replace('-', '_')}",
                                                   SCENARIOS / f"{assignment}.py")
     module = importlib.util.module_from_spec(spec)
@@ -49,17 +74,7 @@ def main(assignment: str, out: Path | None = None) -> None:
     params = lambda s: draw_point(key["parameters"], assignment, s, "own")
     out.mkdir(parents=True, exist_ok=True)
     for student, (what, sources, statuses) in module.scenarios(params).items():
-        nb = nbformat.read(released / key["notebook"], as_version=4)
-        unknown = set(sources) - {c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells}
-        if unknown:
-            raise SystemExit(f"{assignment}/{student}: no cell with grade_id {sorted(unknown)}")
-        for cell in nb.cells:
-            gid = cell.metadata.get("nbgrader", {}).get("grade_id")
-            if gid == "student-id":
-                cell.source = f'STUDENT_ID = "{student}"'
-            elif gid in sources:
-                cell.source = sources[gid]
-        nbformat.write(nb, out / f"{student}.ipynb")
+        nbformat.write(answered(released / key["notebook"], student, sources), out / f"{student}.ipynb")
         bad = set(statuses) - set(check_ids) - {"*"}
         if bad:
             raise SystemExit(f"{assignment}/{student}: unknown check ids {sorted(bad)}")

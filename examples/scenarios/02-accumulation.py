@@ -5,10 +5,7 @@ must give it, written here by hand from what the mistake must cause. See example
 """
 from __future__ import annotations
 
-
-def sig(x: float) -> str:
-    """x as a literal with 4 significant figures, as a student copies it from a calculator."""
-    return f"{float(f'{x:.4g}')!r}"
+from make_submissions import sig
 
 
 def predictions(p: dict) -> dict[str, str]:

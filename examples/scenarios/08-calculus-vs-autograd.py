@@ -7,10 +7,7 @@ from __future__ import annotations
 
 import math
 
-
-def sig(x: float) -> str:
-    """x as a literal with 4 significant figures, as a student copies it from a calculator."""
-    return f"{float(f'{x:.4g}')!r}"
+from make_submissions import sig
 
 
 def sigmoid_prime(s: float) -> float:
