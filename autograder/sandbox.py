@@ -310,7 +310,7 @@ class Worker:
                 os.close(results_w)
                 os.close(status_w)
                 results_w = status_w = -1
-            status = _read_all(status_r, limits.wall_seconds + 60)
+            status = _read(status_r, limits.wall_seconds + 60)
             reader.join(timeout=2.0)   # EOF comes when every holder of the pipe is gone
             reader.stop.set()
             reader.join()
@@ -360,8 +360,10 @@ class _WorkerGone(Exception):
     pass
 
 
-def _read_all(fd: int, timeout: float) -> bytes:
-    """Everything written to `fd` until EOF, or b"" after `timeout` seconds."""
+def _read(fd: int, timeout: float, line: bool = False) -> bytes:
+    """What is written to `fd` until EOF, or with `line`, until a chunk ends a line (returned without
+    its newline; the writer sends nothing after it until asked again). b"" after `timeout` seconds,
+    and, with `line`, at EOF."""
     import select
 
     chunks, deadline = [], time.monotonic() + timeout
@@ -369,10 +371,12 @@ def _read_all(fd: int, timeout: float) -> bytes:
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([fd], [], [], left)[0]:
             return b""
-        data = os.read(fd, 4096)
+        data = os.read(fd, 1 << 16)
         if not data:
-            return b"".join(chunks)
+            return b"" if line else b"".join(chunks)
         chunks.append(data)
+        if line and data.endswith(b"\n"):
+            return b"".join(chunks)[:-1]
 
 
 def run_probe(request: dict[str, Any], limits: Limits = Limits(), hidden: list[str] | None = None,
@@ -409,7 +413,7 @@ class ToolServer:
                 try:
                     proc.stdin.write(json.dumps({**header, "size": len(body)}).encode() + b"\n" + body)
                     proc.stdin.flush()
-                    line = _readline(proc.stdout.fileno(), timeout)
+                    line = _read(proc.stdout.fileno(), timeout, line=True)
                 except OSError:
                     line = b""
                 if line:
@@ -422,24 +426,6 @@ class ToolServer:
                 if attempt == 2 or err:
                     raise RuntimeError(f"the self-check helper failed: {err or 'no answer in time'}")
         raise AssertionError("unreachable")
-
-
-def _readline(fd: int, timeout: float) -> bytes:
-    """The answer line from `fd` without its newline (b"" at EOF or after `timeout` seconds). The
-    helper writes nothing after it until it gets the next request."""
-    import select
-
-    chunks, deadline = [], time.monotonic() + timeout
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            return b""
-        data = os.read(fd, 1 << 16)
-        if not data:
-            return b""
-        chunks.append(data)
-        if data.endswith(b"\n"):
-            return b"".join(chunks)[:-1]
 
 
 # ----------------------------------------------------------------------------- inside the worker
