@@ -283,7 +283,8 @@ def _produce(key: Key, check: dict[str, Any], r: _Run, points: list[dict[str, An
                                 expected=expected_text, oracle=_oracle(key, check, where), observed=observed_text)
             continue
         hint = ("" if p == 0 else
-                f" — it is right at your own point but not at {label}: is a number hard-coded?" if first else "")
+                f" — it is right at your own point but not at {label}: is a number hard-coded, or is the code "
+                f"right only at some points?" if first else "")
         return replace(base, status="failed", message=f"{what} at {where} ({label}): {c.detail}{hint}",
                        expected=expected_text, oracle=_oracle(key, check, where), observed=observed_text,
                        details=tuple(f"warning (information, not graded): {w}" for w in warnings_seen))

@@ -122,7 +122,9 @@ def test_the_example_submissions_get_their_recorded_statuses(assignment, tmp_pat
         report = grade_notebook(folder / f"{student}.ipynb", key, student)
         assert report.status == exp["status"], (student, report.reason)
         got = {o.check_id: o.status for o in report.outcomes if o.visibility == "public"}
-        assert got == exp["checks"], (student, {k: (v, got.get(k)) for k, v in exp["checks"].items() if got.get(k) != v})
+        messages = {o.check_id: o.message for o in report.outcomes}
+        assert got == exp["checks"], (student, {k: (v, got.get(k), messages.get(k)) for k, v in exp["checks"].items()
+                                                if got.get(k) != v})
 
 
 @pytest.mark.parametrize("assignment", IDS)

@@ -52,7 +52,7 @@ CODE = {
                     "def ex9_wrong(w):\n    class BadCube(torch.autograd.Function):\n        @staticmethod\n"
                     "        def forward(ctx, t):\n            ctx.save_for_backward(t)\n            return t ** 3\n\n"
                     "        @staticmethod\n        def backward(ctx, g):\n            (t,) = ctx.saved_tensors\n"
-                    "            return g * 3 * t   # wrong: should be 3 * t**2\n\n"
+                    "            return g * t ** 2   # wrong: forgets the factor 3\n\n"
                     "    return torch.autograd.gradcheck(BadCube.apply, (w,))"),
 }
 
