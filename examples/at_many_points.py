@@ -56,7 +56,8 @@ def differences(assignment: str, rounds: int, fresh: int) -> int:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description="Grade every example submission at many fresh points, and print each "
+                                 "status that differs from the one recorded in <student>.expected.json.")
     ap.add_argument("ids", nargs="*", help="assignment ids (default: every folder in solutions/)")
     ap.add_argument("--rounds", type=int, default=5, help="secrets to draw (default 5)")
     ap.add_argument("--fresh", type=int, default=40, help="fresh points per round (default 40)")
