@@ -40,7 +40,7 @@ def make_submissions(n: int, folder: Path) -> dict[str, int]:
     """Write n submissions into `folder` (one <student>.ipynb each); returns the count per kind."""
     import json
 
-    from make_submissions import answered, load_scenarios
+    from make_submissions import answered, every_scenario, load_scenarios
 
     from autograder.plan import draw_point
 
@@ -61,7 +61,7 @@ def make_submissions(n: int, folder: Path) -> dict[str, int]:
             path.write_text(text[: len(text) // 2])
             continue
         params = draw_point(key["parameters"], ASSIGNMENT, student, "own")
-        _, sources, _ = module.scenarios(lambda _name, p=params: p)[scenario.split("+")[0]]
+        _, sources, _ = every_scenario(module, lambda _name, p=params: p)[scenario.split("+")[0]]
         nb = answered(released, student, sources)
         if scenario.endswith("+slow"):
             nb.cells.insert(3, nbformat.v4.new_code_cell(SLOW))

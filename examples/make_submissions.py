@@ -1,11 +1,13 @@
 """Write each assignment's example submissions and, beside each, the statuses a correct grader must
 give it (`examples/submissions/<id>/<student>.ipynb` and `<student>.expected.json`).
 
-The scenarios live in `examples/scenarios/<id>.py`: `scenarios(params)` returns
-student -> (what it shows, cell sources by nbgrader grade_id, expected statuses that are not
-"passed"; {"*": "missing"} sets every check), and an optional `extra_files(out)` writes files that
-are not the released notebook with some cells answered. The test suite grades the notebooks and
-compares every status.
+The scenarios live in `examples/scenarios/<id>.py`: `predictions(p)` (the right PREDICT cell sources
+by grade_id at parameter point p), `CODE` (the right PRODUCE cell sources), `scenarios(params)`
+returning student -> (what it shows, cell sources by nbgrader grade_id, expected statuses that are
+not "passed"; {"*": "missing"} sets every check) for the misconceptions, and an optional
+`extra_files(out)` that writes files that are not the released notebook with some cells answered.
+Every assignment also gets "ada", fully correct, and "gus", not attempted. The test suite grades the
+notebooks and compares every status.
 
 Run again after a change to a released notebook:  .venv/bin/python examples/make_submissions.py [ID ...]
 """
@@ -58,6 +60,15 @@ def load_scenarios(assignment: str):
     return module
 
 
+def every_scenario(module, params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
+    """student -> (what it shows, cell sources by grade_id, non-passed statuses): the correct "ada",
+    the scenarios `module` writes, and the not-attempted "gus". `params(student)` gives the
+    student's parameter point."""
+    return {"ada": ("fully correct", {**module.predictions(params("ada")), **module.CODE}, {}),
+            **module.scenarios(params),
+            "gus": ("not attempted (only STUDENT_ID set)", {}, {"*": "missing"})}
+
+
 def assignments() -> list[str]:
     """Every assignment id that has a scenarios file, sorted."""
     return sorted(p.stem for p in SCENARIOS.glob("*.py"))
@@ -73,7 +84,7 @@ def main(assignment: str, out: Path | None = None) -> None:
     check_ids = [c["id"] for c in key["checks"]]   # public checks: hidden ones are not listed
     params = lambda s: draw_point(key["parameters"], assignment, s, "own")
     out.mkdir(parents=True, exist_ok=True)
-    for student, (what, sources, statuses) in module.scenarios(params).items():
+    for student, (what, sources, statuses) in every_scenario(module, params).items():
         nbformat.write(answered(released / key["notebook"], student, sources), out / f"{student}.ipynb")
         bad = set(statuses) - set(check_ids) - {"*"}
         if bad:

@@ -38,11 +38,9 @@ CODE = {
 
 
 def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
-    """student -> (what it shows, cell sources by grade_id, expected non-passed statuses)."""
+    """student -> (what it shows, cell sources by grade_id, expected non-passed statuses), for the
+    misconceptions; make_submissions adds the correct "ada" and the not-attempted "gus"."""
     out = {}
-    p = params("ada")
-    out["ada"] = ("fully correct", {**predictions(p), **CODE}, {})
-
     p = params("ben")
     wrong = predictions(p)
     x = p["x0"]
@@ -93,8 +91,6 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
         "ex6-produce": CODE["ex6-produce"].replace("materialize_grads=True", "allow_unused=False, materialize_grads=True")})
     out["finn"] = ("code that raises (a wrong keyword; a contradictory pair of flags)", {**predictions(p), **code},
                    {"2.produce.returns": "error", "2.produce.grad": "error", "6.produce.materialize": "error"})
-
-    out["gus"] = ("not attempted (only STUDENT_ID set)", {}, {"*": "missing"})
 
     p = params("hana")
     code = dict(CODE, **{"ex4-produce": (

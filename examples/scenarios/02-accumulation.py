@@ -50,11 +50,9 @@ CODE = {
 
 
 def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
-    """student -> (what it shows, cell sources by grade_id, expected non-passed statuses)."""
+    """student -> (what it shows, cell sources by grade_id, expected non-passed statuses), for the
+    misconceptions; make_submissions adds the correct "ada" and the not-attempted "gus"."""
     out = {}
-    p = params("ada")
-    out["ada"] = ("fully correct", {**predictions(p), **CODE}, {})
-
     # Ben thinks backward() overwrites .grad: every pass leaves only its own derivative.
     p = params("ben")
     pred = predictions(p)
@@ -107,6 +105,4 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
         f"def ex6_none(w, lr, mu):\n    return torch.tensor({w - lr * 2 * w!r})")})
     out["finn"] = ("hard-coded his own answers: right at his point only", {**predictions(p), **code},
                    {"6.produce.zeros": "failed", "6.produce.none": "failed"})
-
-    out["gus"] = ("not attempted (only STUDENT_ID set)", {}, {"*": "missing"})
     return out

@@ -39,11 +39,9 @@ CODE = {
 
 
 def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
-    """student -> (what it shows, cell sources by grade_id, expected non-passed statuses)."""
+    """student -> (what it shows, cell sources by grade_id, expected non-passed statuses), for the
+    misconceptions; make_submissions adds the correct "ada" and the not-attempted "gus"."""
     out = {}
-    p = params("ada")
-    out["ada"] = ("fully correct", {**predictions(p), **CODE}, {})
-
     # Ben expects every tensor in the graph to get a .grad, and no warning.
     p = params("ben")
     pred = predictions(p)
@@ -90,6 +88,4 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
     code = dict(CODE, **{"ex2-produce": CODE["ex2-produce"].replace("z.backward(retain_graph=True)", "z.backward()")})
     out["finn"] = ("a second backward() through a freed graph raises", {**predictions(p), **code},
                    {"2.produce.y_grad_k": "error", "2.produce.x_grad_k": "error"})
-
-    out["gus"] = ("not attempted (only STUDENT_ID set)", {}, {"*": "missing"})
     return out

@@ -59,11 +59,9 @@ CODE = {
 
 
 def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
-    """student -> (what it shows, cell sources by grade_id, expected non-passed statuses)."""
+    """student -> (what it shows, cell sources by grade_id, expected non-passed statuses), for the
+    misconceptions; make_submissions adds the correct "ada" and the not-attempted "gus"."""
     out = {}
-    p = params("ada")
-    out["ada"] = ("fully correct", {**predictions(p), **CODE}, {})
-
     p = params("ben")
     wrong = predictions(p)
     x, y = p["x0"], p["y0"]
@@ -105,6 +103,4 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
     out["eve"] = ("avoided backward(create_graph=True), so no warning and a plain .grad", {**pred, **code},
                   {"8.predict.warning": "failed", "8.predict.requires_grad": "failed",
                    "8.produce.warning": "failed", "8.produce.requires_grad": "failed"})
-
-    out["gus"] = ("not attempted (only STUDENT_ID set)", {}, {"*": "missing"})
     return out

@@ -48,11 +48,9 @@ CODE = {
 
 
 def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
-    """student -> (what it shows, cell sources by grade_id, expected non-passed statuses)."""
+    """student -> (what it shows, cell sources by grade_id, expected non-passed statuses), for the
+    misconceptions; make_submissions adds the correct "ada" and the not-attempted "gus"."""
     out = {}
-    p = params("ada")
-    out["ada"] = ("fully correct", {**predictions(p), **CODE}, {})
-
     p = params("ben")
     pred = predictions(p)
     x0, x1, x2 = p["x0"], p["x1"], p["x2"]
@@ -104,6 +102,4 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
         "def ex5_jacrev(x):\n    return torch.func.jacrev(F)(x)")})
     out["eve"] = ("weights every output with 1 for every row: each row is the sum of the rows of J",
                   {**predictions(p), **code}, {"5.produce.rows": "failed"})
-
-    out["gus"] = ("not attempted (only STUDENT_ID set)", {}, {"*": "missing"})
     return out

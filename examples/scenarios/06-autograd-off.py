@@ -50,11 +50,9 @@ CODE = {
 
 
 def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
-    """student -> (what it shows, cell sources by grade_id, expected non-passed statuses)."""
+    """student -> (what it shows, cell sources by grade_id, expected non-passed statuses), for the
+    misconceptions; make_submissions adds the correct "ada" and the not-attempted "gus"."""
     out = {}
-    p = params("ada")
-    out["ada"] = ("fully correct", {**predictions(p), **CODE}, {})
-
     p = params("ben")
     x, s = p["x0"], p["s"]
     wrong = predictions(p)
@@ -107,6 +105,4 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
         "    with torch.no_grad():\n        x.add_(a)\n", "    x.data.add_(a)   # same thing as no_grad, shorter\n")})
     out["finn"] = ("uses .data where no_grad was asked: the error that would have warned him never comes",
                    {**predictions(p), **code}, {"6.produce.no_grad": "failed"})
-
-    out["gus"] = ("not attempted (only STUDENT_ID set)", {}, {"*": "missing"})
     return out

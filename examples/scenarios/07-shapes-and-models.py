@@ -70,11 +70,9 @@ CODE = {
 
 
 def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
-    """student -> (what it shows, cell sources by grade_id, expected non-passed statuses)."""
+    """student -> (what it shows, cell sources by grade_id, expected non-passed statuses), for the
+    misconceptions; make_submissions adds the correct "ada" and the not-attempted "gus"."""
     out = {}
-    p = params("ada")
-    out["ada"] = ("fully correct", {**predictions(p), **CODE}, {})
-
     p = params("ben")
     m = model(p)
     wrong = predictions(p)
@@ -118,6 +116,4 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
         "    lin.weight.requires_grad_(False)   # frozen\n    return (lin.weight.grad, lin.bias.grad)")})
     out["finn"] = ("freezes the weight after backward, too late", {**predictions(p), **code},
                    {"5.produce.grads": "failed"})
-
-    out["gus"] = ("not attempted (only STUDENT_ID set)", {}, {"*": "missing"})
     return out

@@ -58,11 +58,9 @@ CODE = {
 
 
 def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
-    """student -> (what it shows, cell sources by grade_id, expected non-passed statuses)."""
+    """student -> (what it shows, cell sources by grade_id, expected non-passed statuses), for the
+    misconceptions; make_submissions adds the correct "ada" and the not-attempted "gus"."""
     out = {}
-    p = params("ada")
-    out["ada"] = ("fully correct", {**predictions(p), **CODE}, {})
-
     # Ben answers with calculus: the symmetric subgradient 1/2 at every kink, tie and bound, and the
     # derivative of the function as written on paper (0 for the where and for sqrt(x**2) at 0).
     p = params("ben")
@@ -124,6 +122,4 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
         "    (my_clamp(x) + my_clamp(y)).backward()")})
     out["hana"] = ("clamp written as minimum(maximum(x, lo), hi): the same function, ties split in half",
                    {**predictions(p), **code}, {"3.produce.lo": "failed", "3.produce.hi": "failed"})
-
-    out["gus"] = ("not attempted (only STUDENT_ID set)", {}, {"*": "missing"})
     return out
