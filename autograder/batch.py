@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import sys
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -82,8 +83,7 @@ def find_submissions(paths: list[str], key: dict[str, Any], ids: str = "file") -
             found.append((p, p.name))
         else:
             raise FileNotFoundError(f"no such file or folder: {p}")
-    same_name = {n for n in (name for path, name in found if "/" not in name)
-                 if sum(1 for _, other in found if other == n) > 1}
+    same_name = {n for n, count in Counter(name for _, name in found).items() if count > 1 and "/" not in n}
     found = [(path, f"{path.resolve().parent.name}/{name}" if name in same_name else name) for path, name in found]
     subs: list[Submission] = []
     seen: set[Path] = set()
