@@ -1,6 +1,8 @@
 """autograd-lab: predict-then-produce exercises on PyTorch autograd, and their autograder.
 
 Public API only; the names load lazily so that `autograder --help` imports neither torch nor sympy.
+
+May import: stdlib, and lazily any module of the public API below.
 """
 from __future__ import annotations
 
@@ -10,9 +12,9 @@ __version__ = "0.1.0"
 
 _API = {
     "load_spec": "autograder.spec", "SpecError": "autograder.spec",
-    "release": "autograder.key", "build_key": "autograder.key", "load_key": "autograder.key",
-    "BuildError": "autograder.key",
-    "grade_notebook": "autograder.grade",
+    "release": "autograder.key", "build_key": "autograder.key", "load_key": "autograder.keyfile",
+    "BuildError": "autograder.key", "Key": "autograder.model", "Check": "autograder.model",
+    "grade_notebook": "autograder.grade", "outcomes": "autograder.judge",
     "Report": "autograder.report", "Outcome": "autograder.report", "read_report": "autograder.report",
     "Lab": "autograder.lab",
 }

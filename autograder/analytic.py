@@ -1,6 +1,8 @@
 """analytic: the sympy oracle. Parses an instructor's answer expression with an explicit symbol table
-and evaluates it exactly at a point, then rounds to float64. Imports sympy (lazily) and stdlib,
-never torch. Only instructor-written text (spec.toml) is ever parsed here, never a student's.
+and evaluates it exactly at a point, then rounds to float64. Never torch. Only instructor-written text
+(spec.toml) is ever parsed here, never a student's.
+
+May import: stdlib, sympy (lazily), mpmath (sympy's).
 """
 from __future__ import annotations
 

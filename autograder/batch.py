@@ -1,7 +1,10 @@
 """batch: many submissions -> one report each, written atomically, and a gradebook. Finds the notebooks
-in files and folders, names each submission uniquely, decides its student id, and grades them in
-parallel through one warm sandbox worker; resumes a killed batch. Imports stdlib, tqdm (lazily) and
-autograder's grade, report, sandbox and render.gradebook.
+in files and folders, names each submission uniquely, decides its student id (`identity`), and grades
+them in parallel through one warm sandbox worker; resumes a killed batch.
+
+May import: stdlib, tqdm (lazily), autograder (its version), autograder.model, autograder.keyfile,
+autograder.identity, autograder.notebook, autograder.compare, autograder.grade, autograder.report,
+autograder.sandbox, autograder.render.gradebook.
 """
 from __future__ import annotations
 
@@ -14,9 +17,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from autograder import __version__
+from autograder import __version__, identity
 from autograder.compare import short
 from autograder.grade import grade_notebook
+from autograder.keyfile import grading_json
+from autograder.model import Key
 from autograder.render.gradebook import to_csv, to_nbgrader_csv
 from autograder.report import Report, read_report, write_text_atomic
 
@@ -44,36 +49,23 @@ class BatchResult:
     reused: int = 0
 
 
-def student_for(path: Path, key: dict[str, Any]) -> str:
-    """The student id of a submission file: its name without .ipynb, or, when a student kept the
-    released notebook's name, the nearest folder above it that is not named after the assignment
-    (so `mia/backward-vs-grad.ipynb` and `submitted/mia/01-backward-vs-grad/backward-vs-grad.ipynb`
-    are both "mia")."""
-    if path.stem != Path(key["notebook"]).stem:
-        return path.stem
-    for parent in path.resolve().parents:
-        if parent.name and parent.name != key["assignment"]:
-            return parent.name
-    return path.stem
+def student_for(path: Path, key: Key, ids: str = "file") -> str:
+    """The student id of a submission file by the rule `ids` ("file" or "notebook"; see identity.Rule)."""
+    declared = None
+    if ids == "notebook":
+        from autograder.notebook import NotebookError, declared_student_id, read_notebook
+
+        try:
+            declared = declared_student_id(read_notebook(path))
+        except NotebookError:
+            declared = None
+    return identity.resolve(path, key.notebook, key.assignment, declared, ids).student
 
 
-def student_from_notebook(path: Path, key: dict[str, Any]) -> str:
-    """The notebook's own STUDENT_ID (read with ast, never run), or `student_for(path)` when it has
-    none, still has the placeholder, or cannot be read."""
-    from autograder.notebook import NotebookError, declared_student_id, read_notebook
-    from autograder.plan import PLACEHOLDER_ID
-
-    try:
-        declared = declared_student_id(read_notebook(path))
-    except NotebookError:
-        declared = None
-    return declared if declared and declared != PLACEHOLDER_ID else student_for(path, key)
-
-
-def find_submissions(paths: list[str], key: dict[str, Any], ids: str = "file") -> list[Submission]:
+def find_submissions(paths: list[str], key: Key, ids: str = "file") -> list[Submission]:
     """Files as given, and every *.ipynb under each folder (checkpoints skipped), each once. `ids`:
-    "file" names each student by `student_for` (file or folder name), "notebook" by the notebook's
-    own STUDENT_ID (`student_from_notebook`). Raises FileNotFoundError for a path that does not exist."""
+    "file" names each student by the file (or folder) name, "notebook" by the notebook's own STUDENT_ID
+    (see identity.Rule). Raises FileNotFoundError for a path that does not exist."""
     found: list[tuple[Path, str]] = []
     for p in map(Path, paths):
         if p.is_dir():
@@ -98,8 +90,7 @@ def find_submissions(paths: list[str], key: dict[str, Any], ids: str = "file") -
             unique, n = f"{name} ({n})", n + 1
         names.add(unique)
         files.add(report_file(unique))
-        subs.append(Submission(str(path), unique, student_from_notebook(path, key) if ids == "notebook"
-                               else student_for(path, key)))
+        subs.append(Submission(str(path), unique, student_for(path, key, ids)))
     return subs
 
 
@@ -109,14 +100,15 @@ def report_file(name: str) -> str:
     return stem.replace("/", "__") + ".json"
 
 
-def fingerprint(path: str | Path, key: dict[str, Any], student: str) -> str:
+def fingerprint(path: str | Path, key: Key, student: str) -> str:
     """What a report depends on: the submission's bytes, the student id, the key (its digest, its
     secret, which seeds the graded fresh points, and its limits) and the grader version; sha256,
     hex (64 chars)."""
     import json
 
     h = hashlib.sha256()
-    for part in (__version__, key["digest"], key.get("secret", ""), json.dumps(key["grading"], sort_keys=True), student):
+    for part in (__version__, key.digest, key.fresh_seed or "", json.dumps(grading_json(key.limits, key.grading), sort_keys=True),
+                 student):
         h.update(part.encode() + b"\0")
     try:
         h.update(Path(path).read_bytes())
@@ -163,15 +155,15 @@ class _Progress:
             self.bar.close()
 
 
-def grade_batch(subs: list[Submission], key: dict[str, Any], out: str | Path, jobs: int = 1,
-                progress: bool = True, hidden: list[str] | None = None, force: bool = False) -> BatchResult:
+def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1,
+                progress: bool = True, conceal: list[str] | None = None, force: bool = False) -> BatchResult:
     """Grade `subs` with `jobs` at once; write `out/reports/<name>.json` (each atomically, as soon as
     it is graded), `out/gradebook.csv` (rebuilt from the reports) and `out/grades.csv` (the same
     scores in the columns of nbgrader's grades.csv export). A submission whose report is
     already there with the same fingerprint (content, student, key, grader version) is not graded
     again unless `force`: a batch killed at any point and run again finishes the rest, and loses or
     duplicates nothing. Each run happens in a fresh child of one warm sandbox.Worker and cannot see
-    `hidden` (e.g. the key's folder), the output folder or the submissions' folders. A submission's
+    `conceal` (e.g. the key's folder), the output folder or the submissions' folders. A submission's
     own faults are in its report; this never raises for them.
 
     Raises:
@@ -184,7 +176,7 @@ def grade_batch(subs: list[Submission], key: dict[str, Any], out: str | Path, jo
         tmp.unlink(missing_ok=True)
     before = {p.name for p in reports_dir.glob("*.json")}
     start = time.monotonic()
-    secret = [*(hidden or []), str(out), *sorted({str(Path(s.path).resolve().parent) for s in subs})]
+    unseen = [*(conceal or []), str(out), *sorted({str(Path(s.path).resolve().parent) for s in subs})]
     fps = {s.name: fingerprint(s.path, key, s.student) for s in subs}
     kept = {s.name: None if force else _reusable(reports_dir / report_file(s.name), fps[s.name]) for s in subs}
     bar = _Progress(len(subs), progress)
@@ -202,7 +194,7 @@ def grade_batch(subs: list[Submission], key: dict[str, Any], out: str | Path, jo
         if any(r is None for r in kept.values()):
             from autograder.sandbox import Worker
 
-            with Worker(secret) as worker, ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            with Worker(unseen) as worker, ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
                 reports = tuple(pool.map(lambda s: one(s, worker), subs))
         else:
             reports = tuple(one(s, None) for s in subs)

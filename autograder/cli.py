@@ -1,8 +1,13 @@
 """cli: the `autograder` command. Subcommands -> API calls -> exit codes; no grading logic here.
-Imports stdlib at import time; everything heavy is imported inside the subcommand that needs it.
+Everything heavy is imported inside the subcommand that needs it, so that `--help` stays fast.
 
 Exit codes: 0 success (for `check`: every check passed); 1 `check` found a check that did not pass
 or the notebook is not gradable; 2 usage, spec, key or build error (the message says what to fix).
+
+May import: stdlib, autograder (its version), autograder.model; inside a subcommand: autograder.keyfile,
+autograder.notebook, autograder.grade, autograder.batch, autograder.course, autograder.key, autograder.spec,
+autograder.gradescope, autograder.selfcheck, autograder.report, autograder.render.terminal,
+autograder.render.gradebook, autograder.render.html, autograder.render.gradescope.
 """
 from __future__ import annotations
 
@@ -14,6 +19,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from autograder.model import limits_help
+
+LIMIT_HELP = "override a limit of the key's [grading] table (repeatable): " + limits_help()
 EXAMPLES = {
     "release": "examples:\n  autograder release solutions/01-backward-vs-grad\n"
                "  autograder release solutions/01-backward-vs-grad --json",
@@ -65,8 +73,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--student", help="student id (default: the notebook's STUDENT_ID)")
     c.add_argument("--exercise", action="append", help="only this exercise (repeatable)")
     c.add_argument("--json", action="store_true", help="print the canonical report JSON instead of text")
-    c.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE", help="override a [grading] limit of the key: submission_timeout, call_timeout, cell_timeout "
-                        "(seconds), memory_mb, processes, output_mb, disk_mb (repeatable)")
+    c.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE", help=LIMIT_HELP)
     g = sub.add_parser("grade", help="batch-grade submissions into reports and a gradebook", epilog=_epilog("grade"),
                        formatter_class=fmt, description="Grade notebooks (files, or folders searched for *.ipynb). "
                        "Writes OUT/reports/<submission>.json and OUT/gradebook.csv and prints a summary. The "
@@ -90,8 +97,7 @@ def _parser() -> argparse.ArgumentParser:
                    "submission is graded with: the file's (or its folder's) name (default), or the notebook's own "
                    "STUDENT_ID (for downloads renamed by a learning platform)")
     g.add_argument("--force", action="store_true", help="grade again even submissions whose report is up to date")
-    g.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE", help="override a [grading] limit of the key: submission_timeout, call_timeout, cell_timeout "
-                        "(seconds), memory_mb, processes, output_mb, disk_mb (repeatable)")
+    g.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE", help=LIMIT_HELP)
     g.add_argument("--json", action="store_true", help="print the reports as one JSON list instead of the summary")
     b = sub.add_parser("gradescope-bundle", help="write the zip that runs this grader on Gradescope",
                        epilog=_epilog("gradescope-bundle"), formatter_class=fmt,
@@ -120,17 +126,11 @@ def _fail(msg: str) -> int:
 
 
 def _find_public_key(notebook: Path, nb: Any) -> Path | None:
+    from autograder.keyfile import find_public_key
     from autograder.notebook import declared_assignment
 
-    beside = notebook.parent / "public_key.json"
-    if beside.exists():
-        return beside
-    for aid in filter(None, (declared_assignment(nb), notebook.resolve().parent.name)):
-        for base in [Path.cwd(), *Path.cwd().parents]:
-            cand = base / "assignments" / aid / "public_key.json"
-            if cand.exists():
-                return cand
-    return None
+    ids = [aid for aid in (declared_assignment(nb), notebook.resolve().parent.name) if aid]
+    return find_public_key(ids, beside=notebook.parent)
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -154,34 +154,33 @@ def _check(args: argparse.Namespace) -> int:
     key = _load_key(key_path, args.limit)
     if key is None:
         return 2
-    known = [e["id"] for e in key["exercises"]]
+    known = [e.id for e in key.exercises]
     unknown = [e for e in args.exercise or [] if e not in known]
     if unknown:
         return _fail(f"no exercise {', '.join(unknown)}; the exercises are {', '.join(known)}")
-    report = grade_notebook(path, key, args.student, args.exercise, hidden=_hidden_for(key_path))
+    report = grade_notebook(path, key, args.student, args.exercise, conceal=_conceal_for(key_path))
     print(json.dumps(report.to_dict(), indent=1) if args.json else render(report))
     ok = report.status == "graded" and all(o.status == "passed" for o in report.outcomes)
     return 0 if ok else 1
 
 
-def _hidden_for(key_path: Path) -> list[str]:
+def _conceal_for(key_path: Path) -> list[str]:
     """Folders a submission must not see besides the working folder: the key's folder, the project
     that holds it (<project>/build/<id>/key.json or <project>/assignments/<id>/public_key.json),
     and ./solutions."""
     key_path = key_path.resolve()
-    hidden = [str(key_path.parent)]
+    conceal = [str(key_path.parent)]
     parents = key_path.parents
     if len(parents) > 2 and parents[1].name in ("build", "assignments"):
-        hidden.append(str(parents[2]))
+        conceal.append(str(parents[2]))
     if Path("solutions").is_dir():
-        hidden.append(str(Path("solutions").resolve()))
-    return hidden
+        conceal.append(str(Path("solutions").resolve()))
+    return conceal
 
 
-def _load_key(path: Path, limits: list[str] = ()) -> dict[str, Any] | None:
-    """The key at `path` with `--limit NAME=VALUE` overrides; None (after saying why) if it cannot be used."""
-    from autograder.grade import with_limits
-    from autograder.key import load_key
+def _load_key(path: Path, limits: list[str] = ()) -> Any:
+    """The model.Key at `path` with `--limit NAME=VALUE` overrides; None (after saying why) if it cannot be used."""
+    from autograder.keyfile import load_key
 
     if not path.is_file():
         _fail(f"no key at {path}")
@@ -197,7 +196,7 @@ def _load_key(path: Path, limits: list[str] = ()) -> dict[str, Any] | None:
                 overrides[name.strip()] = float(value) if "timeout" in name else int(value)
             except ValueError:
                 raise ValueError(f"--limit {item!r}: the value must be a {'number' if 'timeout' in name else 'whole number'}") from None
-        return with_limits(key, overrides)
+        return key.with_limits(overrides)
     except (OSError, ValueError) as e:
         _fail(str(e))
         return None
@@ -247,10 +246,10 @@ def _grade(args: argparse.Namespace) -> int:
 
         if not course.is_course(args.nbgrader):
             return _fail(f"{args.nbgrader} is not an nbgrader course directory (no nbgrader_config.py or submitted/)")
-        subs = course.submissions(args.nbgrader, key["assignment"])
+        subs = course.submissions(args.nbgrader, key.assignment)
         if not subs:
-            return _fail(f"no notebooks in {Path(args.nbgrader) / 'submitted'}/*/{key['assignment']}/")
-        args.out = args.out or str(Path(args.nbgrader) / "autograd-lab" / key["assignment"])
+            return _fail(f"no notebooks in {Path(args.nbgrader) / 'submitted'}/*/{key.assignment}/")
+        args.out = args.out or str(Path(args.nbgrader) / "autograd-lab" / key.assignment)
     else:
         if not args.out:
             return _fail("pass --out OUTPUT_FOLDER (or --nbgrader COURSE)")
@@ -264,7 +263,7 @@ def _grade(args: argparse.Namespace) -> int:
         return _fail("no .ipynb files found in " + " ".join(args.paths))
     out = Path(args.out)
     try:
-        result = grade_batch(subs, key, out, args.jobs, hidden=_hidden_for(key_path), force=args.force)
+        result = grade_batch(subs, key, out, args.jobs, conceal=_conceal_for(key_path), force=args.force)
     except OSError as e:
         return _fail(f"not graded: the sandbox could not start ({e}); this is not the students' fault")
     _write_views(args, key, subs, result.reports, out)
@@ -282,7 +281,7 @@ def _grade(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_views(args: argparse.Namespace, key: dict[str, Any], subs: list[Any], reports: Any, out: Path) -> None:
+def _write_views(args: argparse.Namespace, key: Any, subs: list[Any], reports: Any, out: Path) -> None:
     """The other views of the reports a batch wrote: feedback pages, nbgrader's folders and database."""
     from autograder.batch import report_file
 
@@ -308,7 +307,7 @@ def _write_views(args: argparse.Namespace, key: dict[str, Any], subs: list[Any],
         n = course.record_scores(args.nbgrader, key, list(reports))
         print(f"nbgrader: wrote autograded/ and feedback/ in {args.nbgrader}; scores of {n} submission(s) in its "
               f"gradebook.db" if n else f"nbgrader: wrote autograded/ and feedback/ in {args.nbgrader} (no gradebook.db "
-              f"that knows {key['assignment']}: run `nbgrader generate_assignment {key['assignment']}` there to "
+              f"that knows {key.assignment}: run `nbgrader generate_assignment {key.assignment}` there to "
               f"see the scores in formgrader)", file=sys.stderr)
 
 
@@ -341,10 +340,10 @@ def _gradescope_bundle(args: argparse.Namespace) -> int:
     key = _load_key(key_path)
     if key is None:
         return 2
-    if key.get("public") or "secret" not in key:
+    if key.public or key.fresh_seed is None:
         return _fail(f"{key_path} is a public key; the bundle needs the full key (build/<id>/key.json)")
-    if key["assignment"] != args.assignment:
-        return _fail(f"{key_path} is the key of {key['assignment']!r}, not of {args.assignment!r}")
+    if key.assignment != args.assignment:
+        return _fail(f"{key_path} is the key of {key.assignment!r}, not of {args.assignment!r}")
     out = Path(args.out or key_path.parent / f"gradescope-{args.assignment}.zip")
     path = make_bundle(key_path, out, Path(__file__).resolve().parent.parent)
     if args.json:
@@ -356,34 +355,16 @@ def _gradescope_bundle(args: argparse.Namespace) -> int:
 
 
 def _selfcheck(argv: list[str]) -> int:
-    # Internal: the in-notebook self-check sends its observations here, so that the key and the
-    # comparison stay out of the student's kernel. One request: prints one report JSON. With --serve:
-    # answers requests (a JSON header line {"key", "student", "exercise", "size"}, then `size` bytes of
-    # observations) one line each, until stdin closes.
-    from autograder.grade import report_from_results
-    from autograder.key import load_key
+    # Internal: the in-notebook self-check's helper (autograder.selfcheck): the key and the comparison stay
+    # out of the student's kernel. One request: prints one report JSON. With --serve: answers requests
+    # until stdin closes.
+    from autograder import selfcheck
 
     args = _selfcheck_parser().parse_args(argv)
-    if not args.serve:
-        key = load_key(args.key)
-        report = report_from_results(key, sys.stdin.buffer.read(), args.student, args.exercise)
-        print(json.dumps(report.to_dict()))
-        return 0
-    keys: dict[tuple[str, float], dict] = {}
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    while True:
-        line = stdin.readline()
-        if not line:
-            return 0
-        header = json.loads(line)
-        body = stdin.read(int(header["size"]))
-        path = str(header["key"])
-        stamp = (path, Path(path).stat().st_mtime)
-        if stamp not in keys:
-            keys[stamp] = load_key(path)
-        report = report_from_results(keys[stamp], body, str(header["student"]), header.get("exercise"))
-        stdout.write(json.dumps(report.to_dict()).encode() + b"\n")
-        stdout.flush()
+    if args.serve:
+        return selfcheck.serve(sys.stdin.buffer, sys.stdout.buffer)
+    print(json.dumps(selfcheck.judge_once(args.key, args.student, args.exercise, sys.stdin.buffer.read())))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

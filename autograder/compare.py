@@ -1,5 +1,7 @@
 """compare: pure comparisons of an expected wire Value with an observed one -> Comparison, and the
-plain-text display of Values. Imports stdlib and wire only: no torch, no sympy.
+plain-text display of Values. No torch, no sympy.
+
+May import: stdlib, autograder.wire, autograder.model.
 """
 from __future__ import annotations
 
@@ -7,18 +9,11 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
+from autograder.model import Tolerance
 from autograder.wire import decode_float
 
 Reason = Literal["match", "kind", "length", "dtype", "shape", "values", "exception", "phrase"]
 Value = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Tolerance:
-    """|observed - expected| <= atol + rtol * |expected|, elementwise; NaN matches only NaN."""
-
-    rtol: float
-    atol: float
 
 
 @dataclass(frozen=True)

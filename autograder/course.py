@@ -1,19 +1,20 @@
 """course: nbgrader course directories. Finds submissions in `submitted/<student>/<assignment>/`, and,
 from our reports, writes nbgrader's `autograded/` and `feedback/` folders and the scores into its
-gradebook database, so that formgrader shows them. Imports stdlib, nbformat, nbgrader (its
-documented Python API, nbgrader.api.Gradebook) and autograder's batch, report, render.html.
+gradebook database, so that formgrader shows them.
+
+May import: stdlib, nbformat, nbgrader (its documented Python API, nbgrader.api.Gradebook),
+autograder.model, autograder.identity, autograder.notebook, autograder.batch, autograder.report, autograder.render.html.
 """
 from __future__ import annotations
 
-import re
 import shutil
 from pathlib import Path
-from typing import Any
 
+from autograder import identity
 from autograder.batch import Submission
+from autograder.model import Key
+from autograder.notebook import check_cell_exercise
 from autograder.report import Report
-
-_CHECK_CELL = re.compile(r"\s*lab\.check\(\s*[\"']?(\w+)[\"']?\s*\)\s*")
 
 
 def is_course(path: str | Path) -> bool:
@@ -26,8 +27,9 @@ def submissions(course: str | Path, assignment: str) -> list[Submission]:
     """The submitted notebooks of `assignment`: `submitted/<student>/<assignment>/*.ipynb`, sorted,
     each named "<student>/<notebook>" and graded as <student>."""
     root = Path(course) / "submitted"
-    return [Submission(str(p), f"{p.parent.parent.name}/{p.name}", p.parent.parent.name)
-            for p in sorted(root.glob(f"*/{assignment}/*.ipynb")) if ".ipynb_checkpoints" not in p.parts]
+    found = [p for p in sorted(root.glob(f"*/{assignment}/*.ipynb")) if ".ipynb_checkpoints" not in p.parts]
+    students = [identity.nbgrader_student(p.parent, assignment) or p.parent.parent.name for p in found]
+    return [Submission(str(p), f"{s}/{p.name}", s) for p, s in zip(found, students, strict=True)]
 
 
 def _exercise_scores(report: Report) -> dict[str, float]:
@@ -55,13 +57,13 @@ def write_autograded(course: str | Path, submission: str | Path, report: Report)
         return out
     scores = _exercise_scores(report)
     for cell in nb.cells:
-        m = _CHECK_CELL.fullmatch(cell.source) if cell.cell_type == "code" else None
-        if not m:
+        exercise = check_cell_exercise(cell.source) if cell.cell_type == "code" else None
+        if exercise is None:
             continue
         if report.status != "graded":
             cell.outputs = [nbformat.v4.new_output("error", ename="NotGraded", evalue=report.reason, traceback=[])]
         else:
-            cell.outputs = [nbformat.v4.new_output("execute_result", {"text/plain": f"{scores.get(m.group(1), 0.0):g}"},
+            cell.outputs = [nbformat.v4.new_output("execute_result", {"text/plain": f"{scores.get(exercise, 0.0):g}"},
                                                    execution_count=None)]
     nb.metadata["autograd_lab"] = {**nb.metadata.get("autograd_lab", {}), "report": report.to_dict()}
     nbformat.write(nb, out)
@@ -81,7 +83,7 @@ def write_feedback(course: str | Path, submission: str | Path, report: Report) -
     return out
 
 
-def record_scores(course: str | Path, key: dict[str, Any], reports: list[Report]) -> int:
+def record_scores(course: str | Path, key: Key, reports: list[Report]) -> int:
     """Put each graded report's exercise scores into nbgrader's gradebook.db as the auto scores of
     the `lab.check` grade cells (the assignment must be in the database: `nbgrader
     generate_assignment` puts it there). Creates missing students and submissions. A not-gradable
@@ -93,30 +95,29 @@ def record_scores(course: str | Path, key: dict[str, Any], reports: list[Report]
     db = Path(course) / "gradebook.db"
     if not db.is_file():
         return 0
-    notebook = Path(key["notebook"]).stem
+    notebook = Path(key.notebook).stem
     done = 0
     with Gradebook(f"sqlite:///{db}") as gb:
         try:
-            cells = gb.find_notebook(notebook, key["assignment"]).grade_cells
+            cells = gb.find_notebook(notebook, key.assignment).grade_cells
         except MissingEntry:
             return 0
         names: dict[str, str] = {}   # exercise -> its grade cell, read from nbgrader's own copy of the source
         for cell in cells:
-            source = gb.find_source_cell(cell.name, notebook, key["assignment"]).source
-            m = _CHECK_CELL.fullmatch(source)
-            if m:
-                names[m.group(1)] = cell.name
+            exercise = check_cell_exercise(gb.find_source_cell(cell.name, notebook, key.assignment).source)
+            if exercise:
+                names[exercise] = cell.name
         for report in reports:
             if report.status != "graded":
                 continue
             gb.update_or_create_student(report.student)
             try:
-                gb.find_submission(key["assignment"], report.student)
+                gb.find_submission(key.assignment, report.student)
             except MissingEntry:
-                gb.add_submission(key["assignment"], report.student)
+                gb.add_submission(key.assignment, report.student)
             for exercise, score in _exercise_scores(report).items():
                 if exercise in names:
-                    gb.find_grade(names[exercise], notebook, key["assignment"], report.student).auto_score = score
+                    gb.find_grade(names[exercise], notebook, key.assignment, report.student).auto_score = score
             gb.db.commit()
             done += 1
     return done

@@ -1,6 +1,8 @@
 """gradescope: an assignment as a Gradescope "zip upload" autograder, and the step its run_autograder
-runs on Gradescope. Imports stdlib and autograder's report and render.gradescope (the key and
-notebook modules lazily).
+runs on Gradescope.
+
+May import: stdlib, autograder.model, autograder.keyfile, autograder.identity, autograder.report,
+autograder.render.gradescope, autograder.notebook (lazily).
 
 Gradescope's published autograder specification
 (https://gradescope-autograders.readthedocs.io/en/latest/specs/) asks for a zip with `setup.sh` and
@@ -51,6 +53,9 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from autograder import identity
+from autograder.keyfile import load_key
+from autograder.model import Key
 from autograder.render.gradescope import to_results
 from autograder.report import Report, write_json_atomic
 
@@ -145,17 +150,15 @@ def make_bundle(key_path: str | Path, out_zip: str | Path, project_root: str | P
     Raises ValueError if the key is not a valid full key (a public key lacks the hidden checks and
     the secret) or `project_root` is not the autograd-lab project.
     """
-    from autograder.key import load_key
-
     key_path, out_zip, root = Path(key_path), Path(out_zip), Path(project_root)
     key = load_key(key_path)
-    if key.get("public") or "secret" not in key:
+    if key.public or key.fresh_seed is None:
         raise ValueError(f"{key_path} is a public key: a Gradescope bundle needs the full key "
-                         f"(build/{key['assignment']}/key.json, made by `autograder release`)")
+                         f"(build/{key.assignment}/key.json, made by `autograder release`)")
     if not (root / "pyproject.toml").is_file() or not (root / "autograder" / "__init__.py").is_file():
         raise ValueError(f"{root} is not the autograd-lab project (no pyproject.toml and autograder/ there)")
-    torch = key["torch_version"].split("+")[0]
-    setup = SETUP_SH.format(assignment=key["assignment"], digest=key["digest"], torch=torch, index=TORCH_INDEX)
+    torch = key.torch_version.split("+")[0]
+    setup = SETUP_SH.format(assignment=key.assignment, digest=key.digest, torch=torch, index=TORCH_INDEX)
     entries: list[tuple[str, bytes, int]] = [
         ("setup.sh", setup.encode(), 0o755),
         ("run_autograder", RUN_AUTOGRADER.encode(), 0o755),
@@ -210,23 +213,23 @@ def choose_notebook(folder: Path, released_name: str) -> tuple[Path | None, str]
                   f"({released_name})")
 
 
-def student_id_for(notebook: Path) -> str:
-    """The id to grade `notebook` as: AUTOGRADER_STUDENT, else its STUDENT_ID, else its file name."""
-    if os.environ.get("AUTOGRADER_STUDENT"):
-        return os.environ["AUTOGRADER_STUDENT"]
-    from autograder.notebook import NotebookError, declared_student_id, read_notebook
+def student_id_for(notebook: Path, key: Key) -> str:
+    """The id to grade `notebook` as (identity rule "upload"): AUTOGRADER_STUDENT, else its STUDENT_ID,
+    else its file name."""
+    declared = None
+    if not os.environ.get("AUTOGRADER_STUDENT"):
+        from autograder.notebook import NotebookError, declared_student_id, read_notebook
 
-    try:
-        declared = declared_student_id(read_notebook(notebook))
-    except NotebookError:
-        declared = None
-    return declared or notebook.stem
+        try:
+            declared = declared_student_id(read_notebook(notebook))
+        except NotebookError:
+            declared = None
+    return identity.resolve(notebook, key.notebook, key.assignment, declared, "upload").student
 
 
-def _not_graded(key: dict[str, Any], submission: str, student: str, reason: str) -> dict[str, Any]:
-    report = Report(key["assignment"], submission, student, "not_gradable", None,
-                    float(sum(c["points"] for c in key["checks"])), reason=reason,
-                    versions={"torch_key": key.get("torch_version", "?")}, key_digest=key.get("digest", ""))
+def _not_graded(key: Key, submission: str, student: str, reason: str) -> dict[str, Any]:
+    report = Report(key.assignment, submission, student, "not_gradable", None, key.max_score, reason=reason,
+                    versions={"torch_key": key.torch_version or "?"}, key_digest=key.digest)
     return to_results(report)
 
 
@@ -239,12 +242,12 @@ def run(root: str | Path, key_path: str | Path, python: str = sys.executable) ->
     when the submission was graded or found not gradable, 1 when the grader itself failed."""
     root, key_path = Path(root), Path(key_path)
     results = root / "results" / "results.json"
-    key = json.loads(key_path.read_text(encoding="utf-8"))
-    notebook, why = choose_notebook(root / "submission", key["notebook"])
+    key = load_key(key_path)
+    notebook, why = choose_notebook(root / "submission", key.notebook)
     if notebook is None:
         write_json_atomic(results, _not_graded(key, "(none)", "?", why))
         return 0
-    student = safe_id(student_id_for(notebook))
+    student = safe_id(student_id_for(notebook, key))
     work = Path(tempfile.mkdtemp(prefix="autograd-lab-"))
     try:
         return _grade(root, key, key_path, notebook, student, work, python, results)
@@ -257,11 +260,11 @@ def run(root: str | Path, key_path: str | Path, python: str = sys.executable) ->
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _grade(root: Path, key: dict[str, Any], key_path: Path, notebook: Path, student: str, work: Path, python: str,
+def _grade(root: Path, key: Key, key_path: Path, notebook: Path, student: str, work: Path, python: str,
            results: Path) -> int:
     # `grade` takes the student id from the file's name, or from its folder's when the file has the
     # released notebook's name (kept then, so that the report names what the student uploaded)
-    copy = work / student / (notebook.name if notebook.name == key["notebook"] else f"{student}.ipynb")
+    copy = work / student / (notebook.name if notebook.name == key.notebook else f"{student}.ipynb")
     copy.parent.mkdir()
     shutil.copyfile(notebook, copy)
     private = work / "results.json"

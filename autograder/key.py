@@ -1,26 +1,30 @@
 """key: build an assignment's answer key (sympy x reference torch run of the solution), refuse to
 release when the oracles disagree, the solution scores below 100 % or the blank copy above 0, and
-write the student notebook, the public key and the full key. Imports stdlib, nbformat and
-autograder's spec, notebook, plan, sandbox, wire, grade, analytic.
+write the student notebook, the public key and the full key. The solution is judged by the same
+`judge` as every submission.
+
+May import: stdlib, nbformat, autograder.model, autograder.keyfile, autograder.spec, autograder.notebook,
+autograder.plan, autograder.sandbox, autograder.wire, autograder.judge, autograder.grade, autograder.analytic,
+autograder.compare, autograder.report.
 """
 from __future__ import annotations
 
-import copy
-import hashlib
 import json
 import re
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from autograder import analytic, compare, grade, plan, sandbox, wire
-from autograder.notebook import METADATA_KEY, code_cells, read_notebook, student_copy
+from autograder import analytic, compare, judge, plan, sandbox, wire
+from autograder.grade import end_of
+from autograder.keyfile import load_key, public_key, to_json, with_digest
+from autograder.model import Check, Key, NoneAnswer, RaisesExpectation, SeqAnswer, ValueExpectation, WarnsExpectation
+from autograder.notebook import LAB_CALL, METADATA_KEY, check_cell_exercise, code_cells, read_notebook, student_copy
 from autograder.report import write_json_atomic
 from autograder.spec import Assignment, SpecError, load_spec
 
-KEY_SCHEMA = "autograd-lab/key"
-KEY_VERSION = 1
+__all__ = ["BuildError", "Release", "build_key", "load_key", "public_key", "release"]
 # Students whose parameters the solution is checked at when a key is built (3 points each).
 SAMPLE_STUDENTS = ("reference-a", "reference-b", "reference-c")
 
@@ -55,23 +59,15 @@ def _skeleton(v: dict[str, Any]) -> dict[str, Any]:
     return {"t": v["t"]}
 
 
-def _digest(key: dict[str, Any]) -> str:
-    body = {k: v for k, v in key.items() if k not in ("digest", "secret", "public", "hidden", "public_digest")}
-    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
+def _base_key(a: Assignment, torch_version: str) -> Key:
+    return Key(a.id, a.title, a.notebook, a.torch_observed, torch_version, analytic.sympy_version(), a.limits,
+               a.grading, a.parameters, a.exercises, a.checks, digest="",
+               fresh_seed="-" + secrets.token_hex(16))   # seeds the graded fresh points; never in the public key
 
 
-def _base_key(a: Assignment, torch_version: str) -> dict[str, Any]:
-    d = a.to_dict()
-    return {"schema": KEY_SCHEMA, "v": KEY_VERSION, "assignment": a.id, "title": a.title, "notebook": a.notebook,
-            "torch_observed": a.torch_observed, "torch_version": torch_version,
-            "sympy_version": analytic.sympy_version(), "grading": d["grading"], "parameters": d["parameters"],
-            "exercises": d["exercises"], "checks": d["checks"], "digest": "",
-            "secret": "-" + secrets.token_hex(16)}   # seeds the graded fresh points; never in the public key
-
-
-def _run(key: dict[str, Any], cells: list[str], student: str, what: str,
+def _run(key: Key, cells: list[str], student: str, what: str,
          worker: sandbox.Worker) -> tuple[wire.Observations, sandbox.ProbeRun]:
-    run = worker.run(plan.probe_request(key, cells, student), grade.limits_for(key))
+    run = worker.run(plan.probe_request(key, cells, student), key.limits)
     try:
         obs = wire.parse_results(run.results)
     except wire.WireError as e:
@@ -82,7 +78,7 @@ def _run(key: dict[str, Any], cells: list[str], student: str, what: str,
     return obs, run
 
 
-def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None) -> tuple[dict[str, Any], Any, float]:
+def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None) -> tuple[Key, Any, float]:
     """Build the full key of the assignment in `solution_dir` (spec.toml + solution notebook).
 
     Runs the solution through the sandboxed probe for SAMPLE_STUDENTS, takes each produce
@@ -93,7 +89,7 @@ def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None) ->
     `worker`: a warm sandbox.Worker to run in (default: one started for this build).
 
     Returns:
-        (key dict, the solution notebook, the solution's lowest score over the sample students).
+        (the full Key, the solution notebook, the solution's lowest score over the sample students).
     Raises:
         SpecError: a bad spec. BuildError: a cell of the solution raised, the oracles disagree,
             the solution scores below 100 %.
@@ -111,7 +107,7 @@ def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None) ->
     nb = read_notebook(nb_path)
     cells = code_cells(nb)
     for i, source in enumerate(cells):
-        for other in re.findall(r"\bLab\(\s*[\"']([^\"']*)[\"']", source):
+        for other in (m.group(1) for m in LAB_CALL.finditer(source)):
             if other != a.id:
                 raise BuildError(f"{nb_path}: code cell {i + 1} makes Lab({other!r}, ...), but this assignment is "
                                  f"{a.id!r}: write Lab({a.id!r}, STUDENT_ID)")
@@ -127,50 +123,60 @@ def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None) ->
         if cell.status != "ok":
             raise BuildError(f"{nb_path}: code cell {cell.index + 1} of the solution {cell.status}: "
                              f"{cell.ename}: {cell.evalue}")
-    key["torch_version"] = first.torch_version
-    for check in key["checks"]:
-        where = f"{a.source} check {check['id']!r}"
-        if check["kind"] == "predict":
-            if first.names.get(check["name"], {}).get("t") in (None, "undefined", "ellipsis"):
-                raise BuildError(f"{where}: the solution notebook {nb_path.name} does not set {check['name']}; "
-                                 f"check predict = \"{check['name']}\" in spec.toml, or answer it in the notebook")
-            continue
-        rec = first.calls.get((check["function"], 0))
-        if rec is None or rec.status == "undefined":
-            raise BuildError(f"{where}: the solution notebook {nb_path.name} defines no function {check['function']}; "
-                             f"check the exercise's functions in spec.toml")
-        if rec.status not in ("returned", "raised"):
-            raise BuildError(f"{where}: the solution's {check['function']} did not finish ({rec.status})")
-        if "raises" in check["expect"]:
-            check["reference"] = {"exception": rec.exception} if rec.status == "raised" else None
-            continue
-        if "warns" in check["expect"]:
-            continue
-        if rec.status == "raised" and (rec.exception or {}).get("type") == "NotImplementedError":
-            raise BuildError(f"{where}: the solution's {check['function']} reached its `raise NotImplementedError`: "
-                             f"end its solution region with a `return` (a bare `return` for a function that "
-                             f"returns nothing)")
-        if rec.status == "raised":
-            raise BuildError(f"{where}: the solution's {check['function']} raised {rec.exception}; "
-                             f"expect a value, or write raises = \"{rec.exception['type'] if rec.exception else ''}\"")
-        observed = rec.returned if check["observe"] == "returned" else rec.tensors[check["observe"].split(".")[0]]["grad"]
-        check["form"] = None if "none" in check["expect"] else _skeleton(observed)
-        items = check["expect"].get("seq")
-        if items is not None and (observed["t"] != "seq" or len(observed["items"]) != len(items)):
-            raise BuildError(f"{where}: expect lists {len(items)} item(s), but the reference torch run of the solution's "
-                             f"{check['function']} returned {compare.describe(observed)}; make expect match")
-    key["digest"] = _digest(key)
+    key = replace(key, torch_version=first.torch_version)
+    checks = []
+    for check in key.checks:
+        checks.append(_with_reference(check, first, a, nb_path))
+    key = with_digest(replace(key, checks=tuple(checks)))
     scores = []
     for i, student in enumerate(SAMPLE_STUDENTS):
         obs, run = (first, first_run) if i == 0 else _run(key, cells, student, "solution notebook", worker)
-        outcomes = grade.outcomes_for(key, obs, run, student)
+        outcomes = judge.outcomes(key, judge.Evidence(obs, end_of(run)), plan.points_for(key, student))
         scores.append(sum(o.score for o in outcomes))
         for o in outcomes:
             if o.status != "passed":
-                check = next(c for c in key["checks"] if c["id"] == o.check_id)
+                check = key.check(o.check_id)
                 raise BuildError(f"{a.source} check {o.check_id!r}: the solution does not pass ({o.status}) for "
-                                 f"sample student {student!r}: {o.message}. {_advice(check, key)}")
+                                 f"sample student {student!r}: {o.message}. {judge.handler(check).advice(key, check)}")
     return key, nb, float(min(scores))
+
+
+def _with_reference(check: Check, first: wire.Observations, a: Assignment, nb_path: Path) -> Check:
+    """`check` with what the reference torch run of the solution fixes: a produced value's form (kinds,
+    dtypes, shapes), or the exception it raised. Raises BuildError when the solution does not set a
+    prediction, lacks a function, or a call did not do what the spec expects."""
+    where = f"{a.source} check {check.id!r}"
+    if check.kind == "predict":
+        if first.names.get(check.name, {}).get("t") in (None, "undefined", "ellipsis"):
+            raise BuildError(f"{where}: the solution notebook {nb_path.name} does not set {check.name}; "
+                             f"check predict = \"{check.name}\" in spec.toml, or answer it in the notebook")
+        return check
+    rec = first.calls.get((check.function, 0))
+    if rec is None or rec.status == "undefined":
+        raise BuildError(f"{where}: the solution notebook {nb_path.name} defines no function {check.function}; "
+                         f"check the exercise's functions in spec.toml")
+    if rec.status not in ("returned", "raised"):
+        raise BuildError(f"{where}: the solution's {check.function} did not finish ({rec.status})")
+    e = check.expectation
+    if isinstance(e, RaisesExpectation):
+        return replace(check, expectation=replace(e, reference={"exception": rec.exception} if rec.status == "raised"
+                                                  else None))
+    if isinstance(e, WarnsExpectation):
+        return check
+    if rec.status == "raised" and (rec.exception or {}).get("type") == "NotImplementedError":
+        raise BuildError(f"{where}: the solution's {check.function} reached its `raise NotImplementedError`: "
+                         f"end its solution region with a `return` (a bare `return` for a function that "
+                         f"returns nothing)")
+    if rec.status == "raised":
+        raise BuildError(f"{where}: the solution's {check.function} raised {rec.exception}; "
+                         f"expect a value, or write raises = \"{rec.exception['type'] if rec.exception else ''}\"")
+    observed = rec.returned if check.observe == "returned" else rec.tensors[check.observe.split(".")[0]]["grad"]
+    form = None if isinstance(e.answer, NoneAnswer) else _skeleton(observed)
+    if isinstance(e.answer, SeqAnswer) and (observed["t"] != "seq" or len(observed["items"]) != len(e.answer.items)):
+        raise BuildError(f"{where}: expect lists {len(e.answer.items)} item(s), but the reference torch run of the "
+                         f"solution's {check.function} returned {compare.describe(observed)}; make expect match")
+    assert isinstance(e, ValueExpectation)
+    return replace(check, expectation=replace(e, form=form))
 
 
 def _check_grade_cells(nb: Any, a: Assignment, nb_path: Path) -> None:
@@ -181,9 +187,9 @@ def _check_grade_cells(nb: Any, a: Assignment, nb_path: Path) -> None:
         points[c.exercise] = points.get(c.exercise, 0.0) + c.points
     found: dict[str, list[Any]] = {}
     for cell in nb.cells:
-        m = re.fullmatch(r"\s*lab\.check\(\s*[\"']?(\w+)[\"']?\s*\)\s*", cell.source) if cell.cell_type == "code" else None
-        if m:
-            found.setdefault(m.group(1), []).append(cell)
+        exercise = check_cell_exercise(cell.source) if cell.cell_type == "code" else None
+        if exercise:
+            found.setdefault(exercise, []).append(cell)
     for ex in a.exercises:
         cells = found.get(ex.id, [])
         if len(cells) != 1:
@@ -197,35 +203,17 @@ def _check_grade_cells(nb: Any, a: Assignment, nb_path: Path) -> None:
                              f"grade = {md.get('grade')}, points = {md.get('points')}")
 
 
-def _advice(check: dict[str, Any], key: dict[str, Any]) -> str:
-    """What to fix when the solution fails one of its own checks."""
-    if "warns" in check["expect"]:
-        return ("Make warns = and phrase = match a warning the reference torch run emitted (the class, and a few "
-                "words of its message), or fix the solution.")
-    if check.get("convention"):
-        return (f"expect is torch's value under the convention; the reference torch {key['torch_version']} run "
-                f"disagrees with it: fix expect to what torch does (sympy's value goes in sympy = ...).")
-    if "raises" in check["expect"]:
-        return ("Make raises = and phrase = match what the reference torch run raised (the class, and a few words "
-                "of its message), or fix the solution.")
-    if check["kind"] == "predict":
-        return (f"The solution notebook's {check['name']} and the spec's expect disagree: fix the expect "
-                f"expression if the notebook is right, else the notebook.")
-    return (f"The reference torch {key['torch_version']} run and the expectation disagree: if torch is right, fix "
-            f"the expect expression; if sympy is right, fix the solution.")
-
-
-def _check_blanks(key: dict[str, Any], obs: wire.Observations, nb_path: Path) -> None:
+def _check_blanks(key: Key, obs: wire.Observations, nb_path: Path) -> None:
     """The student copy must show what to fill in: `name = ...` for each prediction, and each produce
     function defined, raising NotImplementedError."""
-    for check in key["checks"]:
-        if check["kind"] == "predict" and obs.names.get(check["name"], {}).get("t") != "ellipsis":
-            raise BuildError(f"{nb_path}: the student copy has no placeholder for {check['name']}: write "
-                             f"`{check['name']} = ...` above ### BEGIN SOLUTION in its PREDICT cell")
-        if check["kind"] == "produce":
-            rec = obs.calls.get((check["function"], 0))
+    for check in key.checks:
+        if check.kind == "predict" and obs.names.get(check.name, {}).get("t") != "ellipsis":
+            raise BuildError(f"{nb_path}: the student copy has no placeholder for {check.name}: write "
+                             f"`{check.name} = ...` above ### BEGIN SOLUTION in its PREDICT cell")
+        if check.kind == "produce":
+            rec = obs.calls.get((check.function, 0))
             if rec is None or rec.status != "raised" or (rec.exception or {}).get("type") != "NotImplementedError":
-                raise BuildError(f"{nb_path}: in the student copy {check['function']} should exist and raise "
+                raise BuildError(f"{nb_path}: in the student copy {check.function} should exist and raise "
                                  f"NotImplementedError: put `raise NotImplementedError(...)` after ### END SOLUTION")
 
 
@@ -237,32 +225,23 @@ def _unmarked_cells(nb: Any) -> str:
             else "Check that every ### BEGIN SOLUTION has its ### END SOLUTION")
 
 
-def public_key(key: dict[str, Any]) -> dict[str, Any]:
-    """The key without hidden checks (shipped to students for the self-check); it keeps their
-    number and points so that the self-check can say that more is graded later."""
-    pub = copy.deepcopy(key)
-    pub.pop("secret", None)
-    hidden = [c for c in pub["checks"] if c["visibility"] == "hidden"]
-    pub["checks"] = [c for c in pub["checks"] if c["visibility"] == "public"]
-    pub["hidden"] = {"checks": len(hidden), "points": float(sum(c["points"] for c in hidden))}
-    pub["public"] = True
-    pub["public_digest"] = _digest(pub)   # "digest" stays the full key's: reports and notebooks name it
-    return pub
-
-
 def release(solution_dir: str | Path, assignments_dir: str | Path | None = None,
-            build_dir: str | Path | None = None) -> Release:
+            build_dir: str | Path | None = None, worker: sandbox.Worker | None = None) -> Release:
     """Build the key, check the blank student copy scores 0, and write the release.
 
     Writes `<assignments_dir>/<id>/<notebook>` (the student copy, with the assignment id in its
     metadata), `<assignments_dir>/<id>/public_key.json` and `<build_dir>/<id>/key.json`.
-    Defaults: `assignments/` and `build/` beside the folder that holds `solution_dir`.
+    Defaults: `assignments/` and `build/` beside the folder that holds `solution_dir`. `worker`: a warm
+    sandbox.Worker to run the solution in (default: one started for this release, which cannot see the
+    solutions and build folders).
     Raises SpecError or BuildError (nothing is written then).
     """
     solution_dir = Path(solution_dir).resolve()
     root = solution_dir.parent.parent
-    secret = [str(solution_dir.parent), str(root / "build"), *([str(build_dir)] if build_dir else [])]
-    with sandbox.Worker(secret) as worker:
+    if worker is not None:
+        return _release(solution_dir, root, assignments_dir, build_dir, worker)
+    conceal = [str(solution_dir.parent), str(root / "build"), *([str(build_dir)] if build_dir else [])]
+    with sandbox.Worker(conceal) as worker:
         return _release(solution_dir, root, assignments_dir, build_dir, worker)
 
 
@@ -274,19 +253,19 @@ def _release(solution_dir: Path, root: Path, assignments_dir: str | Path | None,
     try:
         blank = student_copy(nb)
     except RuntimeError as e:   # nbgrader: a solution region outside a solution cell, or unbalanced markers
-        raise BuildError(f"{solution_dir / key['notebook']}: {e}. {_unmarked_cells(nb)}") from None
-    blank.metadata[METADATA_KEY] = {"assignment": key["assignment"], "key_digest": key["digest"]}
+        raise BuildError(f"{solution_dir / key.notebook}: {e}. {_unmarked_cells(nb)}") from None
+    blank.metadata[METADATA_KEY] = {"assignment": key.assignment, "key_digest": key.digest}
     obs, run = _run(key, code_cells(blank), SAMPLE_STUDENTS[0], "blank student copy", worker)
-    outcomes = grade.outcomes_for(key, obs, run, SAMPLE_STUDENTS[0])
+    outcomes = judge.outcomes(key, judge.Evidence(obs, end_of(run)), plan.points_for(key, SAMPLE_STUDENTS[0]))
     scored = [o for o in outcomes if o.score > 0 or o.status != "missing"]
     if scored:
         raise BuildError(f"the blank student copy is not all 'missing': {scored[0].check_id} is {scored[0].status} "
                          f"({scored[0].message}); put that cell's answer inside ### BEGIN SOLUTION / ### END SOLUTION")
-    _check_blanks(key, obs, solution_dir / key["notebook"])
-    out = Path(assignments_dir or root / "assignments") / key["assignment"]
-    kdir = Path(build_dir or root / "build") / key["assignment"]
+    _check_blanks(key, obs, solution_dir / key.notebook)
+    out = Path(assignments_dir or root / "assignments") / key.assignment
+    kdir = Path(build_dir or root / "build") / key.assignment
     out.mkdir(parents=True, exist_ok=True)
-    nb_out = out / key["notebook"]
+    nb_out = out / key.notebook
     nbformat.write(blank, str(nb_out))
     previous = kdir / "key.json"
     if previous.is_file():   # keep the course's secret: regrading with a rebuilt key gives the same fresh points
@@ -295,19 +274,8 @@ def _release(solution_dir: Path, root: Path, assignments_dir: str | Path | None,
         except (OSError, ValueError):
             old_secret = None
         if isinstance(old_secret, str) and old_secret:
-            key["secret"] = old_secret
-    write_json_atomic(out / "public_key.json", public_key(key), mode=0o644, durable=True)
-    write_json_atomic(kdir / "key.json", key, mode=0o600, durable=True)
-    return Release(key["assignment"], str(nb_out), str(out / "public_key.json"), str(kdir / "key.json"),
-                   len(key["checks"]), solution_score, float(sum(o.score for o in outcomes)),
-                   float(sum(c["points"] for c in key["checks"])))
-
-
-def load_key(path: str | Path) -> dict[str, Any]:
-    """Read a key.json or public_key.json. Raises ValueError for another schema, version or digest."""
-    key = json.loads(Path(path).read_text(encoding="utf-8"))
-    if key.get("schema") != KEY_SCHEMA or key.get("v") != KEY_VERSION:
-        raise ValueError(f"{path}: not an autograd-lab key v{KEY_VERSION}")
-    if _digest(key) != (key.get("public_digest") if key.get("public") else key["digest"]):
-        raise ValueError(f"{path}: the key's digest does not match its content; rebuild it with autograder release")
-    return key
+            key = replace(key, fresh_seed=old_secret)
+    write_json_atomic(out / "public_key.json", to_json(public_key(key)), mode=0o644, durable=True)
+    write_json_atomic(kdir / "key.json", to_json(key), mode=0o600, durable=True)
+    return Release(key.assignment, str(nb_out), str(out / "public_key.json"), str(kdir / "key.json"),
+                   len(key.checks), solution_score, float(sum(o.score for o in outcomes)), key.max_score)

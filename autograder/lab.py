@@ -1,8 +1,11 @@
 """lab: what a student's notebook imports. Shows the student's own parameters and runs the in-notebook
 self-check: it observes the exercise in the kernel (with the probe's own observation code), then a
-separate trusted process compares with the public key and returns the open report. The key and
-the comparison never run in the kernel. Imports stdlib, plan, probe, sandbox, report, render
-(render.html and jinja2 only when Jupyter asks for the HTML view).
+separate trusted process (`selfcheck`) judges it with the public key and returns the open report. The
+comparison never runs in the kernel, and the kernel keeps only the key's ProbePlan (no expected value).
+
+May import: stdlib, torch (its version), IPython (the kernel's namespace), autograder.model, autograder.keyfile, autograder.plan, autograder.identity,
+autograder.probe, autograder.wire, autograder.selfcheck, autograder.report, autograder.render.terminal,
+autograder.render.html (only when Jupyter asks for the HTML view).
 """
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from autograder import plan
+from autograder import identity, plan
 
 
 def inside_probe() -> bool:
@@ -20,7 +23,7 @@ def inside_probe() -> bool:
     return os.environ.get("AUTOGRAD_LAB_PROBE") == "1"
 
 
-PLACEHOLDER_ID = plan.PLACEHOLDER_ID
+PLACEHOLDER_ID = identity.PLACEHOLDER_ID
 
 
 class Parameters(dict):
@@ -64,20 +67,6 @@ class SelfCheck:
         return self.report is not None and all(o.status == "passed" for o in self.report.outcomes)
 
 
-def _find_key(assignment: str) -> Path | None:
-    env = os.environ.get("AUTOGRAD_LAB_KEY")
-    if env:
-        return Path(env)
-    here = Path.cwd()
-    if (here / "public_key.json").exists():
-        return here / "public_key.json"
-    for base in [here, *here.parents]:
-        cand = base / "assignments" / assignment / "public_key.json"
-        if cand.exists():
-            return cand
-    return None
-
-
 class Lab:
     """The notebook's handle on its assignment.
 
@@ -95,31 +84,27 @@ class Lab:
         self.grading = False
         if inside_probe():
             self.key_path = None
-            self._plan: dict[str, Any] = {}
+            self._plan: plan.ProbePlan | None = None
             self.parameters = Parameters(json.loads(os.environ.get("AUTOGRAD_LAB_PARAMETERS", "{}")))
             return
+        from autograder.keyfile import find_public_key, load_key
+
         full = _grading_key(assignment)
         if full is not None:   # nbgrader autograde on the instructor's machine: see `_grading_key`
             self.grading, key = True, full
-            here = Path.cwd()
-            if here.name == assignment and here.parent.name:
-                self.student = here.parent.name   # nbgrader's autograded/<student>/<assignment>/
-        path = Path(key) if key else _find_key(assignment)
+            self.student = identity.nbgrader_student(Path.cwd(), assignment) or self.student
+        path = Path(key) if key else find_public_key([assignment])
         if path is None or not path.exists():
             raise FileNotFoundError(f"no public_key.json for {assignment}: keep it beside this notebook, or pass key=...")
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("assignment") != assignment:
-            raise ValueError(f"{path} is the key of {data.get('assignment')!r}, not of {assignment!r}: "
+        data = load_key(path)
+        if data.assignment != assignment:
+            raise ValueError(f"{path} is the key of {data.assignment!r}, not of {assignment!r}: "
                              f"open this notebook from its own assignment folder, or pass key=...")
         self.key_path = path
-        # Keep only what the observation needs; the checks' expectations stay on disk.
-        self._plan = {"assignment": data["assignment"], "parameters": data["parameters"], "grading": data["grading"],
-                      "exercises": data["exercises"], "secret": data.get("secret", ""),
-                      "checks": [{"exercise": c["exercise"], "kind": c["kind"], "name": c.get("name")} for c in data["checks"]]}
-        self.parameters = Parameters(plan.draw_point(data["parameters"], assignment, self.student, "own"))
+        self._plan = plan.ProbePlan.of(data)   # only what the observation needs: the expectations stay on disk
+        self.parameters = Parameters(plan.draw_point(data.parameters, assignment, self.student, "own"))
         if self.student == PLACEHOLDER_ID:
-            self.parameters.warning = (f"STUDENT_ID is still {PLACEHOLDER_ID!r}: set it to the id your course gave "
-                                       f"you and run this cell again, before you work out any prediction.")
+            self.parameters.warning = identity.placeholder_warning()
 
     def check(self, exercise: str | int, namespace: dict[str, Any] | None = None) -> SelfCheck:
         """Self-check one exercise against the public checks and return the open report.
@@ -132,14 +117,13 @@ class Lab:
         exercise = str(exercise)
         if inside_probe():
             return SelfCheck(f"(self-check of exercise {exercise} skipped while grading)")
-        from autograder import probe, sandbox
-        from autograder.report import Report
+        from autograder import probe, selfcheck, wire
         from autograder.render.terminal import render
-        from autograder import wire
+        from autograder.report import Report
 
-        if exercise not in {e["id"] for e in self._plan["exercises"]}:
+        if exercise not in {e.id for e in self._plan.exercises}:
             raise ValueError(f"no exercise {exercise!r}; the exercises are "
-                             f"{', '.join(e['id'] for e in self._plan['exercises'])}")
+                             f"{', '.join(e.id for e in self._plan.exercises)}")
         ns = namespace if namespace is not None else _user_namespace()
         request = plan.probe_request(self._plan, [], self.student, [exercise])
         records: list[dict[str, Any]] = [{"k": "hello", "schema": wire.SCHEMA, "v": wire.VERSION,
@@ -151,7 +135,7 @@ class Lab:
         stream = b"".join(json.dumps(r, allow_nan=False).encode() + b"\n" for r in records)
         global _HELPER
         if _HELPER is None:
-            _HELPER = sandbox.ToolServer()
+            _HELPER = selfcheck.ToolServer()
         out = _HELPER.ask({"key": str(self.key_path), "student": self.student, "exercise": [exercise]}, stream)
         report = Report.from_dict(json.loads(out))
         if self.grading:
@@ -211,7 +195,7 @@ class _quiet:
             self._stack.close()
 
 
-_HELPER = None   # the kernel's one self-check helper process (sandbox.ToolServer), started at the first check
+_HELPER = None   # the kernel's one self-check helper process (selfcheck.ToolServer), started at the first check
 
 
 def _torch_version() -> str:

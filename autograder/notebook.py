@@ -1,6 +1,8 @@
 """notebook: nbformat/nbgrader glue. Reads a submission's code cells, finds its declared student id and
-assignment, and makes the student copy of a solution notebook with nbgrader's ClearSolutions.
-Imports stdlib, nbformat and (for the student copy only) nbgrader.
+assignment and its check cells, and makes the student copy of a solution notebook with nbgrader's
+ClearSolutions.
+
+May import: stdlib, nbformat, nbgrader (for the student copy only).
 """
 from __future__ import annotations
 
@@ -12,6 +14,15 @@ from pathlib import Path
 from typing import Any
 
 METADATA_KEY = "autograd_lab"
+# The setup cell's `Lab("<assignment id>", STUDENT_ID)`, and an exercise's check cell `lab.check("<id>")`.
+LAB_CALL = re.compile(r"\bLab\(\s*[\"']([^\"']*)[\"']")
+CHECK_CELL = re.compile(r"\s*lab\.check\(\s*[\"']?(\w+)[\"']?\s*\)\s*")
+
+
+def check_cell_exercise(source: str) -> str | None:
+    """The exercise id of a check cell's source (`lab.check("3")` -> "3"), or None for any other cell."""
+    m = CHECK_CELL.fullmatch(source)
+    return m.group(1) if m else None
 
 
 class NotebookError(ValueError):
@@ -113,7 +124,7 @@ def declared_assignment(nb: Any) -> str | None:
     locked setup cell), else the id `release` stored in its metadata (which nbgrader's copies drop
     and a student can edit); None if neither."""
     for source in code_cells(nb):
-        m = re.search(r"\bLab\(\s*[\"']([^\"']+)[\"']", source)
+        m = next((m for m in LAB_CALL.finditer(source) if m.group(1)), None)
         if m:
             return m.group(1)
     meta = nb.get("metadata", {}).get(METADATA_KEY, {})

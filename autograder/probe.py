@@ -1,10 +1,12 @@
 """probe: runs INSIDE the untrusted process. Runs a submission's cells, calls its produce functions, and
-reports what it saw as wire records. Imports stdlib, torch, IPython, wire and plan's data only:
-nothing here knows an expected value.
+reports what it saw as wire records: nothing here knows an expected value.
 
-The sandbox's warm worker calls `prepare()` once (imports torch and IPython, makes the shell), then
-`run(request, fd, shell)` in each fresh child it forks, after it has given up root; records go to
-the pipe `fd`. The in-notebook self-check (`autograder.lab`) reuses `observe_calls` and `observe_name` in the kernel.
+The sandbox's warm worker (`autograder.worker`) calls `prepare()` once (imports torch and IPython, makes
+the shell), then `run(request, fd, shell)` in each fresh child it forks, after it has given up root;
+records go to the pipe `fd`. The in-notebook self-check (`autograder.lab`) reuses `observe_calls` and
+`observe_name` in the kernel.
+
+May import: stdlib, torch, IPython, traitlets, autograder.wire.
 """
 from __future__ import annotations
 
@@ -351,8 +353,6 @@ def prepare() -> Any:
     import torch.optim  # noqa: F401
     from IPython.core.interactiveshell import InteractiveShell
     from traitlets.config import Config
-
-    import autograder.lab  # noqa: F401  (every notebook's setup cell imports it)
 
     x = torch.tensor(1.0, requires_grad=True)   # first backward, grad and tensor repr pay their set-up here
     (x * x).backward()

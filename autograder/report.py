@@ -1,5 +1,8 @@
-"""report: the canonical record of one graded submission (Outcome, Report) and its JSON form.
-Pure data; imports stdlib only. Every view (terminal, CSV, notebook) is a function of a Report.
+"""report: the canonical record of one graded submission (Outcome, Report), its JSON form, and the status
+vocabulary every view uses. Pure data; every view (terminal, notebook, HTML, CSV, Gradescope) is a
+function of a Report.
+
+May import: stdlib.
 """
 from __future__ import annotations
 
@@ -13,6 +16,38 @@ from typing import Any, Literal
 Status = Literal["passed", "failed", "error", "missing", "timeout"]
 SubmissionStatus = Literal["graded", "not_gradable"]
 STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "missing", "timeout")
+
+
+@dataclass(frozen=True)
+class StatusWord:
+    """How every view shows a check status: the `mark` (terminal, notebook and HTML badge text: colour is
+    never the only signal); for HTML the badge's `colour` and `background`, the `accent` of its row's left
+    edge and the `tint` of its detail row (CSS colours, None for none); and its `meaning` in words."""
+
+    mark: str
+    colour: str
+    background: str
+    accent: str | None
+    tint: str | None
+    meaning: str
+
+
+STATUS_WORDS: dict[str, StatusWord] = {
+    "passed": StatusWord("ok", "#116329", "#dafbe1", None, None, "passed"),
+    "failed": StatusWord("FAILED", "#a40e26", "#ffebe9", "#cf222e", "#fff8f7",
+                         "failed — a wrong value, state or exception"),
+    "error": StatusWord("ERROR", "#953800", "#fff1e5", "#bc4c00", "#fffaf5",
+                        "error — the code raised an exception where a value was expected"),
+    "missing": StatusWord("missing", "#424a53", "#eaeef2", "#8c959f", None,
+                          "missing — not attempted (a `...` placeholder, an undefined name, or NotImplementedError)"),
+    "timeout": StatusWord("TIMEOUT", "#6639ba", "#fbefff", "#8250df", None,
+                          "timeout — a call ran past its time limit and was stopped"),
+}
+
+
+def points(x: float) -> str:
+    """Points as every view writes them: "4", "0.5"."""
+    return f"{x:g}"
 SCHEMA = "autograd-lab/report"
 VERSION = 1
 

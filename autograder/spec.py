@@ -1,20 +1,21 @@
-"""spec: an assignment's spec.toml -> Assignment, validated on load. Imports stdlib and analytic (to parse
-answer expressions); raises SpecError naming the file, the check and the fix.
+"""spec: an assignment's spec.toml -> Assignment (typed `model` checks, exercises, parameters, limits),
+validated on load; raises SpecError naming the file, the check and the fix. The format is documented in
+README.md ("Writing a spec").
 
-The format is documented in README.md ("Writing a spec").
+May import: stdlib, autograder.model, autograder.analytic (to parse answer expressions).
 """
 from __future__ import annotations
 
 import keyword
 import tomllib
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from autograder import analytic
-
-Visibility = Literal["public", "hidden"]
-Kind = Literal["predict", "produce"]
+from autograder.model import (LIMIT_NAMES, Answer, Arg, BoolAnswer, Check, ConventionExpectation, Exercise,
+                              Expectation, ExprAnswer, Grading, Kind, Limits, NoneAnswer, Parameter, RaisesExpectation,
+                              SeqAnswer, ValueExpectation, WarnsExpectation)
 
 
 class SpecError(ValueError):
@@ -22,95 +23,20 @@ class SpecError(ValueError):
 
 
 @dataclass(frozen=True)
-class Grading:
-    """Limits and tolerances. Seconds are wall-clock; tolerances are relative/absolute."""
-
-    submission_timeout: float = 120.0   # whole probe run
-    call_timeout: float = 5.0           # one produce call
-    cell_timeout: float = 20.0          # one notebook cell
-    memory_mb: int = 4096               # address space of each process of a run
-    processes: int = 128                # processes and threads of a run (with bwrap, as root)
-    output_mb: int = 64                 # printed output, and any one file the run writes
-    disk_mb: int = 256                  # the run's private writable folder (with bwrap)
-    fresh_points: int = 2               # points drawn besides the student's own
-    predict_rtol: float = 2e-3          # a hand-computed prediction: about 3 significant figures
-    predict_atol: float = 1e-6
-    float32_rtol: float = 1e-5          # produced float32 values against sympy at the exact point
-    float32_atol: float = 1e-5
-    float64_rtol: float = 1e-9
-    float64_atol: float = 1e-9
-
-
-@dataclass(frozen=True)
-class Arg:
-    """One argument of the produce functions: a scalar tensor leaf (default) or a plain number."""
-
-    name: str
-    param: str | None = None            # a scalar: the parameter it takes its value from
-    params: tuple[str, ...] | None = None   # a tensor of these parameters' values (row-major)
-    shape: tuple[int, ...] | None = None    # with params: the tensor's shape (default: [len(params)])
-    tensor: bool = True
-    dtype: str = "float32"
-    requires_grad: bool = True
-    grad: str | None = None             # parameter whose value pre-sets `.grad`
-
-
-@dataclass(frozen=True)
-class Check:
-    """One graded check. `expect` is {"none": True} | {"bool": bool} | {"expr": str} | {"seq": [...]} |
-    {"raises": str, "phrase": str} | {"warns": str, "phrase": str}.
-
-    A convention check (`convention` set) is graded against torch's value (`expect`, verified
-    against the reference torch run at release); `sympy` is the analytic value under the stated
-    formulation, shown beside it. `version_sensitive` checks are flagged in a report made with
-    another torch version than the spec's `torch_observed`.
-    """
-
-    id: str
-    exercise: str
-    kind: Kind
-    title: str
-    expect: dict[str, Any]
-    why: str
-    points: float = 1.0
-    visibility: Visibility = "public"
-    name: str | None = None             # predict: the variable the student sets
-    function: str | None = None         # produce: the function called
-    observe: str | None = None          # produce: "returned" or "<arg>.grad"
-    rtol: float | None = None
-    atol: float | None = None
-    convention: str | None = None
-    sympy: str | None = None
-    version_sensitive: bool = False
-
-
-@dataclass(frozen=True)
-class Exercise:
-    id: str
-    title: str
-    functions: tuple[str, ...]
-    args: tuple[Arg, ...]
-
-
-@dataclass(frozen=True)
 class Assignment:
-    """A loaded, validated spec. `source` is the spec file's path (for messages)."""
+    """A loaded, validated spec. `source` is the spec file's path (for messages). Its checks carry no
+    reference-run facts yet (forms, reference exceptions): `key.build_key` adds them."""
 
     id: str
     title: str
     notebook: str
     torch_observed: str
+    limits: Limits
     grading: Grading
-    parameters: dict[str, dict[str, Any]]
+    parameters: dict[str, Parameter]
     exercises: tuple[Exercise, ...]
     checks: tuple[Check, ...]
     source: str = field(default="", compare=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-native form, as embedded in a key."""
-        d = asdict(self)
-        d.pop("source")
-        return d
 
 
 def _keys(where: str, table: dict[str, Any], allowed: set[str], required: set[str] = frozenset()) -> None:
@@ -134,7 +60,7 @@ def _number(where: str, value: Any, what: str, positive: bool = False) -> float:
     return float(value)
 
 
-def _parameters(path: str, table: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _parameters(path: str, table: dict[str, Any]) -> dict[str, Parameter]:
     out = {}
     for name, dist in table.items():
         where = f"{path} [parameters.{name}]"
@@ -146,13 +72,13 @@ def _parameters(path: str, table: dict[str, Any]) -> dict[str, dict[str, Any]]:
             value = dist["value"]
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or abs(value) == float("inf"):
                 raise SpecError(f"{where}: value must be a finite number")
-            out[name] = {"kind": "fixed", "value": value}
+            out[name] = Parameter("fixed", value=value)
             continue
         if dist["kind"] == "integer":
             _keys(where, dist, {"kind", "low", "high"}, {"low", "high"})
             if not all(isinstance(dist[k], int) for k in ("low", "high")) or dist["low"] > dist["high"]:
                 raise SpecError(f"{where}: low and high must be integers with low <= high")
-            out[name] = {"kind": "integer", "low": dist["low"], "high": dist["high"]}
+            out[name] = Parameter("integer", dist["low"], dist["high"])
             continue
         _keys(where, dist, {"kind", "low", "high", "sign", "decimals"}, {"low", "high"})
         low, high = _number(where, dist["low"], "low"), _number(where, dist["high"], "high")
@@ -165,11 +91,11 @@ def _parameters(path: str, table: dict[str, Any]) -> dict[str, dict[str, Any]]:
         decimals = dist.get("decimals", 2)
         if not isinstance(decimals, int) or not 0 <= decimals <= 6:
             raise SpecError(f"{where}: decimals must be an integer from 0 to 6")
-        out[name] = {"kind": "real", "low": low, "high": high, "sign": sign, "decimals": decimals}
+        out[name] = Parameter("real", low, high, sign, decimals)
     return out
 
 
-def _expect(where: str, raw: dict[str, Any], symbols: set[str]) -> dict[str, Any]:
+def _expect(where: str, raw: dict[str, Any], symbols: set[str]) -> Expectation:
     given = [k for k in ("expect", "raises", "warns") if k in raw]
     if len(given) != 1:
         raise SpecError(f"{where}: give exactly one of expect = ..., raises = \"ExceptionClass\" or "
@@ -192,30 +118,30 @@ def _expect(where: str, raw: dict[str, Any], symbols: set[str]) -> dict[str, Any
         if not isinstance(phrase, str):
             raise SpecError(f"{where}: phrase must be a string (a key phrase of the message, not all of it: "
                             f"torch's wording drifts between releases)")
-        return {kind: cls, "phrase": phrase}
+        return RaisesExpectation(cls, phrase) if kind == "raises" else WarnsExpectation(cls, phrase)
     if "phrase" in raw:
         raise SpecError(f"{where}: phrase goes with raises or warns, not with expect")
 
-    def one(text: Any) -> dict[str, Any]:
+    def one(text: Any) -> Answer:
         if not isinstance(text, str):
             raise SpecError(f"{where}: expect items must be strings (\"None\", \"True\", \"False\" or a sympy "
                             f"expression), got {text!r}")
         if text.strip() == "None":
-            return {"none": True}
+            return NoneAnswer()
         if text.strip() in ("True", "False"):
-            return {"bool": text.strip() == "True"}
+            return BoolAnswer(text.strip() == "True")
         try:
             analytic.parse(text, symbols)
         except ValueError as e:
             raise SpecError(f"{where}: expect {text!r} is not a valid expression: {e}") from None
-        return {"expr": text}
+        return ExprAnswer(text)
 
     e = raw["expect"]
     if isinstance(e, list):
         if not e:
             raise SpecError(f"{where}: expect = [] is empty; list one expectation per item")
-        return {"seq": [one(item) for item in e]}
-    return one(e)
+        return ValueExpectation(SeqAnswer(tuple(one(item) for item in e)))
+    return ValueExpectation(one(e))
 
 
 def _arg(where: str, raw: dict[str, Any]) -> Arg:
@@ -296,15 +222,16 @@ def load_spec(path: str | Path) -> Assignment:
     if not (isinstance(a["notebook"], str) and a["notebook"].endswith(".ipynb")):
         raise SpecError(f"{src} [assignment]: notebook = {a['notebook']!r} must name an .ipynb file beside spec.toml")
     g = data.get("grading", {})
-    _keys(f"{src} [grading]", g, set(Grading.__dataclass_fields__))
+    _keys(f"{src} [grading]", g, set(LIMIT_NAMES) | {f.name for f in fields(Grading)})
     for k, v in g.items():
         _number(f"{src} [grading]", v, k, positive=True)
-    for k in ("memory_mb", "processes", "output_mb", "disk_mb"):
+    for k in (f.name for f in fields(Limits) if isinstance(f.default, int)):
         if k in g and not isinstance(g[k], int):
             raise SpecError(f"{src} [grading]: {k} must be a whole number")
     if "fresh_points" in g and (not isinstance(g["fresh_points"], int) or g["fresh_points"] < 1):
         raise SpecError(f"{src} [grading]: fresh_points must be an integer >= 1 (fresh points catch hard-coded numbers)")
-    grading = Grading(**g)
+    limits = Limits(**{k: v for k, v in g.items() if k in LIMIT_NAMES})
+    grading = Grading(**{k: v for k, v in g.items() if k not in LIMIT_NAMES})
     params = _parameters(src, data["parameters"])
 
     exercises: list[Exercise] = []
@@ -365,8 +292,13 @@ def load_spec(path: str | Path) -> Assignment:
             sensitive = raw.get("version_sensitive", False)
             if not isinstance(sensitive, bool):
                 raise SpecError(f"{cwhere}: version_sensitive must be true or false")
-            checks.append(Check(cid, eid, kind, str(raw["title"]), _expect(cwhere, raw, symbols), str(raw["why"]),
-                                points, vis, name, function, observe, tol.get("rtol"), tol.get("atol"),
-                                convention, sympy_text, sensitive))
+            expectation = _expect(cwhere, raw, symbols)
+            if convention is not None:
+                if not isinstance(expectation, ValueExpectation):
+                    raise SpecError(f"{cwhere}: convention = ... goes with expect = (torch's value), not with "
+                                    f"raises or warns")
+                expectation = ConventionExpectation(expectation.answer, None, convention, sympy_text)
+            checks.append(Check(cid, eid, kind, str(raw["title"]), expectation, str(raw["why"]), points, vis, name,
+                                function, observe, tol.get("rtol"), tol.get("atol"), sensitive))
     return Assignment(str(a["id"]), str(a["title"]), a["notebook"], str(a.get("torch_observed", "")),
-                      grading, params, tuple(exercises), tuple(checks), src)
+                      limits, grading, params, tuple(exercises), tuple(checks), src)

@@ -1,6 +1,8 @@
 """wire: the JSON shapes that cross the process boundary (probe -> grader), versioned and size-capped.
 
-Stdlib only. Both sides import this module; nothing here knows an answer.
+Both sides import this module; nothing here knows an answer.
+
+May import: stdlib.
 
 A *Value* is a tagged JSON object describing one Python object the probe saw:
 

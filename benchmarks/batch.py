@@ -38,14 +38,14 @@ SLOW = "import math\n_burn = sum(math.sin(i) for i in range(400_000))   # ~0.2 s
 
 def make_submissions(n: int, folder: Path) -> dict[str, int]:
     """Write n submissions into `folder` (one <student>.ipynb each); returns the count per kind."""
-    import json
 
     from make_submissions import answered, every_scenario, load_scenarios
 
+    from autograder.keyfile import load_key
     from autograder.plan import draw_point
 
-    key = json.loads((ROOT / "assignments" / ASSIGNMENT / "public_key.json").read_text())
-    released = ROOT / "assignments" / ASSIGNMENT / key["notebook"]
+    key = load_key(ROOT / "assignments" / ASSIGNMENT / "public_key.json")
+    released = ROOT / "assignments" / ASSIGNMENT / key.notebook
     module = load_scenarios(ASSIGNMENT)
     kinds = {"ada": "correct", "jade": "correct", "ben": "partial", "cleo": "partial", "dev": "partial",
              "eve": "partial", "finn": "broken", "gus": "broken", "ada+slow": "slow", "truncated": "broken"}
@@ -60,7 +60,7 @@ def make_submissions(n: int, folder: Path) -> dict[str, int]:
             text = (folder / f"s{i - 1:04d}.ipynb").read_text() if i else "{"
             path.write_text(text[: len(text) // 2])
             continue
-        params = draw_point(key["parameters"], ASSIGNMENT, student, "own")
+        params = draw_point(key.parameters, ASSIGNMENT, student, "own")
         _, sources, _ = every_scenario(module, lambda _name, p=params: p)[scenario.split("+")[0]]
         nb = answered(released, student, sources)
         if scenario.endswith("+slow"):

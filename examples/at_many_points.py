@@ -14,11 +14,11 @@ Exit status: 0 when every status matched, 1 otherwise.
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import secrets
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,17 +28,16 @@ def differences(assignment: str, rounds: int, fresh: int) -> int:
     """Grade the examples of `assignment` over `rounds` secrets at `fresh` fresh points each; print
     and count the statuses that differ from the recorded ones."""
     from autograder.grade import grade_notebook
-    from autograder.key import load_key, release
+    from autograder.key import release
+    from autograder.keyfile import load_key
 
     with tempfile.TemporaryDirectory() as tmp:
         key = load_key(release(ROOT / "solutions" / assignment, Path(tmp) / "a", Path(tmp) / "b").key)
     folder = ROOT / "examples" / "submissions" / assignment
     found = 0
     for _ in range(rounds):
-        k = copy.deepcopy(key)
-        k["secret"] = secrets.token_hex(8)
-        k["grading"]["fresh_points"] = fresh
-        k["grading"]["submission_timeout"] = float(k["grading"]["submission_timeout"]) * (1 + fresh / 2)
+        k = replace(key, fresh_seed=secrets.token_hex(8), grading=replace(key.grading, fresh_points=fresh),
+                    limits=key.limits.with_seconds(key.limits.submission_timeout * (1 + fresh / 2)))
         for f in sorted(folder.glob("*.expected.json")):
             student, expected = f.name.split(".")[0], json.loads(f.read_text())
             report = grade_notebook(folder / f"{student}.ipynb", k, student)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.keyfile import load_key
 from autograder.plan import draw_point
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,12 +81,12 @@ def main(assignment: str, out: Path | None = None) -> None:
     out = out or OUT / assignment
     module = load_scenarios(assignment)
     released = ROOT / "assignments" / assignment
-    key = json.loads((released / "public_key.json").read_text())
-    check_ids = [c["id"] for c in key["checks"]]   # public checks: hidden ones are not listed
-    params = lambda s: draw_point(key["parameters"], assignment, s, "own")
+    key = load_key(released / "public_key.json")
+    check_ids = [c.id for c in key.checks]   # public checks: hidden ones are not listed
+    params = lambda s: draw_point(key.parameters, assignment, s, "own")
     out.mkdir(parents=True, exist_ok=True)
     for student, (what, sources, statuses) in every_scenario(module, params).items():
-        nbformat.write(answered(released / key["notebook"], student, sources), out / f"{student}.ipynb")
+        nbformat.write(answered(released / key.notebook, student, sources), out / f"{student}.ipynb")
         bad = set(statuses) - set(check_ids) - {"*"}
         if bad:
             raise SystemExit(f"{assignment}/{student}: unknown check ids {sorted(bad)}")

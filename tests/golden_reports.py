@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,7 +24,7 @@ def normalised(report: dict) -> dict:
     """A report's JSON form without what may differ between two correct runs: its wall time and the
     installed sympy's version string."""
     out = {**report, "seconds": 0.0, "versions": {**report.get("versions", {}), "sympy": "*"}}
-    return out
+    return json.loads(json.dumps(out))   # as written: lists, not tuples
 
 
 def grade_examples(assignment: str, key, worker=None) -> dict[str, dict]:
@@ -37,12 +38,11 @@ def grade_examples(assignment: str, key, worker=None) -> dict[str, dict]:
 
 def golden_key(assignment: str, base: Path):
     """Release `assignment` into `base` and return its full key with the golden secret."""
-    from autograder.key import load_key, release
+    from autograder.key import release
+    from autograder.keyfile import load_key
 
     r = release(ROOT / "solutions" / assignment, base / "assignments", base / "build")
-    key = load_key(r.key)
-    key["secret"] = SECRET
-    return key
+    return replace(load_key(r.key), fresh_seed=SECRET)
 
 
 def main(ids: list[str]) -> None:

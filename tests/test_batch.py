@@ -8,10 +8,10 @@ from conftest import EXAMPLES, run_cli
 
 
 def test_student_ids_from_file_names_and_from_folders_when_the_name_was_kept(key, tmp_path):
-    released_name = key["notebook"]   # backward-vs-grad.ipynb
+    released_name = key.notebook   # backward-vs-grad.ipynb
     assert student_for(tmp_path / "ada.ipynb", key) == "ada"
     assert student_for(tmp_path / "mia" / released_name, key) == "mia"
-    assert student_for(tmp_path / "submitted" / "mia" / key["assignment"] / released_name, key) == "mia"
+    assert student_for(tmp_path / "submitted" / "mia" / key.assignment / released_name, key) == "mia"
 
 
 def test_same_file_names_in_two_folders_are_two_submissions_with_two_reports(key, released, tmp_path):
@@ -19,7 +19,7 @@ def test_same_file_names_in_two_folders_are_two_submissions_with_two_reports(key
     subs = tmp_path / "subs"
     for student in ("ada", "ben"):
         (subs / student).mkdir(parents=True)
-        shutil.copy(EXAMPLES / f"{student}.ipynb", subs / student / key["notebook"])
+        shutil.copy(EXAMPLES / f"{student}.ipynb", subs / student / key.notebook)
     found = find_submissions([str(subs)], key)
     assert [(s.name, s.student) for s in found] == [("ada/backward-vs-grad.ipynb", "ada"),
                                                    ("ben/backward-vs-grad.ipynb", "ben")]
@@ -46,8 +46,8 @@ def test_a_renamed_file_is_graded_as_its_name_and_the_mismatch_is_shown(released
 def test_files_given_one_by_one_with_the_same_name_are_told_apart_by_folder(key, tmp_path):
     for student in ("ada", "ben"):
         (tmp_path / student).mkdir()
-        shutil.copy(EXAMPLES / f"{student}.ipynb", tmp_path / student / key["notebook"])
-    found = find_submissions([str(tmp_path / "ada" / key["notebook"]), str(tmp_path / "ben" / key["notebook"])], key)
+        shutil.copy(EXAMPLES / f"{student}.ipynb", tmp_path / student / key.notebook)
+    found = find_submissions([str(tmp_path / "ada" / key.notebook), str(tmp_path / "ben" / key.notebook)], key)
     assert [(s.name, s.student) for s in found] == [("ada/backward-vs-grad.ipynb", "ada"), ("ben/backward-vs-grad.ipynb", "ben")]
 
 
@@ -132,11 +132,11 @@ def test_an_unchanged_submission_is_not_graded_again_unless_forced_and_a_changed
         [(o.check_id, o.status, o.score) for o in before.outcomes]   # grading twice: the same scores
 
 
-def test_a_notebook_of_another_assignment_is_not_gradable_never_a_silent_zero(key):
+def test_a_notebook_of_another_assignment_is_not_gradable_never_a_silent_zero(key, worker):
     from autograder.grade import grade_notebook
 
     other = EXAMPLES.parent / "02-accumulation" / "ada.ipynb"
-    r = grade_notebook(other, key, "ada")
+    r = grade_notebook(other, key, "ada", worker=worker)
     assert r.status == "not_gradable" and r.score is None
     assert "is assignment '02-accumulation', not '01-backward-vs-grad'" in r.reason
 

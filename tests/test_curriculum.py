@@ -11,23 +11,21 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from dataclasses import replace
+
 from autograder.grade import grade_notebook
-from autograder.key import load_key, release
+from autograder.model import RaisesExpectation, WarnsExpectation
 from autograder.spec import load_spec
 
-from conftest import ROOT
+from conftest import ROOT, release_once
+from golden_reports import GOLDEN, SECRET, grade_examples
 
 IDS = sorted(p.parent.name for p in (ROOT / "solutions").glob("*/spec.toml"))
-_RELEASES: dict[str, tuple] = {}
 
 
-def released(assignment: str, tmp_path_factory):
-    """Release `assignment` once per session into a temporary folder: (Release, key)."""
-    if assignment not in _RELEASES:
-        base = tmp_path_factory.mktemp(f"release-{assignment}")
-        r = release(ROOT / "solutions" / assignment, base / "assignments", base / "build")
-        _RELEASES[assignment] = (r, load_key(r.key))
-    return _RELEASES[assignment]
+def released(assignment: str, tmp_path_factory, worker):
+    """Release `assignment` once per session into a temporary folder: (Release, full key)."""
+    return release_once(assignment, tmp_path_factory, worker)
 
 
 def test_the_curriculum_has_eight_assignments_numbered_in_order():
@@ -35,13 +33,13 @@ def test_the_curriculum_has_eight_assignments_numbered_in_order():
 
 
 @pytest.mark.parametrize("assignment", IDS)
-def test_it_releases_and_the_committed_release_is_up_to_date(assignment, tmp_path_factory):
-    r, key = released(assignment, tmp_path_factory)
+def test_it_releases_and_the_committed_release_is_up_to_date(assignment, tmp_path_factory, worker):
+    r, key = released(assignment, tmp_path_factory, worker)
     assert r.solution_score == r.max_score > 0 and r.blank_score == 0
     committed = json.loads((ROOT / "assignments" / assignment / "public_key.json").read_text())
-    assert committed["digest"] == key["digest"], f"run: autograder release solutions/{assignment}"
-    nb = nbformat.read(ROOT / "assignments" / assignment / key["notebook"], as_version=4)
-    assert nb.metadata["autograd_lab"]["key_digest"] == key["digest"]
+    assert committed["digest"] == key.digest, f"run: autograder release solutions/{assignment}"
+    nb = nbformat.read(ROOT / "assignments" / assignment / key.notebook, as_version=4)
+    assert nb.metadata["autograd_lab"]["key_digest"] == key.digest
 
 
 @pytest.mark.parametrize("assignment", IDS)
@@ -52,27 +50,27 @@ def test_the_spec_keeps_the_course_promises(assignment):
         kinds = {c.kind for c in a.checks if c.exercise == ex.id}
         assert kinds == {"predict", "produce"}, f"exercise {ex.id}: predict then produce"
     for c in a.checks:
-        if ("raises" in c.expect or "warns" in c.expect) and c.kind == "produce":
-            assert c.expect["phrase"].strip(), f"{c.id}: an exception or warning check needs a key phrase"
-            assert len(c.expect["phrase"]) <= 60, f"{c.id}: a key phrase, not the whole message"
-        if c.convention:
-            assert c.sympy, c.id
-    random_params = [n for n, d in a.parameters.items() if d["kind"] != "fixed"]
+        if isinstance(c.expectation, (RaisesExpectation, WarnsExpectation)) and c.kind == "produce":
+            assert c.expectation.phrase.strip(), f"{c.id}: an exception or warning check needs a key phrase"
+            assert len(c.expectation.phrase) <= 60, f"{c.id}: a key phrase, not the whole message"
+        if c.expectation.kind == "convention":
+            assert c.expectation.sympy, c.id
+    random_params = [n for n, d in a.parameters.items() if d.kind != "fixed"]
     assert random_params, "parameters must be random per student where the exercise allows"
 
 
 def test_the_curriculum_checks_warnings_conventions_and_version_sensitive_behaviour():
     checks = [c for i in IDS for c in load_spec(ROOT / "solutions" / i).checks]
-    assert any("warns" in c.expect and c.kind == "produce" for c in checks)
-    assert any("raises" in c.expect for c in checks)
-    assert sum(1 for c in checks if c.convention) >= 3
+    assert any(c.expectation.kind == "warns" and c.kind == "produce" for c in checks)
+    assert any(c.expectation.kind == "raises" for c in checks)
+    assert sum(1 for c in checks if c.expectation.kind == "convention") >= 3
     assert any(c.version_sensitive for c in checks)
 
 
-def test_a_convention_check_shows_torchs_value_sympys_value_and_the_conventions_name(tmp_path_factory):
+def test_a_convention_check_shows_torchs_value_sympys_value_and_the_conventions_name(tmp_path_factory, worker):
     assignment = "08-calculus-vs-autograd"
-    _, key = released(assignment, tmp_path_factory)
-    report = grade_notebook(ROOT / "examples" / "submissions" / assignment / "ben.ipynb", key, "ben")
+    _, key = released(assignment, tmp_path_factory, worker)
+    report = grade_notebook(ROOT / "examples" / "submissions" / assignment / "ben.ipynb", key, "ben", worker=worker)
     o = next(o for o in report.outcomes if o.check_id == "1.predict.relu")
     assert o.status == "failed"   # ben predicted calculus' 1/2; torch's 0 is what is graded
     assert o.convention.startswith("relu'(0)") and "torch 2.13.0 gives 0" in o.convention
@@ -80,22 +78,22 @@ def test_a_convention_check_shows_torchs_value_sympys_value_and_the_conventions_
     assert o.version_note is None
 
 
-def test_a_report_made_on_another_torch_flags_the_version_sensitive_checks(tmp_path_factory):
+def test_a_report_made_on_another_torch_flags_the_version_sensitive_checks(tmp_path_factory, worker):
     assignment = "08-calculus-vs-autograd"
-    _, key = released(assignment, tmp_path_factory)
-    other = {**key, "torch_observed": "2.12.0"}   # as if the key had been observed on another release
-    report = grade_notebook(ROOT / "examples" / "submissions" / assignment / "ada.ipynb", other, "ada")
+    _, key = released(assignment, tmp_path_factory, worker)
+    other = replace(key, torch_observed="2.12.0")   # as if the key had been observed on another release
+    report = grade_notebook(ROOT / "examples" / "submissions" / assignment / "ada.ipynb", other, "ada", worker=worker)
     flagged = {o.check_id for o in report.outcomes if o.version_note}
-    sensitive = {c["id"] for c in key["checks"] if c["version_sensitive"]}
+    sensitive = {c.id for c in key.checks if c.version_sensitive}
     assert flagged == sensitive and len(sensitive) >= 5
     note = next(o.version_note for o in report.outcomes if o.version_note)
     assert "observed on torch 2.12.0" in note and "this run used torch 2.13.0" in note
 
 
 @pytest.mark.parametrize("assignment", IDS)
-def test_the_solution_runs_top_to_bottom_in_a_kernel_and_every_self_check_passes(assignment, tmp_path_factory):
-    r, key = released(assignment, tmp_path_factory)
-    nb = nbformat.read(ROOT / "solutions" / assignment / key["notebook"], as_version=4)
+def test_the_solution_runs_top_to_bottom_in_a_kernel_and_every_self_check_passes(assignment, tmp_path_factory, worker):
+    r, key = released(assignment, tmp_path_factory, worker)
+    nb = nbformat.read(ROOT / "solutions" / assignment / key.notebook, as_version=4)
     out = ROOT / "assignments" / assignment   # beside its public key, as a student runs it
     NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(out)}}).execute()
     checked = set()
@@ -105,12 +103,12 @@ def test_the_solution_runs_top_to_bottom_in_a_kernel_and_every_self_check_passes
             text = "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "") for o in cell.outputs)
             assert " ok " in text and not re.search(r"FAILED|ERROR|TIMEOUT| missing ", text), (gid, text)
             checked.add(gid)
-    assert len(checked) == len(key["exercises"]), "one lab.check cell per exercise"
+    assert len(checked) == len(key.exercises), "one lab.check cell per exercise"
 
 
 @pytest.mark.parametrize("assignment", IDS)
-def test_the_example_submissions_get_their_recorded_statuses(assignment, tmp_path_factory):
-    _, key = released(assignment, tmp_path_factory)
+def test_the_example_submissions_get_their_recorded_statuses(assignment, tmp_path_factory, worker):
+    _, key = released(assignment, tmp_path_factory, worker)
     folder = ROOT / "examples" / "submissions" / assignment
     expected = {f.name.split(".")[0]: json.loads(f.read_text()) for f in folder.glob("*.expected.json")}
     assert len(expected) >= 3
@@ -119,12 +117,26 @@ def test_the_example_submissions_get_their_recorded_statuses(assignment, tmp_pat
     assert everything and nothing, "examples include a correct and a not-attempted submission"
     assert len(expected) > len(everything | nothing), "and at least one typical misconception"
     for student, exp in expected.items():
-        report = grade_notebook(folder / f"{student}.ipynb", key, student)
+        report = grade_notebook(folder / f"{student}.ipynb", key, student, worker=worker)
         assert report.status == exp["status"], (student, report.reason)
         got = {o.check_id: o.status for o in report.outcomes if o.visibility == "public"}
         messages = {o.check_id: o.message for o in report.outcomes}
         assert got == exp["checks"], (student, {k: (v, got.get(k), messages.get(k)) for k, v in exp["checks"].items()
                                                 if got.get(k) != v})
+
+
+@pytest.mark.parametrize("assignment", IDS)
+def test_every_example_report_equals_its_golden_report(assignment, tmp_path_factory, worker):
+    """Reports of the example submissions, graded at the golden fresh points, are exactly the reports saved
+    in tests/golden/ (apart from timing and sympy's version string). A change meant to alter reports
+    rewrites them with tests/golden_reports.py, and the diff shows what changed."""
+    _, key = released(assignment, tmp_path_factory, worker)
+    got = grade_examples(assignment, replace(key, fresh_seed=SECRET), worker)
+    folder = GOLDEN / assignment
+    assert sorted(got) == sorted(p.stem for p in folder.glob("*.json")), f"run tests/golden_reports.py {assignment}"
+    for student, report in got.items():
+        golden = json.loads((folder / f"{student}.json").read_text())
+        assert report == golden, (student, [k for k in golden if golden[k] != report.get(k)])
 
 
 @pytest.mark.parametrize("assignment", IDS)

@@ -65,14 +65,14 @@ def validate(results: dict) -> None:
                         cls=jsonschema.Draft202012Validator)
 
 
-def hide(key: dict, *check_ids: str) -> dict:
+def hide(key, *check_ids: str):
     """A copy of `key` whose checks `check_ids` are hidden (as `visibility = "hidden"` in a spec)."""
-    return {**key, "checks": [dict(c, visibility="hidden") if c["id"] in check_ids else c for c in key["checks"]]}
+    return replace(key, checks=tuple(replace(c, visibility="hidden") if c.id in check_ids else c for c in key.checks))
 
 
 @pytest.fixture(scope="module")
-def reports(key):
-    return {s: grade_notebook(EXAMPLES / f"{s}.ipynb", key, s) for s in ("dev", "hana", "ivan")}
+def reports(key, worker):
+    return {s: grade_notebook(EXAMPLES / f"{s}.ipynb", key, s, worker=worker) for s in ("dev", "hana", "ivan")}
 
 
 def test_a_graded_report_follows_the_published_format(reports):
@@ -105,9 +105,9 @@ def test_our_richer_statuses_are_failed_on_gradescope_and_named_in_the_output(re
     assert "did not return within 5 s" in t["output"]
 
 
-def test_a_hidden_check_shows_only_its_status_and_points(key, reports):
+def test_a_hidden_check_shows_only_its_status_and_points(key, reports, worker):
     hidden_ids = ("2.produce.returns", "1.predict.grad")          # one failed, one passed
-    report = grade_notebook(EXAMPLES / "dev.ipynb", hide(key, *hidden_ids), "dev")
+    report = grade_notebook(EXAMPLES / "dev.ipynb", hide(key, *hidden_ids), "dev", worker=worker)
     public = {o.check_id: o for o in reports["dev"].outcomes}
     res = to_results(report)
     validate(res)
@@ -144,7 +144,7 @@ def test_a_not_gradable_submission_says_NOT_GRADED_and_has_no_tests(reports):
 HOSTILE = "```\n</pre><script>alert(1)</script> **bold** [link](http://x) \x1b[2J ````` done"
 
 
-def test_student_text_cannot_break_the_markdown(key, tmp_path):
+def test_student_text_cannot_break_the_markdown(key, tmp_path, worker):
     import mistune
 
     nb = nbformat.read(EXAMPLES / "dev.ipynb", as_version=4)
@@ -156,7 +156,7 @@ def test_student_text_cannot_break_the_markdown(key, tmp_path):
             c.source = f"def ex2(x):\n    raise ValueError({HOSTILE!r})"
     path = tmp_path / "dev.ipynb"
     nbformat.write(nb, path)
-    report = grade_notebook(path, key, "dev")
+    report = grade_notebook(path, key, "dev", worker=worker)
     t = next(o for o in report.outcomes if o.check_id == "2.produce.returns")
     assert t.status == "error" and "<script>" in t.message
     res = to_results(report)
@@ -251,11 +251,11 @@ def test_the_bundle_has_what_gradescope_expects(bundle, released, tmp_path):
         make_bundle(released[0] / "public_key.json", tmp_path / "x.zip", ROOT)
 
 
-def test_run_autograder_grades_a_real_submission(bundle, key, tmp_path):
+def test_run_autograder_grades_a_real_submission(bundle, key, tmp_path, worker):
     root = unpack(bundle, tmp_path / "autograder")
     shutil.copy(EXAMPLES / "dev.ipynb", root / "submission" / "backward-vs-grad.ipynb")   # the released name
     res = run_autograder(root)
-    expected = to_results(grade_notebook(EXAMPLES / "dev.ipynb", key, "dev"))
+    expected = to_results(grade_notebook(EXAMPLES / "dev.ipynb", key, "dev", worker=worker))
     assert res["score"] == expected["score"] == 21
     assert res["extra_data"]["autograd_lab"]["student"] == "dev"             # the notebook's STUDENT_ID
     assert res["extra_data"]["autograd_lab"]["submission"] == "backward-vs-grad.ipynb"

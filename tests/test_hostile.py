@@ -28,46 +28,46 @@ def statuses(report):
     ("10**400", "reading this value raised OverflowError"),
     ("type('Liar', (), {'__repr__': lambda s: s.__repr__()})()", "Liar"),
 ])
-def test_an_unreadable_prediction_fails_only_its_own_check(key, tmp_path, literal, phrase):
+def test_an_unreadable_prediction_fails_only_its_own_check(key, tmp_path, literal, phrase, worker):
     path = variant(tmp_path, {"ex1-predict": f"p1_returns = None\np1_grad = {literal}"})
-    r = grade_notebook(path, key, "ada", exercises=["1", "2"])
+    r = grade_notebook(path, key, "ada", exercises=["1", "2"], worker=worker)
     s = statuses(r)
     assert s.pop("1.predict.grad") == "failed" and set(s.values()) == {"passed"}
     o = next(o for o in r.outcomes if o.check_id == "1.predict.grad")
     assert phrase in o.observed
 
 
-def test_a_repr_that_never_ends_is_stopped_by_the_call_limit(key, tmp_path):
+def test_a_repr_that_never_ends_is_stopped_by_the_call_limit(key, tmp_path, worker):
     forever = "class Forever:\n    def __repr__(self):\n        while True:\n            pass\n"
     path = variant(tmp_path, {"ex1-predict": forever + "p1_returns = None\np1_grad = Forever()"})
-    r = grade_notebook(path, key, "ada", exercises=["1", "5"])
+    r = grade_notebook(path, key, "ada", exercises=["1", "5"], worker=worker)
     s = statuses(r)
     assert s.pop("1.predict.grad") == "failed" and set(s.values()) == {"passed"}
     assert "longer than 5 s" in next(o.observed for o in r.outcomes if o.check_id == "1.predict.grad")
 
 
-def test_a_tensor_subclass_that_raises_put_into_grad_is_a_failed_check(key, tmp_path):
+def test_a_tensor_subclass_that_raises_put_into_grad_is_a_failed_check(key, tmp_path, worker):
     evil = ("class Evil(torch.Tensor):\n    @classmethod\n    def __torch_function__(cls, *a, **k):\n"
             "        raise RuntimeError('no')\n\n"
             "def ex1(x):\n    (x * x).backward()\n    x.grad = torch.zeros(()).as_subclass(Evil)\n")
     path = variant(tmp_path, {"ex1-produce": evil})
-    r = grade_notebook(path, key, "ada", exercises=["1", "2"])
+    r = grade_notebook(path, key, "ada", exercises=["1", "2"], worker=worker)
     s = statuses(r)
     assert s["1.produce.grad"] in ("failed", "error") and s["2.produce.returns"] == "passed"
 
 
-def test_an_exit_at_top_level_names_the_cell_and_keeps_what_ran_before(key, tmp_path):
+def test_an_exit_at_top_level_names_the_cell_and_keeps_what_ran_before(key, tmp_path, worker):
     path = variant(tmp_path, {"ex3-check": "import os\nos._exit(0)"})
-    r = grade_notebook(path, key, "ada")
+    r = grade_notebook(path, key, "ada", worker=worker)
     s = statuses(r)
     assert r.status == "graded"
     assert all(v == "error" for v in s.values())   # names and calls are read after all cells ran
     assert any("process ended (exit code 0) while cell" in n and "('ex3-check')" in n for n in r.notes), r.notes
 
 
-def test_many_failing_cells_keep_the_report_small(key, tmp_path):
+def test_many_failing_cells_keep_the_report_small(key, tmp_path, worker):
     path = variant(tmp_path, {}, [f"raise ValueError('{i}' * 150)" for i in range(60)])
-    r = grade_notebook(path, key, "ada", exercises=["1"])
+    r = grade_notebook(path, key, "ada", exercises=["1"], worker=worker)
     assert set(statuses(r).values()) == {"passed"}
     assert len(r.notes) == 21 and r.notes[-1] == "… and 40 more notes"
 
@@ -88,9 +88,9 @@ for fd in pipes:
 '''
 
 
-def test_records_forged_into_the_results_channel_are_not_trusted(key, tmp_path):
+def test_records_forged_into_the_results_channel_are_not_trusted(key, tmp_path, worker):
     path = variant(tmp_path, {"ex1-produce": "def ex1(x):\n    return 123"}, [FORGE])
-    r = grade_notebook(path, key, "ada", exercises=["1", "2"])
+    r = grade_notebook(path, key, "ada", exercises=["1", "2"], worker=worker)
     s = statuses(r)
     assert s["1.produce.returns"] == "error" and s["1.produce.grad"] == "error"   # reported twice: tampered
     assert s["2.produce.returns"] == "passed"
@@ -98,49 +98,49 @@ def test_records_forged_into_the_results_channel_are_not_trusted(key, tmp_path):
     assert "twice" in next(o.message for o in r.outcomes if o.check_id == "1.produce.returns")
 
 
-def test_the_run_folder_cannot_be_changed_by_the_submission(key, tmp_path):
+def test_the_run_folder_cannot_be_changed_by_the_submission(key, tmp_path, worker):
     attack = ("import os\nroot = os.path.dirname(os.getcwd())\n"
               "def attempt(f):\n    try:\n        f()\n        return 'done'\n    except OSError as e:\n        return type(e).__name__\n"
               "fifo = attempt(lambda: os.mkfifo(root + '/output2.txt'))\n"
               "unlink = attempt(lambda: os.unlink(root + '/output.txt'))\n")
     path = variant(tmp_path, {}, [attack])
-    r = grade_notebook(path, key, "ada", exercises=["1"])
+    r = grade_notebook(path, key, "ada", exercises=["1"], worker=worker)
     assert r.status == "graded" and r.score == 4
 
 
-def test_an_exception_raised_by_hand_is_not_torch_raising_it(key, tmp_path):
+def test_an_exception_raised_by_hand_is_not_torch_raising_it(key, tmp_path, worker):
     by_hand = ("def ex6_strict(x, u):\n    raise RuntimeError('One of the differentiated Tensors appears to not have "
                "been used in the graph. Set allow_unused=True if this is the desired behavior.')\n"
                "def ex6_allow_unused(x, u):\n    return torch.autograd.grad(x ** 3, [x, u], allow_unused=True)\n"
                "def ex6_materialize(x, u):\n    return torch.autograd.grad(x ** 3, [x, u], materialize_grads=True)\n")
     path = variant(tmp_path, {"ex6-produce": by_hand})
-    r = grade_notebook(path, key, "ada", exercises=["6"])
+    r = grade_notebook(path, key, "ada", exercises=["6"], worker=worker)
     o = next(o for o in r.outcomes if o.check_id == "6.produce.strict")
     assert o.status == "failed" and "raised by your own code" in o.message
     assert statuses(r)["6.produce.allow_unused"] == "passed"
 
 
-def test_an_exception_whose_message_never_ends_costs_only_its_own_checks(key, tmp_path):
+def test_an_exception_whose_message_never_ends_costs_only_its_own_checks(key, tmp_path, worker):
     looping = ("class Stuck(Exception):\n    def __str__(self):\n        while True:\n            pass\n\n"
                "def ex1(x):\n    raise Stuck()\n")
     path = variant(tmp_path, {"ex1-produce": looping})
-    r = grade_notebook(path, key, "ada", exercises=["1", "2"])
+    r = grade_notebook(path, key, "ada", exercises=["1", "2"], worker=worker)
     s = statuses(r)
     assert s["1.produce.returns"] == "error" and s["2.produce.returns"] == "passed"
     assert "could not be read in time" in next(o.message for o in r.outcomes if o.check_id == "1.produce.returns")
 
 
-def test_terminal_escapes_from_a_submission_are_shown_not_obeyed(key, tmp_path):
+def test_terminal_escapes_from_a_submission_are_shown_not_obeyed(key, tmp_path, worker):
     from autograder.render.terminal import render
 
     path = variant(tmp_path, {"ex1-produce": "def ex1(x):\n    raise ValueError('\\x1b[2J score 26 / 26')\n"})
-    text = render(grade_notebook(path, key, "ada", exercises=["1"]))
+    text = render(grade_notebook(path, key, "ada", exercises=["1"], worker=worker))
     assert "\x1b" not in text and "\\x1b[2J score 26 / 26" in text
 
 
-def test_a_process_that_ends_inside_a_produce_function_costs_only_that_functions_checks(key, tmp_path):
+def test_a_process_that_ends_inside_a_produce_function_costs_only_that_functions_checks(key, tmp_path, worker):
     path = variant(tmp_path, {"ex2-produce": "import os\n\ndef ex2(x):\n    os._exit(0)"})
-    r = grade_notebook(path, key, "ada", exercises=["1", "2", "3"])
+    r = grade_notebook(path, key, "ada", exercises=["1", "2", "3"], worker=worker)
     s = statuses(r)
     assert s.pop("2.produce.returns") == s.pop("2.produce.grad") == "error" and set(s.values()) == {"passed"}
     o = next(o for o in r.outcomes if o.check_id == "2.produce.returns")
@@ -148,11 +148,11 @@ def test_a_process_that_ends_inside_a_produce_function_costs_only_that_functions
     assert any("while ex2 was running (your point); the notebook was run again" in n for n in r.notes), r.notes
 
 
-def test_a_call_still_running_at_the_time_limit_is_named_as_the_one_that_ran_out(key, tmp_path):
+def test_a_call_still_running_at_the_time_limit_is_named_as_the_one_that_ran_out(key, tmp_path, worker):
     blocked = "import signal, time\n\ndef ex3(x):\n    signal.signal(signal.SIGALRM, signal.SIG_IGN)\n    time.sleep(600)\n"
     path = variant(tmp_path, {"ex3-produce": blocked})
-    small = {**key, "grading": {**key["grading"], "submission_timeout": 10}}
-    r = grade_notebook(path, small, "ada", exercises=["2", "3"])
+    small = key.with_limits({"submission_timeout": 10})
+    r = grade_notebook(path, small, "ada", exercises=["2", "3"], worker=worker)
     s = statuses(r)
     assert s.pop("3.produce.derivative") == s.pop("3.produce.grad") == "timeout" and set(s.values()) == {"passed"}
     o = next(o for o in r.outcomes if o.check_id == "3.produce.derivative")

@@ -41,19 +41,19 @@ def _expected(case: Case) -> tuple[dict[str, str], dict[str, str]]:
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.name, marks=c.marks) for c in CASES])
-def test_hostile_submission(case: Case, released, key, tmp_path):
+def test_hostile_submission(case: Case, released, key, tmp_path, worker):
     _, key_path = released
     folder = tmp_path / "submission"
     folder.mkdir()
     ctx = Context(folder=folder, key_path=key_path, token=f"autograd-lab-hostile-{uuid.uuid4().hex[:12]}")
-    graded_with = key if not case.grading else {**key, "grading": {**key["grading"], **case.grading}}
+    graded_with = key.with_limits(dict(case.grading))
     # What `autograder grade` hides: the key's folder and its project, the solutions, the submission's folder.
     hidden = [str(key_path.parent), str(key_path.parents[2]), str(ROOT / "solutions"), str(folder)]
     try:
         path = case.make(ctx)
         if case.max_memory_mb:
             tracemalloc.start()
-        report = grade_notebook(path, graded_with, case.student, hidden=hidden)   # never raises
+        report = grade_notebook(path, graded_with, case.student, conceal=hidden, worker=worker)   # never raises
         if case.max_memory_mb:
             peak = tracemalloc.get_traced_memory()[1] / 2**20
             tracemalloc.stop()

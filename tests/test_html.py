@@ -117,10 +117,10 @@ def test_the_page_shows_every_part_of_the_open_report():
         assert f'<span class="agl-st agl-st-{status}">{label}</span>' in to_html(_hostile_report())
 
 
-def test_a_not_gradable_report_says_not_graded_and_shows_no_score(key):
+def test_a_not_gradable_report_says_not_graded_and_shows_no_score(key, worker):
     from autograder.grade import grade_notebook
 
-    report = grade_notebook(EXAMPLES / "ivan.ipynb", key, "ivan")   # a truncated notebook
+    report = grade_notebook(EXAMPLES / "ivan.ipynb", key, "ivan", worker=worker)   # a truncated notebook
     assert report.status == "not_gradable" and report.score is None
     html = to_html(report)
     page = Parsed(html)
@@ -176,12 +176,12 @@ def _open(browser, html: str, path):
     return browser.find_element(By.TAG_NAME, "body").text
 
 
-def test_chromium_shows_a_graded_submission(key, browser, tmp_path):
+def test_chromium_shows_a_graded_submission(key, browser, tmp_path, worker):
     from selenium.webdriver.common.by import By
 
     from autograder.grade import grade_notebook
 
-    report = grade_notebook(EXAMPLES / "dev.ipynb", key, "dev")
+    report = grade_notebook(EXAMPLES / "dev.ipynb", key, "dev", worker=worker)
     failing = next(o for o in report.outcomes if o.check_id == "2.produce.returns")
     assert failing.status == "failed" and failing.expected and failing.oracle
     text = _open(browser, to_html(report), tmp_path / "dev.html")

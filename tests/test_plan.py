@@ -1,10 +1,13 @@
 """Are parameters reproducible, per student, away from 0, and is the probe request free of answers?"""
 import json
 
-from autograder import plan
+from dataclasses import replace
 
-PARAMS = {"x0": {"kind": "real", "low": 0.5, "high": 2.5, "sign": "any", "decimals": 2},
-          "k": {"kind": "integer", "low": 2, "high": 5}}
+from autograder import plan
+from autograder.keyfile import public_key
+from autograder.model import Parameter
+
+PARAMS = {"x0": Parameter("real", 0.5, 2.5, "any", 2), "k": Parameter("integer", 2, 5)}
 
 
 def test_same_student_same_point_and_different_students_differ():
@@ -26,7 +29,7 @@ def test_points_stay_away_from_zero_and_use_both_signs():
 def test_request_has_fresh_points_and_no_expected_values(key):
     req = plan.probe_request(key, ["x = 1"], "alice")
     call = next(c for c in req["calls"] if c["function"] == "ex1")
-    assert len(call["points"]) == 1 + key["grading"]["fresh_points"]
+    assert len(call["points"]) == 1 + key.grading.fresh_points
     xs = [p["args"][0]["tensor"]["value"] for p in call["points"]]
     assert len(set(xs)) == len(xs)
     text = json.dumps(req)
@@ -34,18 +37,17 @@ def test_request_has_fresh_points_and_no_expected_values(key):
 
 
 def test_graded_fresh_points_come_from_the_keys_secret_not_from_the_public_key(key):
-    from autograder.key import public_key
-
     graded, public = plan.points_for(key, "ada"), plan.points_for(public_key(key), "ada")
     assert graded[0] == public[0]                    # the student's own point is the same
     assert graded[1] != public[1] and graded[2] != public[2]
-    assert len(key["secret"]) == 33 and "secret" not in public_key(key)
+    assert len(key.fresh_seed) == 33 and public_key(key).fresh_seed is None
+    assert plan.ProbePlan.of(public_key(key)).fresh_seed == ""   # the kernel's plan has no seed
 
 
 def test_fresh_points_never_repeat_a_real_parameter_of_an_earlier_point(key):
     for i in range(2000):
-        points = plan.points_for({**key, "secret": f"-{i}"}, f"student-{i}")
-        for name, dist in key["parameters"].items():
-            if dist["kind"] == "real":
+        points = plan.points_for(replace(key, fresh_seed=f"-{i}"), f"student-{i}")
+        for name, dist in key.parameters.items():
+            if dist.kind == "real":
                 values = [p[name] for p in points]
                 assert len(set(values)) == len(values), (i, name, values)

@@ -4,7 +4,10 @@ import json
 import nbformat
 import pytest
 
-from autograder.key import BuildError, load_key, release
+from dataclasses import replace
+
+from autograder.key import BuildError, release
+from autograder.keyfile import load_key, public_key
 
 from conftest import ASSIGNMENT, ROOT
 
@@ -12,17 +15,17 @@ from conftest import ASSIGNMENT, ROOT
 def test_release_writes_student_notebook_public_key_and_key(released):
     out, key_path = released
     key = load_key(key_path)
-    assert key["torch_version"] == "2.13.0" and len(key["checks"]) == 26
-    form = next(c for c in key["checks"] if c["id"] == "2.produce.returns")["form"]
+    assert key.torch_version == "2.13.0" and len(key.checks) == 26
+    form = key.check("2.produce.returns").expectation.form
     assert form["t"] == "seq" and form["kind"] == "tuple" and form["items"][0]["dtype"] == "float32"
-    strict = next(c for c in key["checks"] if c["id"] == "6.produce.strict")
-    assert strict["reference"]["exception"]["type"] == "RuntimeError"
+    strict = key.check("6.produce.strict").expectation
+    assert strict.reference["exception"]["type"] == "RuntimeError"
     nb = nbformat.read(out / "backward-vs-grad.ipynb", as_version=4)
     text = "\n".join(c.source for c in nb.cells)
     assert "BEGIN SOLUTION" not in text and "(x * x).backward()" in text   # prose stays, answers go
     assert "return (x * x).backward()" not in text and "p1_grad = ..." in text
     assert nb.metadata["autograd_lab"]["assignment"] == ASSIGNMENT
-    assert json.loads((out / "public_key.json").read_text())["digest"] == key["digest"]
+    assert json.loads((out / "public_key.json").read_text())["digest"] == key.digest
 
 
 def test_the_committed_release_is_up_to_date(released):
@@ -33,18 +36,18 @@ def test_the_committed_release_is_up_to_date(released):
             f"assignments/{ASSIGNMENT}/{name} is stale: run autograder release solutions/{ASSIGNMENT}"
 
 
-def test_release_refuses_when_sympy_and_torch_disagree(solution_copy, tmp_path):
+def test_release_refuses_when_sympy_and_torch_disagree(solution_copy, tmp_path, worker):
     spec = solution_copy / "spec.toml"
     text = spec.read_text()
     assert 'expect = "k*diff(x**3, x)"' in text
     spec.write_text(text.replace('expect = "k*diff(x**3, x)"', 'expect = "(k+1)*diff(x**3, x)"'))
     with pytest.raises(BuildError) as e:
-        release(solution_copy, tmp_path / "a", tmp_path / "b")
+        release(solution_copy, tmp_path / "a", tmp_path / "b", worker=worker)
     assert "4.predict.after_k" in str(e.value) and "fix the expect expression" in str(e.value)
     assert not (tmp_path / "a").exists()
 
 
-def test_release_refuses_an_answer_left_outside_a_solution_region(solution_copy, tmp_path):
+def test_release_refuses_an_answer_left_outside_a_solution_region(solution_copy, tmp_path, worker):
     nb_path = solution_copy / "backward-vs-grad.ipynb"
     nb = nbformat.read(nb_path, as_version=4)
     cell = next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "ex5-predict")
@@ -52,43 +55,42 @@ def test_release_refuses_an_answer_left_outside_a_solution_region(solution_copy,
     cell.metadata["nbgrader"]["solution"] = False
     nbformat.write(nb, nb_path)
     with pytest.raises(BuildError, match="blank student copy is not all 'missing': 5.predict.x_grad"):
-        release(solution_copy, tmp_path / "a", tmp_path / "b")
+        release(solution_copy, tmp_path / "a", tmp_path / "b", worker=worker)
 
 
-def test_release_refuses_a_solution_that_fails_a_check(solution_copy, tmp_path):
+def test_release_refuses_a_solution_that_fails_a_check(solution_copy, tmp_path, worker):
     nb_path = solution_copy / "backward-vs-grad.ipynb"
     nb = nbformat.read(nb_path, as_version=4)
     cell = next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "ex5-produce")
     cell.source = cell.source.replace("inputs=[x]", "inputs=[x, y]")
     nbformat.write(nb, nb_path)
     with pytest.raises(BuildError, match="5.produce.y_grad.*does not pass"):
-        release(solution_copy, tmp_path / "a", tmp_path / "b")
+        release(solution_copy, tmp_path / "a", tmp_path / "b", worker=worker)
 
 
-def test_release_names_a_prediction_the_solution_does_not_set(solution_copy, tmp_path):
+def test_release_names_a_prediction_the_solution_does_not_set(solution_copy, tmp_path, worker):
     spec = solution_copy / "spec.toml"
     spec.write_text(spec.read_text().replace('predict = "p1_grad"', 'predict = "p1_grads"'))
     with pytest.raises(BuildError, match=r"check '1.predict.grad'.*does not set p1_grads.*spec.toml"):
-        release(solution_copy, tmp_path / "a", tmp_path / "b")
+        release(solution_copy, tmp_path / "a", tmp_path / "b", worker=worker)
 
 
-def test_release_names_a_solution_region_in_a_cell_not_marked_as_solution(solution_copy, tmp_path):
+def test_release_names_a_solution_region_in_a_cell_not_marked_as_solution(solution_copy, tmp_path, worker):
     nb_path = solution_copy / "backward-vs-grad.ipynb"
     nb = nbformat.read(nb_path, as_version=4)
     next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "ex3-produce").metadata["nbgrader"]["solution"] = False
     nbformat.write(nb, nb_path)
     with pytest.raises(BuildError, match=r"Mark cell \d+ \('ex3-produce'\) as nbgrader solution cells"):
-        release(solution_copy, tmp_path / "a", tmp_path / "b")
+        release(solution_copy, tmp_path / "a", tmp_path / "b", worker=worker)
     assert not (tmp_path / "a").exists()
 
 
 def test_the_public_key_has_no_hidden_checks_but_counts_them(key):
-    from autograder.key import public_key
-
-    hidden = {**key, "checks": [dict(c, visibility="hidden") if c["id"] == "1.produce.grad" else c for c in key["checks"]]}
+    hidden = replace(key, checks=tuple(replace(c, visibility="hidden") if c.id == "1.produce.grad" else c
+                                       for c in key.checks))
     pub = public_key(hidden)
-    assert "1.produce.grad" not in {c["id"] for c in pub["checks"]} and len(pub["checks"]) == 25
-    assert pub["hidden"] == {"checks": 1, "points": 1.0}
+    assert "1.produce.grad" not in {c.id for c in pub.checks} and len(pub.checks) == 25
+    assert pub.hidden_checks.checks == 1 and pub.hidden_checks.points == 1.0 and pub.fresh_seed is None
 
 
 def _edit_cell(solution_copy, grade_id, change):
@@ -99,27 +101,27 @@ def _edit_cell(solution_copy, grade_id, change):
     nbformat.write(nb, nb_path)
 
 
-def test_release_refuses_a_predict_cell_without_its_placeholder(solution_copy, tmp_path):
+def test_release_refuses_a_predict_cell_without_its_placeholder(solution_copy, tmp_path, worker):
     _edit_cell(solution_copy, "ex5-predict", lambda s: s.replace("p5_x_grad = ...", ""))
     with pytest.raises(BuildError, match=r"no placeholder for p5_x_grad: write `p5_x_grad = ...` above"):
-        release(solution_copy, tmp_path / "a", tmp_path / "b")
+        release(solution_copy, tmp_path / "a", tmp_path / "b", worker=worker)
 
 
-def test_release_refuses_a_lab_of_another_assignment(solution_copy, tmp_path):
+def test_release_refuses_a_lab_of_another_assignment(solution_copy, tmp_path, worker):
     _edit_cell(solution_copy, "setup", lambda s: s.replace('Lab("01-backward-vs-grad"', 'Lab("99-other"'))
     with pytest.raises(BuildError, match=r"makes Lab\('99-other', ...\), but this assignment is '01-backward-vs-grad'"):
-        release(solution_copy, tmp_path / "a", tmp_path / "b")
+        release(solution_copy, tmp_path / "a", tmp_path / "b", worker=worker)
 
 
-def test_release_refuses_an_id_that_is_not_the_folder_name(solution_copy, tmp_path):
+def test_release_refuses_an_id_that_is_not_the_folder_name(solution_copy, tmp_path, worker):
     from autograder.spec import SpecError
 
     renamed = solution_copy.rename(solution_copy.parent / "01-renamed")
     with pytest.raises(SpecError, match=r"id = '01-backward-vs-grad' must be the folder's name, '01-renamed'"):
-        release(renamed, tmp_path / "a", tmp_path / "b")
+        release(renamed, tmp_path / "a", tmp_path / "b", worker=worker)
 
 
-def test_a_hidden_check_leaves_the_self_check_working_and_release_keeps_the_secret(solution_copy, tmp_path):
+def test_a_hidden_check_leaves_the_self_check_working_and_release_keeps_the_secret(solution_copy, tmp_path, worker):
     import os
     import stat
 
@@ -130,22 +132,22 @@ def test_a_hidden_check_leaves_the_self_check_working_and_release_keeps_the_secr
     spec.write_text(text.replace('why = "Tensor.backward() returns None: it stores derivatives in .grad instead of '
                                  'handing them back."', 'why = "Tensor.backward() returns None: it stores derivatives '
                                  'in .grad instead of handing them back."\nvisibility = "hidden"', 1))
-    first = release(solution_copy, tmp_path / "a", tmp_path / "b")
-    secret = load_key(first.key)["secret"]
-    again = release(solution_copy, tmp_path / "a", tmp_path / "b")
-    assert load_key(again.key)["secret"] == secret   # a rebuilt key keeps the course's fresh points
+    first = release(solution_copy, tmp_path / "a", tmp_path / "b", worker=worker)
+    seed = load_key(first.key).fresh_seed
+    again = release(solution_copy, tmp_path / "a", tmp_path / "b", worker=worker)
+    assert load_key(again.key).fresh_seed == seed   # a rebuilt key keeps the course's fresh points
     public = load_key(again.public_key)   # its own digest: no "does not match its content"
-    assert public["hidden"] == {"checks": 1, "points": 1.0} and len(public["checks"]) == 25
+    assert (public.hidden_checks.checks, public.hidden_checks.points) == (1, 1.0) and len(public.checks) == 25
     assert stat.S_IMODE(os.stat(again.public_key).st_mode) == 0o644
     assert stat.S_IMODE(os.stat(again.key).st_mode) == 0o600
     p = run_cli("check", again.student_notebook, "--exercise", "1")
     assert p.returncode == 1 and "hidden check(s) worth 1 point(s) are graded later" in p.stdout, p.stderr
 
 
-def test_release_refuses_a_locked_student_id_cell(solution_copy, tmp_path):
+def test_release_refuses_a_locked_student_id_cell(solution_copy, tmp_path, worker):
     nb_path = solution_copy / "backward-vs-grad.ipynb"
     nb = nbformat.read(nb_path, as_version=4)
     next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "student-id").metadata["nbgrader"]["locked"] = True
     nbformat.write(nb, nb_path)
     with pytest.raises(BuildError, match="sets STUDENT_ID but is locked"):
-        release(solution_copy, tmp_path / "a", tmp_path / "b")
+        release(solution_copy, tmp_path / "a", tmp_path / "b", worker=worker)

@@ -1,20 +1,21 @@
 """Does the sandbox contain runaway submissions and keep what was observed before a kill?"""
 import os
 
-from autograder import sandbox, wire
+from autograder import policy, sandbox, wire
+from autograder.model import Limits
 
 X = {"name": "x", "tensor": {"value": 1.5, "dtype": "float32", "requires_grad": True, "grad": None}}
 
 
-def request(cells, calls=(), names=(), call_timeout=1.0, cell_timeout=1.0):
+def request(cells, calls=(), names=(), call_timeout=2.0, cell_timeout=2.0):
     return {"v": 1, "cells": list(cells), "names": list(names), "parameters": {},
             "calls": [{"call": f, "function": f, "points": [{"args": [X]}] * 3} for f in calls],
             "call_timeout": call_timeout, "cell_timeout": cell_timeout}
 
 
-def test_infinite_loops_in_a_cell_and_a_call_are_stopped_and_the_rest_still_runs():
-    run = sandbox.run_probe(request(["while True: pass", "def f(x):\n    while True: pass",
-                                     "def g(x):\n    return x * 2"], calls=["f", "g"]))
+def test_infinite_loops_in_a_cell_and_a_call_are_stopped_and_the_rest_still_runs(worker):
+    run = worker.run(request(["while True: pass", "def f(x):\n    while True: pass",
+                              "def g(x):\n    return x * 2"], calls=["f", "g"]))
     obs = wire.parse_results(run.results)
     assert obs.complete and not run.timed_out
     assert [c.status for c in obs.cells] == ["timeout", "ok", "ok"]
@@ -22,22 +23,22 @@ def test_infinite_loops_in_a_cell_and_a_call_are_stopped_and_the_rest_still_runs
     assert obs.calls[("g", 0)].returned["data"] == [3.0]
 
 
-def test_the_wall_limit_kills_the_process_group_and_keeps_earlier_records():
+def test_the_wall_limit_kills_the_process_group_and_keeps_earlier_records(worker):
     cells = ["x = 1", "import time\ntry:\n    time.sleep(60)\nexcept BaseException:\n    time.sleep(60)"]
-    run = sandbox.run_probe(request(cells, names=["x"], cell_timeout=30), sandbox.Limits(wall_seconds=6))
-    assert run.timed_out and run.seconds < 15
+    run = worker.run(request(cells, names=["x"], cell_timeout=30), Limits(submission_timeout=6))
+    assert run.timed_out and run.seconds < 50   # killed at 6 s; far below the 120 s a stuck cell would take
     obs = wire.parse_results(run.results)
     assert not obs.complete and obs.cells[0].status == "ok" and "x" not in obs.names
 
 
-def test_an_exit_from_student_code_does_not_stop_the_probe():
-    run = sandbox.run_probe(request(["import sys\nsys.exit(3)", "y = 2"], names=["y"]))
+def test_an_exit_from_student_code_does_not_stop_the_probe(worker):
+    run = worker.run(request(["import sys\nsys.exit(3)", "y = 2"], names=["y"]))
     obs = wire.parse_results(run.results)
     assert obs.complete and obs.cells[0].status == "error" and obs.names["y"] == {"t": "int", "v": 2}
 
 
-def test_the_submission_runs_in_a_fresh_empty_directory_with_a_scrubbed_environment():
-    run = sandbox.run_probe(request(["import os\ncwd = os.listdir('.')\nhome = os.environ.get('HOME', '')\n"
+def test_the_submission_runs_in_a_fresh_empty_directory_with_a_scrubbed_environment(worker):
+    run = worker.run(request(["import os\ncwd = os.listdir('.')\nhome = os.environ.get('HOME', '')\n"
                                      "leak = [k for k in os.environ if 'TOKEN' in k or 'KEY' in k]"],
                                     names=["cwd", "leak"]))
     obs = wire.parse_results(run.results)
@@ -69,7 +70,9 @@ def test_bwrap_isolates_files_network_and_the_grader(tmp_path, monkeypatch):
         "caps = attempt(lambda: [l.split()[1] for l in open('/proc/self/status') if l.startswith('CapEff')][0])\n"
         "fill = attempt(lambda: open('big', 'wb').write(b'0' * (300 * 2**20)))\n"]
     names = ["key", "cwd_files", "write", "tmp", "net", "kill", "here", "sysctl", "uid", "caps", "fill"]
-    run = sandbox.run_probe(request(probe_cells, names=names), hidden=[str(secret)])
+    # Generous limits: on a busy machine the 300 MB write must end in the disk limit, not in a timeout.
+    run = sandbox.run_probe(request(probe_cells, names=names, cell_timeout=120, call_timeout=120),
+                            Limits(submission_timeout=300), conceal=[str(secret)])
     assert run.isolation.startswith("bwrap")
     got = {n: wire.parse_results(run.results).names[n]["v"] for n in names}
     assert got["key"] in ("FileNotFoundError", "PermissionError")
@@ -78,7 +81,7 @@ def test_bwrap_isolates_files_network_and_the_grader(tmp_path, monkeypatch):
     assert got["sysctl"] in ("OSError", "PermissionError")
     assert got["fill"] == "OSError"   # the private folder is a small tmpfs
     if os.geteuid() == 0:   # the grader is root: the submission is not
-        assert sandbox.UID_BASE <= int(got["uid"]) < sandbox.UID_BASE + sandbox.UID_SPAN
+        assert policy.UID_BASE <= int(got["uid"]) < policy.UID_BASE + policy.UID_SPAN
         assert got["caps"] == repr("0000000000000000")
     assert got["net"] in ("OSError", "ConnectionRefusedError") and "socket" not in got["net"]
     assert got["here"] == "2"   # its own folder is writable

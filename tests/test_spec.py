@@ -1,6 +1,8 @@
 """Is a spec validated on load, with errors that name the file, the check and the fix?"""
 import pytest
 
+from autograder.model import (BoolAnswer, ConventionExpectation, ExprAnswer, ValueExpectation, WarnsExpectation,
+                              limits_help)
 from autograder.spec import SpecError, load_spec
 
 from conftest import SOLUTION
@@ -42,8 +44,9 @@ def test_the_real_spec_loads():
 
 def test_a_minimal_spec_loads(tmp_path):
     a = load_text(tmp_path, GOOD)
-    assert a.checks[0].id == "1.produce.grad" and a.checks[0].expect == {"expr": "diff(x**2, x)"}
-    assert a.grading.fresh_points == 2
+    assert a.checks[0].id == "1.produce.grad"
+    assert a.checks[0].expectation == ValueExpectation(ExprAnswer("diff(x**2, x)"))
+    assert a.grading.fresh_points == 2 and a.limits.call_timeout == 5.0
 
 
 @pytest.mark.parametrize("old, new, phrases", [
@@ -97,9 +100,9 @@ def test_tensor_arguments_warnings_booleans_and_conventions_load(tmp_path):
     w = a.exercises[0].args[1]
     assert w.params == ("x0", "x0") and w.shape == (1, 2) and w.param is None
     by = {c.id.split(".", 1)[1]: c for c in a.checks}
-    assert by["warn"].expect == {"warns": "UserWarning", "phrase": "not a leaf"}
-    assert by["flag"].expect == {"bool": False}
-    assert by["kink"].convention == "relu'(0) = 0" and by["kink"].sympy == "diff(Max(0, x), x)"
+    assert by["warn"].expectation == WarnsExpectation("UserWarning", "not a leaf")
+    assert by["flag"].expectation == ValueExpectation(BoolAnswer(False))
+    assert by["kink"].expectation == ConventionExpectation(ExprAnswer("0"), None, "relu'(0) = 0", "diff(Max(0, x), x)")
     assert by["kink"].version_sensitive is True
 
 
@@ -113,4 +116,21 @@ def test_a_tensor_argument_whose_shape_does_not_hold_its_params_is_refused(tmp_p
 def test_a_convention_without_sympys_value_is_refused(tmp_path):
     text = GOOD + '\nconvention = "relu\'(0) = 0"\n'
     with pytest.raises(SpecError, match="needs sympy ="):
+        load_text(tmp_path, text)
+
+
+def test_limits_are_read_from_the_grading_table_and_refused_by_name(tmp_path):
+    a = load_text(tmp_path, GOOD.replace("[parameters]", "[grading]\ncall_timeout = 9.5\nmemory_mb = 512\n\n[parameters]"))
+    assert a.limits.call_timeout == 9.5 and a.limits.memory_mb == 512 and a.limits.cell_timeout == 20.0
+    with pytest.raises(SpecError, match="memory_mb must be a whole number"):
+        load_text(tmp_path, GOOD.replace("[parameters]", "[grading]\nmemory_mb = 51.2\n\n[parameters]"))
+    with pytest.raises(SpecError, match=r"unknown key\(s\) memory"):
+        load_text(tmp_path, GOOD.replace("[parameters]", "[grading]\nmemory = 512\n\n[parameters]"))
+    assert "call_timeout (s, default 5): each call of a produce function" in limits_help()
+
+
+def test_a_convention_goes_with_a_value_not_with_an_exception(tmp_path):
+    text = GOOD.replace('observe = "x.grad"\nexpect = "diff(x**2, x)"', 'observe = "returned"\nraises = "RuntimeError"\n'
+                        'phrase = "p"\nconvention = "c"\nsympy = "0"')
+    with pytest.raises(SpecError, match="convention = ... goes with expect"):
         load_text(tmp_path, text)

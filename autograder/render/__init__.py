@@ -1,2 +1,5 @@
-"""render: views of Reports (terminal text, CSV gradebook, HTML page and notebook fragment). Pure functions; no torch,
-no sympy."""
+"""render: views of Reports (terminal text, CSV gradebook, HTML page and notebook fragment, Gradescope). Pure
+functions; no torch, no sympy.
+
+May import: nothing.
+"""

@@ -1,11 +1,14 @@
-"""render.gradebook: Reports -> CSV gradebook, nbgrader's grades.csv and a summary table. Pure; imports stdlib
-and report."""
+"""render.gradebook: Reports -> CSV gradebook, nbgrader's grades.csv and a summary table. Pure.
+
+May import: stdlib, autograder.report, autograder.identity, autograder.render.terminal.
+"""
 from __future__ import annotations
 
 import csv
 import io
 import textwrap
 
+from autograder.identity import is_id_note
 from autograder.render.terminal import printable
 from autograder.report import STATUSES, Report
 
@@ -69,7 +72,7 @@ def summary(reports: list[Report]) -> str:
         counts = r.counts()
         lines.append(f"{fit(r.submission, sub_w):<{sub_w}} {fit(r.student, stu_w):<{stu_w}} {r.status:<13} {score:>9}  "
                      + " ".join(f"{counts[s]:>7}" for s in STATUSES))
-        extra = [r.reason] if r.status == "not_gradable" else [n for n in r.notes if n.startswith(("STUDENT_ID is still", "the notebook says STUDENT_ID"))]
+        extra = [r.reason] if r.status == "not_gradable" else [n for n in r.notes if is_id_note(n)]
         for text in extra:
             lines += textwrap.wrap(text, len(head), initial_indent="   ↳ ", subsequent_indent="     ")
     return printable("\n".join(lines))

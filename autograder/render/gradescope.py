@@ -1,5 +1,6 @@
-"""render.gradescope: Report -> Gradescope's results.json (a dict). Pure; imports stdlib, report and
-render.terminal.
+"""render.gradescope: Report -> Gradescope's results.json (a dict). Pure.
+
+May import: stdlib, autograder.report, autograder.render.terminal.
 
 The format is Gradescope's published autograder specification, "Autograder Specifications",
 https://gradescope-autograders.readthedocs.io/en/latest/specs/ (source: the gradescope/autograder_samples
@@ -50,25 +51,15 @@ import re
 from typing import Any
 
 from autograder.render.terminal import printable
-from autograder.report import Outcome, Report
+from autograder.report import STATUS_WORDS, Outcome, Report, points
 
 VISIBILITY = {"public": "visible", "hidden": "after_published"}
-MEANING = {
-    "passed": "passed",
-    "failed": "failed — a wrong value, state or exception",
-    "error": "error — the code raised an exception where a value was expected",
-    "missing": "missing — not attempted (a `...` placeholder, an undefined name, or NotImplementedError)",
-    "timeout": "timeout — a call ran past its time limit and was stopped",
-}
+MEANING = {status: w.meaning for status, w in STATUS_WORDS.items()}
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]~|#])")
 
 
-def _points(x: float) -> str:
-    return f"{x:g}"
-
-
 def _plural(n: float, word: str) -> str:
-    return f"{_points(n)} {word}" + ("" if n == 1 else "s")
+    return f"{points(n)} {word}" + ("" if n == 1 else "s")
 
 
 def _text(s: str) -> str:
@@ -105,7 +96,7 @@ def _value(s: str) -> str:
 
 def check_output(o: Outcome) -> str:
     """The markdown shown for one check. For a hidden check: its status and points only."""
-    head = f"**Status: {MEANING[o.status]}** · {_points(o.score)} / {_plural(o.max_score, 'point')}"
+    head = f"**Status: {MEANING[o.status]}** · {points(o.score)} / {_plural(o.max_score, 'point')}"
     if o.status != "passed":
         head += " (Gradescope shows every status but passed as failed)"
     if o.visibility != "public":
@@ -180,12 +171,12 @@ def summary_output(report: Report) -> str:
     counts = {s: sum(1 for o in visible if o.status == s) for s in MEANING}
     got, of = sum(o.score for o in visible), sum(o.max_score for o in visible)
     if hidden:
-        score = (f"**Visible checks: {_points(got)} / {_plural(of, 'point')}** · {len(hidden)} hidden "
+        score = (f"**Visible checks: {points(got)} / {_plural(of, 'point')}** · {len(hidden)} hidden "
                  f"check{'s' if len(hidden) != 1 else ''} worth {_plural(sum(o.max_score for o in hidden), 'point')} "
                  f"{'are' if len(hidden) != 1 else 'is'} graded too: their results, and your total, are shown when "
                  f"course staff publish the grades.")
     else:
-        score = f"**Score: {_points(got)} / {_plural(of, 'point')}**"
+        score = f"**Score: {points(got)} / {_plural(of, 'point')}**"
     tally = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
     parts = [title, score + (f"\n\nVisible checks: {tally}." if tally else ""), "\n".join(_context(report))]
     if report.notes:

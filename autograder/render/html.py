@@ -2,7 +2,9 @@
 or staff: inline CSS, no JavaScript, nothing fetched from the network); `to_html_fragment` is the same
 body with CSS scoped to it, for Jupyter (`SelfCheck._repr_html_`). Pure views of a Report, rendered
 with jinja2 with autoescaping on: everything a submission wrote is shown as text, never as markup.
-Imports stdlib, jinja2, report and render.terminal; the templates are in render/templates/.
+The templates are in render/templates/; the status badges' words and colours come from report.STATUS_WORDS.
+
+May import: stdlib, jinja2, autograder.report, autograder.render.terminal.
 """
 from __future__ import annotations
 
@@ -14,13 +16,9 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from autograder.render.terminal import printable
-from autograder.report import Report
+from autograder.report import STATUS_WORDS, Report, points
 
 TEMPLATES = Path(__file__).resolve().with_name("templates")
-
-# The status as text, as the terminal view writes it: colour is never the only signal.
-LABELS = {"passed": "ok", "failed": "FAILED", "error": "ERROR", "missing": "missing", "timeout": "TIMEOUT"}
-
 
 def _shown(value: Any) -> Any:
     """Every `{{ value }}` goes through here before it is escaped: control characters a submission
@@ -34,7 +32,7 @@ def _shown(value: Any) -> Any:
 def _environment() -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True, undefined=StrictUndefined,
                       finalize=_shown, trim_blocks=True, lstrip_blocks=True)
-    env.filters["points"] = lambda x: f"{x:g}"
+    env.filters["points"] = points
     return env
 
 
@@ -44,7 +42,8 @@ def _context(report: Report) -> dict[str, Any]:
         "versions": {k: report.versions.get(k) or "?" for k in ("torch", "torch_key", "sympy", "grader")},
         "exercises": [(ex, list(outs)) for ex, outs in groupby(report.outcomes, key=lambda o: o.exercise)],
         "counts": [(s, n) for s, n in report.counts().items() if n],
-        "labels": LABELS,
+        "labels": {status: w.mark for status, w in STATUS_WORDS.items()},
+        "statuses": STATUS_WORDS,
     }
 
 

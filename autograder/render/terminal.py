@@ -1,9 +1,12 @@
-"""render.terminal: Report -> plain text for a terminal or a notebook. Pure; imports stdlib and report."""
+"""render.terminal: Report -> plain text for a terminal or a notebook. Pure.
+
+May import: stdlib, autograder.report.
+"""
 from __future__ import annotations
 
 import textwrap
 
-from autograder.report import Outcome, Report
+from autograder.report import STATUS_WORDS, Outcome, Report, points
 
 # Control characters a submission could put in a message (terminal escapes that clear the screen or
 # fake a score) are shown as visible escapes instead.
@@ -14,20 +17,13 @@ def printable(text: str) -> str:
     """`text` with control characters other than newline and tab made visible ("\\x1b")."""
     return text.translate(_CONTROL)
 
-_MARK = {"passed": "ok", "failed": "FAILED", "error": "ERROR", "missing": "missing", "timeout": "TIMEOUT"}
-
-
-def _points(x: float) -> str:
-    return f"{x:g}"
-
-
 def outcome_lines(o: Outcome, width: int = 100, id_width: int = 22, title_width: int = 46) -> list[str]:
     """One line per outcome (id, title, status, points), then for anything but a pass the detail:
     what you produced, what was expected and from which oracle, and why it matters (the "why"
     only for failed outcomes: for an error the exception is what matters)."""
     title = o.title if len(o.title) <= title_width else o.title[: title_width - 1] + "…"
-    head = (f"{o.check_id:<{id_width}}  {title:<{title_width}}  {_MARK[o.status]:<8} "
-            f"{_points(o.score)} / {_points(o.max_score)}")
+    head = (f"{o.check_id:<{id_width}}  {title:<{title_width}}  {STATUS_WORDS[o.status].mark:<8} "
+            f"{points(o.score)} / {points(o.max_score)}")
     lines = [head]
     if o.visibility == "hidden":
         return lines
@@ -75,5 +71,5 @@ def render(report: Report, width: int = 100) -> str:
     for n in report.notes:
         out += textwrap.wrap("note: " + n, width, subsequent_indent="      ")
     counts = ", ".join(f"{n} {s}" for s, n in report.counts().items() if n)
-    out += ["", f"score {_points(report.score or 0)} / {_points(report.max_score)} · {counts}"]
+    out += ["", f"score {points(report.score or 0)} / {points(report.max_score)} · {counts}"]
     return printable("\n".join(out))

@@ -1,0 +1,412 @@
+"""judge: the grading semantics. Pure: (key, what a run observed, the student's points) -> Outcomes and notes;
+no torch, no processes, no files. One handler per expectation kind (value, convention, raises, warns) owns
+its expected value, its comparison, its oracle text and its release advice; `grade` (a submission) and
+`key` (the solution, at release) both judge with this module.
+
+May import: stdlib, autograder.model, autograder.compare, autograder.analytic, autograder.wire,
+autograder.report.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Union
+
+from autograder import analytic, wire
+from autograder.compare import (Comparison, compare_exception, compare_predicted, compare_produced, compare_warning,
+                                short, show)
+from autograder.model import (BoolAnswer, Check, ConventionExpectation, Exercise, ExprAnswer, Key, NoneAnswer,
+                              RaisesExpectation, SeqAnswer, ValueExpectation, WarnsExpectation, answer_items)
+from autograder.report import Outcome, Status
+
+Call = tuple[str, int]               # (produce function, point index)
+Point = dict[str, Any]
+TAMPERED = ("this result reached the grader twice: the submission wrote into the grader's results channel, "
+            "so it cannot be trusted")
+
+
+@dataclass(frozen=True)
+class RunEnd:
+    """How a sandboxed run ended, as the grader saw it: the process's exit code (or -signal), whether the
+    submission's time limit was reached, and whether its results stream was cut at wire.MAX_RESULT_BYTES."""
+
+    exit_code: int
+    timed_out: bool
+    results_cut: bool = False
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the judge reads of one submission: the probe's observations, how the run that decides about
+    unreached checks ended (`end`), and, for each produce call during which a run stopped, how that run
+    ended (`stopped`; see grade's resume after a fatal call)."""
+
+    observations: wire.Observations
+    end: RunEnd
+    stopped: dict[Call, RunEnd] = field(default_factory=dict)
+
+
+def point_label(p: int) -> str:
+    """"your point" for index 0, else "fresh point p"."""
+    return "your point" if p == 0 else f"fresh point {p}"
+
+
+def _stopped_in(key: Key, evidence: Evidence, call: Call, call_text: str, where: str) -> tuple[Status, str] | None:
+    """The outcome of a call during which the run stopped, or None."""
+    end = evidence.stopped.get(call)
+    if end is None:
+        return None
+    label = point_label(call[1])
+    if end.timed_out:
+        return "timeout", (f"{call_text} was still running at {where} ({label}) when the submission's "
+                           f"{key.limits.submission_timeout:g} s limit was reached")
+    return "error", (f"the submission's process ended (exit code {end.exit_code}) while {call_text} was running "
+                     f"at {where} ({label})")
+
+
+def _unreached(key: Key, end: RunEnd) -> tuple[Status, str]:
+    """The outcome of a check the run never reached."""
+    if end.results_cut:
+        return "error", (f"the submission wrote more than {wire.MAX_RESULT_BYTES // 10**6} MB of results, "
+                         f"so the grader stopped reading before this check")
+    if end.timed_out:
+        return "timeout", f"the submission ran past its {key.limits.submission_timeout:g} s limit before this check was reached"
+    return "error", f"the submission's process ended (exit code {end.exit_code}) before this check ran"
+
+
+def version_note(key: Key, check: Check, run_version: str) -> str | None:
+    """A version-sensitive check graded on another torch than the one it was observed on is flagged."""
+    observed_on = key.torch_observed or key.torch_version
+    if not check.version_sensitive or run_version == observed_on:
+        return None
+    return (f"version-sensitive: this behaviour was observed on torch {observed_on}, and this run used torch "
+            f"{run_version}; if it changed, the check may be wrong, not you")
+
+
+def warning_line(w: dict[str, str]) -> str:
+    """One warning as one line: "UserWarning: message" (torch's "Triggered internally at" tail dropped)."""
+    message = w["message"].split(" (Triggered internally at")[0]
+    return f"{w['category']}: {short(message, 300)}"
+
+
+# ------------------------------------------------------------------------------------------------ handlers
+
+@dataclass(frozen=True)
+class Verdict:
+    """A handler's judgement of one produce call at one point: the comparison and the texts shown."""
+
+    comparison: Comparison
+    expected: str
+    observed: str
+    convention: str | None = None
+
+
+@dataclass(frozen=True)
+class Stop:
+    """A produce call that cannot be compared (it raised where a value was expected): an `error`."""
+
+    message: str
+    observed: str | None = None
+
+
+class ValueHandler:
+    """A value (`expect = ...`): None, a bool, a sympy expression or a tuple of these. Predictions are
+    compared leniently (any number form), productions strictly (kind, dtype, shape, then values within
+    the dtype's tolerance); the expected value is the reference run's form filled with sympy's numbers."""
+
+    def expected(self, key: Key, check: Check, values: Point, form: Any = None) -> dict[str, Any]:
+        """The expected wire Value at `values` (symbol -> number)."""
+        return _fill(form, check.expectation.answer, values)
+
+    def oracle(self, key: Key, check: Check, where: str) -> str:
+        """Where the expected value comes from, in words."""
+        ref = f"reference torch {key.torch_version} run"
+        answer = check.expectation.answer
+        if not any(isinstance(i, ExprAnswer) for i in answer_items(answer)):
+            return f"API contract; {ref} agrees"
+        form = f"; form from {ref}" if check.kind == "produce" else ""
+        return f"sympy: {short(answer.text, 160)} at {where}{form}"
+
+    def convention(self, key: Key, check: Check, values: Point, torch_value: str) -> str | None:
+        """The convention line of the outcome (None: no convention)."""
+        return None
+
+    def produced(self, key: Key, check: Check, exercise: Exercise, rec: wire.CallResult, point: Point,
+                 call_text: str) -> Verdict | Stop:
+        """Judge one produce call at one point."""
+        where = exercise.where(point)
+        if rec.status == "raised":
+            e = rec.exception or {"type": "?", "message": ""}
+            return Stop(f"{call_text} raised {e['type']} at {where}: {short(e['message'], 300)}",
+                        f"{e['type']}: {short(e['message'], 300)}")
+        target = check.observe
+        observed = rec.returned if target == "returned" else rec.tensors.get(target.split(".")[0], {}).get("grad")
+        if observed is None:
+            return Stop(f"{target} was not observed")
+        values = exercise.values(point)
+        expected = self.expected(key, check, values, check.expectation.form)
+        c = compare_produced(expected, observed, lambda dtype: key.grading.produced(check, dtype))
+        expected_text = show(expected)
+        return Verdict(c, expected_text, show(observed), self.convention(key, check, values, expected_text))
+
+    def advice(self, key: Key, check: Check) -> str:
+        """What to fix when the solution fails this check at release."""
+        if check.kind == "predict":
+            return (f"The solution notebook's {check.name} and the spec's expect disagree: fix the expect "
+                    f"expression if the notebook is right, else the notebook.")
+        return (f"The reference torch {key.torch_version} run and the expectation disagree: if torch is right, fix "
+                f"the expect expression; if sympy is right, fix the solution.")
+
+
+class ConventionHandler(ValueHandler):
+    """A value where torch and calculus differ by convention: graded against torch's value, and every
+    outcome shows sympy's value under the stated formulation beside it, with the convention's name."""
+
+    def oracle(self, key: Key, check: Check, where: str) -> str:
+        return (f"torch's convention, checked against the reference torch {key.torch_version} run: "
+                f"{check.expectation.convention}")
+
+    def convention(self, key: Key, check: Check, values: Point, torch_value: str) -> str | None:
+        e = check.expectation
+        try:
+            nums = analytic.evaluate(e.sympy, values.keys(), values)
+            sympy_value = show({"t": "float", "v": wire.encode_float(nums[0])}) if len(nums) == 1 else \
+                "[" + ", ".join(show({"t": "float", "v": wire.encode_float(n)}) for n in nums) + "]"
+        except (ValueError, TypeError) as err:
+            sympy_value = f"no number ({short(str(err), 100)})"
+        return (f"{e.convention} — torch {key.torch_version} gives {torch_value}; sympy's "
+                f"{e.sympy} gives {sympy_value}. Graded against torch's value; sympy's is shown for comparison.")
+
+    def advice(self, key: Key, check: Check) -> str:
+        return (f"expect is torch's value under the convention; the reference torch {key.torch_version} run "
+                f"disagrees with it: fix expect to what torch does (sympy's value goes in sympy = ...).")
+
+
+class RaisesHandler:
+    """An exception: the call must raise the class (or a subclass) with the key phrase in its message,
+    from inside torch where the reference run's exception came from torch; a prediction names the class."""
+
+    def expected(self, key: Key, check: Check, values: Point, form: Any = None) -> dict[str, Any]:
+        return {"t": "class", "name": check.expectation.exception}
+
+    def oracle(self, key: Key, check: Check, where: str) -> str:
+        return f"reference torch {key.torch_version} run; API contract"
+
+    def convention(self, key: Key, check: Check, values: Point, torch_value: str) -> str | None:
+        return None
+
+    def produced(self, key: Key, check: Check, exercise: Exercise, rec: wire.CallResult, point: Point,
+                 call_text: str) -> Verdict:
+        e = check.expectation
+        ref_exc = (e.reference or {}).get("exception") or {}
+        ref_origin = ref_exc.get("origin", "")
+        c = compare_exception({"raises": e.exception, "phrase": e.phrase},
+                              rec.exception if rec.status == "raised" else None,
+                              library=ref_origin.split(".")[0] if ref_origin.startswith("torch") else "",
+                              called=not ref_origin.startswith("torch") and ref_exc.get("statement") is False)
+        expected_text = f"{e.exception} whose message contains {e.phrase!r}"
+        observed_text = (f"{rec.exception['type']}: {short(rec.exception['message'], 200)}" if rec.status == "raised"
+                         else f"returned {show(rec.returned)}")
+        if ref_exc:
+            expected_text += f" (reference run raised {ref_exc['type']}: {short(ref_exc['message'], 120)})"
+        return Verdict(c, expected_text, observed_text)
+
+    def advice(self, key: Key, check: Check) -> str:
+        return ("Make raises = and phrase = match what the reference torch run raised (the class, and a few words "
+                "of its message), or fix the solution.")
+
+
+class WarnsHandler:
+    """A warning: the call must emit the class (or a subclass) with the key phrase in its message; a
+    prediction names the class."""
+
+    def expected(self, key: Key, check: Check, values: Point, form: Any = None) -> dict[str, Any]:
+        return {"t": "class", "name": check.expectation.warning}
+
+    def oracle(self, key: Key, check: Check, where: str) -> str:
+        return f"reference torch {key.torch_version} run; API contract"
+
+    def convention(self, key: Key, check: Check, values: Point, torch_value: str) -> str | None:
+        return None
+
+    def produced(self, key: Key, check: Check, exercise: Exercise, rec: wire.CallResult, point: Point,
+                 call_text: str) -> Verdict:
+        e = check.expectation
+        c = compare_warning({"warns": e.warning, "phrase": e.phrase}, rec.warnings)
+        return Verdict(c, f"{e.warning} whose message contains {e.phrase!r}",
+                       "; ".join(warning_line(w) for w in rec.warnings[:3]) or "no warning")
+
+    def advice(self, key: Key, check: Check) -> str:
+        return ("Make warns = and phrase = match a warning the reference torch run emitted (the class, and a few "
+                "words of its message), or fix the solution.")
+
+
+Handler = Union[ValueHandler, ConventionHandler, RaisesHandler, WarnsHandler]
+HANDLERS: dict[type, Handler] = {ValueExpectation: ValueHandler(), ConventionExpectation: ConventionHandler(),
+                                 RaisesExpectation: RaisesHandler(), WarnsExpectation: WarnsHandler()}
+
+
+def handler(check: Check) -> Handler:
+    """The handler of the check's expectation kind."""
+    return HANDLERS[type(check.expectation)]
+
+
+def _fill(form: dict[str, Any] | None, answer: Any, values: Point) -> dict[str, Any]:
+    """The expected wire Value: the reference run's `form` with sympy's numbers at `values`. Without a form
+    (predictions) numbers become floats (an int for a literal integer) and sequences tuples."""
+    if isinstance(answer, NoneAnswer):
+        return {"t": "none"}
+    if isinstance(answer, BoolAnswer):
+        return {"t": "bool", "v": answer.value}
+    if isinstance(answer, SeqAnswer):
+        items = form["items"] if form else [None] * len(answer.items)
+        return {"t": "seq", "kind": form["kind"] if form else "tuple",
+                "items": [_fill(f, a, values) for f, a in zip(items, answer.items, strict=True)]}
+    nums = [wire.encode_float(x) for x in analytic.evaluate(answer.expr, values.keys(), values)]
+    if form is not None and form["t"] == "int" and len(nums) == 1:
+        return {"t": "int", "v": int(round(float(nums[0])))}
+    if form is None or form["t"] in ("float", "int"):
+        if len(nums) == 1:
+            if form is None and analytic.is_integer(answer.expr, values.keys()):
+                return {"t": "int", "v": int(round(float(nums[0])))}   # shown as 2, not 2.0
+            return {"t": "float", "v": nums[0]}
+        shape = [n for n in analytic.shape(answer.expr, values.keys()) if n != 1] or [len(nums)]
+        return {"t": "array", "dtype": "float64", "shape": shape, "data": nums}
+    return {**form, "data": nums}
+
+
+# ------------------------------------------------------------------------------------------------ judging
+
+def _base(check: Check) -> Outcome:
+    return Outcome(check.id, check.exercise, check.title, check.kind, "passed", 0.0, check.points, check.visibility,
+                   why=check.why)
+
+
+def judge_prediction(key: Key, check: Check, evidence: Evidence, point: Point) -> Outcome:
+    """One prediction check: the variable's value, compared leniently with the expectation at the
+    student's own point."""
+    obs = evidence.observations
+    ex = key.exercise(check.exercise)
+    base = _base(check)
+    value = obs.names.get(check.name)
+    if check.name in obs.duplicated:
+        return replace(base, status="error", message=TAMPERED)
+    if value is None:
+        status, msg = _unreached(key, evidence.end)
+        return replace(base, status=status, message=msg)
+    if value["t"] in ("undefined", "ellipsis"):
+        state = "is not defined" if value["t"] == "undefined" else "is still ..."
+        return replace(base, status="missing", message=f"{check.name} {state}: write your prediction")
+    h = handler(check)
+    values = ex.values(point)
+    expected = h.expected(key, check, values)
+    c = compare_predicted(expected, value, key.grading.prediction(check))
+    oracle = h.oracle(key, check, ex.where(point))
+    base = replace(base, convention=h.convention(key, check, values, show(expected)),
+                   version_note=version_note(key, check, obs.torch_version))
+    if c.ok:
+        return replace(base, score=check.points, message=f"{check.name} = {show(value)}",
+                       expected=show(expected), oracle=oracle, observed=show(value))
+    return replace(base, status="failed", message=f"{check.name}: {c.detail}", expected=show(expected),
+                   oracle=oracle, observed=show(value))
+
+
+def judge_production(key: Key, check: Check, evidence: Evidence, points: list[Point], warned: set[str]) -> Outcome:
+    """One produce check at every point; the first point that fails decides. A function's warnings
+    (information, never a failure) are shown once, on its first check (`warned`)."""
+    obs = evidence.observations
+    ex = key.exercise(check.exercise)
+    h = handler(check)
+    fn, target = check.function, check.observe
+    call_text = ex.call_text(fn)
+    what = "returned by " + call_text if target == "returned" else f"{target} after {call_text}"
+    base = _base(check)
+    warnings_seen: list[str] = []
+    first: Outcome | None = None
+    for p, point in enumerate(points):
+        where = ex.where(point)
+        label = point_label(p)
+        rec = obs.calls.get((fn, p))
+        if (fn, p) in obs.duplicated:
+            return replace(base, status="error", message=TAMPERED)
+        if rec is None:
+            status, msg = _stopped_in(key, evidence, (fn, p), call_text, where) or _unreached(key, evidence.end)
+            return replace(base, status=status, message=msg)
+        if p == 0 and fn not in warned:
+            warned.add(fn)
+            warnings_seen = list(dict.fromkeys(warning_line(w) for w in rec.warnings))
+        if rec.status == "undefined":
+            return replace(base, status="missing", message=f"{fn} is not defined: run its cell, or check its name")
+        if rec.status == "raised" and rec.exception and rec.exception["type"] == "NotImplementedError":
+            return replace(base, status="missing", message=f"{fn} is not written yet (it raises NotImplementedError)")
+        if rec.status in ("timeout", "skipped"):
+            return replace(base, status="timeout",
+                           message=f"{call_text} did not return within {key.limits.call_timeout:g} s at {where}")
+        if p == 0:
+            base = replace(base, version_note=version_note(key, check, obs.torch_version))
+        v = h.produced(key, check, ex, rec, point, call_text)
+        if isinstance(v, Stop):
+            return replace(base, status="error", message=v.message, observed=v.observed)
+        if p == 0 and v.convention is not None:
+            base = replace(base, convention=v.convention)
+        if v.comparison.ok:
+            if p == 0:
+                first = replace(base, score=check.points, message=f"{what} at {where}: {v.observed}",
+                                expected=v.expected, oracle=h.oracle(key, check, where), observed=v.observed)
+            continue
+        hint = ("" if p == 0 else
+                f" — it is right at your own point but not at {label}: is a number hard-coded, or is the code "
+                f"right only at some points?" if first else "")
+        return replace(base, status="failed", message=f"{what} at {where} ({label}): {v.comparison.detail}{hint}",
+                       expected=v.expected, oracle=h.oracle(key, check, where), observed=v.observed,
+                       details=tuple(f"warning (information, not graded): {w}" for w in warnings_seen))
+    assert first is not None
+    return replace(first, details=tuple(f"warning (information, not graded): {w}" for w in warnings_seen))
+
+
+def for_report(o: Outcome) -> Outcome:
+    """An outcome as a report keeps it: public texts cut to a readable length whatever a submission
+    returned; a hidden check reduced to its title, status and points."""
+    if o.visibility == "public":
+        return replace(o, message=short(o.message, 1000), observed=o.observed and short(o.observed, 1000),
+                       expected=o.expected and short(o.expected, 1000))
+    return replace(o, message=o.status, expected=None, oracle=None, observed=None, why=None, details=(),
+                   convention=None)
+
+
+def outcomes(key: Key, evidence: Evidence, points: list[Point]) -> tuple[Outcome, ...]:
+    """Judge every check of `key` against `evidence` at the student's `points` (own point first, then
+    the fresh points). Pure but for sympy evaluation; never raises for a student's fault.
+
+    Returns one Outcome per check, in the key's order."""
+    out = []
+    warned: set[str] = set()
+    for check in key.checks:
+        o = (judge_prediction(key, check, evidence, points[0]) if check.kind == "predict"
+             else judge_production(key, check, evidence, points, warned))
+        out.append(for_report(o))
+    return tuple(out)
+
+
+def notes(key: Key, evidence: Evidence, labels: tuple[str, ...] | list[str], output_tail: str = "") -> list[str]:
+    """What a report notes about the run beyond its checks: cells that raised or ran past their limit, a
+    run that ended early (and its last output), lines the probe did not write, another torch."""
+    obs, end = evidence.observations, evidence.end
+    label = lambda i: labels[i] if i < len(labels) else f"code cell {i + 1}"
+    out = []
+    for cell in obs.cells:
+        if cell.status == "error":
+            out.append(f"{label(cell.index)} raised {cell.ename}: {short(cell.evalue, 200)}")
+        elif cell.status == "timeout":
+            out.append(f"{label(cell.index)} ran past {key.limits.cell_timeout:g} s and was stopped")
+    if not obs.complete and not end.results_cut and len(obs.cells) < obs.cell_count:
+        how = (f"the {key.limits.submission_timeout:g} s limit was reached" if end.timed_out
+               else f"the process ended (exit code {end.exit_code})")
+        tail = " ".join(output_tail.strip().splitlines()[-3:])
+        out.append(f"{how} while {label(len(obs.cells))} was running" + (f"; its last output: {short(tail, 300)}" if tail else ""))
+    if obs.rejected:
+        out.append(f"{obs.rejected} line(s) in the results channel were not written by the grader's probe "
+                   f"and were ignored")
+    if obs.torch_version != key.torch_version:
+        out.append(f"this run used torch {obs.torch_version}, but the key was observed on torch "
+                   f"{key.torch_version}: version-sensitive checks may differ")
+    return out

@@ -1,0 +1,384 @@
+"""model: the typed answer key: Key, Exercise, Arg, Parameter, Check, the expectation kinds (value, convention,
+raises, warns) and their answers, Grading and Limits. Frozen dataclasses with JSON-native fields; the JSON
+form of a key is written and read by `keyfile`, and documented there.
+
+May import: stdlib.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, ClassVar, Literal, Union
+
+Kind = Literal["predict", "produce"]
+Visibility = Literal["public", "hidden"]
+Number = Union[int, float]
+
+
+# ------------------------------------------------------------------------------------------------ limits
+
+def _limit(default: Number, unit: str, help: str) -> Any:
+    return field(default=default, metadata={"unit": unit, "help": help})
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How long and how big one submission's run may be. Declared once here, with unit, default and help:
+    the spec's [grading] table, `--limit NAME=VALUE` and the sandbox all derive from these fields.
+
+    Seconds are wall-clock; MB are 2**20 bytes. Changing a limit changes how a run may behave, never
+    what is expected (a key's digest does not cover it).
+    """
+
+    submission_timeout: float = _limit(120.0, "s", "wall time of the whole run (its CPU time: 1.5 times this)")
+    call_timeout: float = _limit(5.0, "s", "each call of a produce function")
+    cell_timeout: float = _limit(20.0, "s", "each notebook cell")
+    memory_mb: int = _limit(4096, "MB", "address space of each process of a run")
+    processes: int = _limit(128, "", "processes and threads of a run")
+    output_mb: int = _limit(64, "MB", "printed output, and any one file the run writes")
+    disk_mb: int = _limit(256, "MB", "the run's private writable folder")
+
+    OPEN_FILES: ClassVar[int] = 1024   # per process; 128 x 1024 stays far below fs.file-max
+
+    @property
+    def wall_seconds(self) -> float:
+        """Wall-clock seconds the whole run may take."""
+        return float(self.submission_timeout)
+
+    @property
+    def cpu_seconds(self) -> int:
+        """CPU seconds each process of the run may use (RLIMIT_CPU): 1.5 times the wall limit, plus 10."""
+        return int(self.submission_timeout * 1.5) + 10
+
+    @property
+    def address_space(self) -> int:
+        """Bytes of address space of each process (RLIMIT_AS)."""
+        return int(self.memory_mb) * 2**20
+
+    @property
+    def file_size(self) -> int:
+        """Bytes of any one file the run writes, its captured output included (RLIMIT_FSIZE)."""
+        return int(self.output_mb) * 2**20
+
+    @property
+    def work_bytes(self) -> int:
+        """Bytes of the run's private writable folder (a tmpfs, with bwrap)."""
+        return int(self.disk_mb) * 2**20
+
+    def with_seconds(self, seconds: float) -> Limits:
+        """These limits for a run of `seconds` of wall time (what is left of a submission's limit)."""
+        return replace(self, submission_timeout=float(seconds))
+
+    def overridden(self, overrides: dict[str, Number]) -> Limits:
+        """These limits with some replaced (`--limit NAME=VALUE`). Raises ValueError for an unknown name or a
+        value that is not positive."""
+        bad = sorted(set(overrides) - set(LIMIT_NAMES))
+        if bad:
+            raise ValueError(f"unknown limit(s) {', '.join(bad)}; known: {', '.join(LIMIT_NAMES)}")
+        if any(isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0 for v in overrides.values()):
+            raise ValueError("limits must be positive numbers")
+        return replace(self, **{k: (float(v) if isinstance(getattr(self, k), float) else int(v))
+                                for k, v in overrides.items()})
+
+
+LIMIT_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Limits))
+
+
+def limits_help() -> str:
+    """The limits in words, one per name ("submission_timeout (s, default 120): wall time of ..."), for
+    command-line help and error messages."""
+    return "; ".join(f"{f.name} ({f.metadata['unit'] + ', ' if f.metadata['unit'] else ''}default {f.default:g}): "
+                     f"{f.metadata['help']}" for f in fields(Limits))
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """|observed - expected| <= atol + rtol * |expected|, elementwise; NaN matches only NaN."""
+
+    rtol: float
+    atol: float
+
+
+@dataclass(frozen=True)
+class Grading:
+    """How checks are compared: the fresh points drawn besides the student's own, and the tolerances
+    (relative/absolute) of predictions and of produced float32 and float64 values."""
+
+    fresh_points: int = 2                # points drawn besides the student's own
+    predict_rtol: float = 2e-3           # a hand-computed prediction: about 3 significant figures
+    predict_atol: float = 1e-6
+    float32_rtol: float = 1e-5           # produced float32 values against sympy at the exact point
+    float32_atol: float = 1e-5
+    float64_rtol: float = 1e-9
+    float64_atol: float = 1e-9
+
+    def prediction(self, check: Check) -> Tolerance:
+        """The tolerance of a prediction check (its own rtol/atol where the spec sets them)."""
+        return Tolerance(check.rtol or self.predict_rtol, check.atol or self.predict_atol)
+
+    def produced(self, check: Check, dtype: str) -> Tolerance:
+        """The tolerance of a produced value of `dtype` ("float64", else float32's)."""
+        base = (self.float64_rtol, self.float64_atol) if dtype == "float64" else (self.float32_rtol, self.float32_atol)
+        return Tolerance(check.rtol or base[0], check.atol or base[1])
+
+
+# ------------------------------------------------------------------------------------------------ inputs
+
+@dataclass(frozen=True)
+class Parameter:
+    """How one parameter is drawn per student: "real" (|value| in [low, high] with `sign` and `decimals`),
+    "integer" (low..high, both included) or "fixed" (`value`, the same for everyone: a kink or singular
+    point an exercise is about)."""
+
+    kind: Literal["real", "integer", "fixed"]
+    low: Number | None = None
+    high: Number | None = None
+    sign: Literal["positive", "negative", "any"] = "positive"
+    decimals: int = 2
+    value: Number | None = None
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument of an exercise's produce functions: a scalar tensor leaf (default), a plain number
+    (`tensor` false), or a tensor of several parameters (`params`, row-major in `shape`)."""
+
+    name: str
+    param: str | None = None                 # a scalar: the parameter it takes its value from
+    params: tuple[str, ...] | None = None    # a tensor of these parameters' values (row-major)
+    shape: tuple[int, ...] | None = None     # with params: the tensor's shape
+    tensor: bool = True
+    dtype: str = "float32"
+    requires_grad: bool = True
+    grad: str | None = None                  # parameter whose value pre-sets `.grad`
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise: its produce functions and the arguments each is called with."""
+
+    id: str
+    title: str
+    functions: tuple[str, ...]
+    args: tuple[Arg, ...]
+
+    def values(self, point: dict[str, Number]) -> dict[str, Number]:
+        """Symbol -> value at `point`: every parameter, and each scalar argument's name bound to its parameter."""
+        values = dict(point)
+        values.update({a.name: point[a.param] for a in self.args if a.param})
+        return values
+
+    def arg_value(self, arg: Arg, point: dict[str, Number]) -> Any:
+        """`arg`'s value at `point`: a number, or nested lists for a tensor of parameters."""
+        if arg.params:
+            return nest([point[p] for p in arg.params], list(arg.shape or (len(arg.params),)))
+        return point[arg.param]
+
+    def where(self, point: dict[str, Number]) -> str:
+        """The arguments at `point` in words: "x=1.5, x.grad preset to 20.0"."""
+        parts = [f"{a.name}={self.arg_value(a, point)}" for a in self.args]
+        parts += [f"{a.name}.grad preset to {point[a.grad]}" for a in self.args if a.grad]
+        return ", ".join(parts)
+
+    def call_text(self, function: str) -> str:
+        """How a call of `function` reads: "ex4(x, k)"."""
+        return f"{function}({', '.join(a.name for a in self.args)})"
+
+
+def nest(flat: list[Any], shape: list[int]) -> Any:
+    """Row-major `flat` as nested lists of `shape` ([1, 2, 3, 4], [2, 2] -> [[1, 2], [3, 4]])."""
+    if len(shape) <= 1:
+        return flat
+    step = len(flat) // shape[0]
+    return [nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+# ------------------------------------------------------------------------------------------------ answers
+
+@dataclass(frozen=True)
+class NoneAnswer:
+    """The answer None (".grad is None", "returns None")."""
+
+    @property
+    def text(self) -> str:
+        return "None"
+
+
+@dataclass(frozen=True)
+class BoolAnswer:
+    """True or False."""
+
+    value: bool
+
+    @property
+    def text(self) -> str:
+        return str(self.value)
+
+
+@dataclass(frozen=True)
+class ExprAnswer:
+    """A sympy expression of the exercise's parameters and scalar arguments (instructor text)."""
+
+    expr: str
+
+    @property
+    def text(self) -> str:
+        return self.expr
+
+
+@dataclass(frozen=True)
+class SeqAnswer:
+    """A tuple of answers (what torch.autograd.grad returns, for instance)."""
+
+    items: tuple[Answer, ...]
+
+    @property
+    def text(self) -> str:
+        texts = [i.text for i in self.items]
+        return "(" + ", ".join(texts) + ("," if len(texts) == 1 else "") + ")"
+
+
+Answer = Union[NoneAnswer, BoolAnswer, ExprAnswer, SeqAnswer]
+
+
+def answer_items(answer: Answer) -> tuple[Answer, ...]:
+    """The answer's items: those of a tuple, else the answer alone."""
+    return answer.items if isinstance(answer, SeqAnswer) else (answer,)
+
+
+# ------------------------------------------------------------------------------------------------ expectations
+
+@dataclass(frozen=True)
+class ValueExpectation:
+    """A value: predicted, returned or left in a `.grad`. `form` (produce checks, set at release) is the
+    reference torch run's form of the value: kinds, dtypes and shapes, without numbers."""
+
+    answer: Answer
+    form: dict[str, Any] | None = None
+
+    kind: ClassVar[str] = "value"
+
+
+@dataclass(frozen=True)
+class ConventionExpectation(ValueExpectation):
+    """A value where torch and calculus differ by convention (relu at 0, sqrt at 0, the `where` NaN trap):
+    `answer` is torch's value (graded, verified against the reference torch run at release); `sympy` is the
+    analytic value under the stated formulation, shown beside it; `convention` names it."""
+
+    convention: str = ""
+    sympy: str = ""
+
+    kind: ClassVar[str] = "convention"
+
+
+@dataclass(frozen=True)
+class RaisesExpectation:
+    """An exception: the call must raise `exception` (or a subclass) with `phrase` in its message, raised by
+    torch; a prediction names the class. `reference` (set at release) is what the reference run raised:
+    {"exception": {"type", "mro", "message", "origin", "statement"}} or None."""
+
+    exception: str
+    phrase: str
+    reference: dict[str, Any] | None = None
+
+    kind: ClassVar[str] = "raises"
+
+
+@dataclass(frozen=True)
+class WarnsExpectation:
+    """A warning: the call must emit `warning` (or a subclass) with `phrase` in its message; a prediction
+    names the class."""
+
+    warning: str
+    phrase: str
+
+    kind: ClassVar[str] = "warns"
+
+
+Expectation = Union[ValueExpectation, ConventionExpectation, RaisesExpectation, WarnsExpectation]
+
+
+@dataclass(frozen=True)
+class Check:
+    """One graded check. A prediction reads the variable `name`; a production calls `function` and observes
+    `observe` ("returned" or "<tensor argument>.grad"). `version_sensitive` checks are flagged in a report
+    made on another torch than the key's `torch_observed`."""
+
+    id: str
+    exercise: str
+    kind: Kind
+    title: str
+    expectation: Expectation
+    why: str
+    points: float = 1.0
+    visibility: Visibility = "public"
+    name: str | None = None
+    function: str | None = None
+    observe: str | None = None
+    rtol: float | None = None
+    atol: float | None = None
+    version_sensitive: bool = False
+
+
+@dataclass(frozen=True)
+class HiddenChecks:
+    """What a public key says of the checks it leaves out: how many, and their points."""
+
+    checks: int
+    points: float
+
+
+@dataclass(frozen=True)
+class Key:
+    """An assignment's answer key. The full key (build/<id>/key.json, staff only) has every check and the
+    `fresh_seed` that seeds the graded fresh points; the public key (assignments/<id>/public_key.json, for
+    the self-check) has only the public checks, no seed, and `hidden_checks` saying what it left out.
+
+    `digest` names the full key's content (reports and notebooks carry it); `public_digest` the public
+    key's. `torch_version` is the torch of the reference run the key was built from.
+    """
+
+    assignment: str
+    title: str
+    notebook: str
+    torch_observed: str
+    torch_version: str
+    sympy_version: str
+    limits: Limits
+    grading: Grading
+    parameters: dict[str, Parameter]
+    exercises: tuple[Exercise, ...]
+    checks: tuple[Check, ...]
+    digest: str = ""
+    fresh_seed: str | None = None
+    public: bool = False
+    hidden_checks: HiddenChecks | None = None
+    public_digest: str = ""
+
+    def exercise(self, exercise_id: str) -> Exercise:
+        """The exercise with this id. Raises KeyError."""
+        for e in self.exercises:
+            if e.id == exercise_id:
+                return e
+        raise KeyError(exercise_id)
+
+    def check(self, check_id: str) -> Check:
+        """The check with this id. Raises KeyError."""
+        for c in self.checks:
+            if c.id == check_id:
+                return c
+        raise KeyError(check_id)
+
+    @property
+    def max_score(self) -> float:
+        """The points of this key's checks."""
+        return float(sum(c.points for c in self.checks))
+
+    def only(self, exercises: list[str] | None) -> Key:
+        """This key restricted to the checks of `exercises` (None: all)."""
+        return self if exercises is None else replace(self, checks=tuple(c for c in self.checks
+                                                                          if c.exercise in exercises))
+
+    def with_limits(self, overrides: dict[str, Number]) -> Key:
+        """This key with some limits replaced (`--limit NAME=VALUE`); its digest is kept. Raises ValueError
+        (see `Limits.overridden`)."""
+        return replace(self, limits=self.limits.overridden(overrides))

@@ -1,0 +1,202 @@
+"""Does the judge decide every status from hand-built observations, as the grading rules say? No torch, no
+sandbox: a key and the probe's observations written out by hand (milliseconds per test)."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from autograder import judge
+from autograder.judge import Evidence, RunEnd
+from autograder.model import (Arg, Check, ConventionExpectation, Exercise, ExprAnswer, Grading, Key, Limits, NoneAnswer,
+                              Parameter, RaisesExpectation, SeqAnswer, ValueExpectation, WarnsExpectation)
+from autograder.wire import CallResult, CellResult, Observations
+
+SCALAR = {"t": "tensor", "dtype": "float32", "shape": [], "data": [], "requires_grad": False, "is_leaf": True,
+          "grad_fn": None, "truncated": False}
+POINTS = [{"x0": 1.5}, {"x0": 2.0}, {"x0": -0.5}]   # the student's own point, then two fresh points
+TORCH_RAISED = {"type": "RuntimeError", "mro": ["RuntimeError", "Exception"], "origin": "torch.autograd.graph",
+                "message": "element 0 of tensors does not require grad and does not have a grad_fn",
+                "statement": False}
+
+
+def check(cid: str, kind: str, expectation, **kw) -> Check:
+    return Check(f"1.{cid}", "1", kind, f"title of {cid}", expectation, f"why of {cid}", **kw)
+
+
+KEY = Key(
+    "t-assignment", "T", "t.ipynb", "2.13.0", "2.13.0", "1.14", Limits(), Grading(),
+    {"x0": Parameter("real", 0.5, 2.5, "any", 2)},
+    (Exercise("1", "one", ("ex1", "ex1_err", "ex1_warn"), (Arg("x", "x0"),)),),
+    (check("predict.grad", "predict", ValueExpectation(ExprAnswer("diff(x*x, x)")), name="p1_grad"),
+     check("predict.err", "predict", RaisesExpectation("RuntimeError", ""), name="p1_err"),
+     check("produce.returns", "produce", ValueExpectation(SeqAnswer((ExprAnswer("2*x"),)),
+                                                          {"t": "seq", "kind": "tuple", "items": [SCALAR]}),
+           function="ex1", observe="returned"),
+     check("produce.grad", "produce", ValueExpectation(NoneAnswer(), None), function="ex1", observe="x.grad",
+           version_sensitive=True),
+     check("produce.err", "produce", RaisesExpectation("RuntimeError", "does not require grad",
+                                                       {"exception": TORCH_RAISED}), function="ex1_err",
+           observe="returned"),
+     check("produce.warn", "produce", WarnsExpectation("UserWarning", "not a leaf"), function="ex1_warn",
+           observe="returned"),
+     check("predict.kink", "predict", ConventionExpectation(ExprAnswer("0"), None, "relu'(0) = 0",
+                                                            "Heaviside(x)"), name="p1_kink"),
+     check("produce.hidden", "produce", ValueExpectation(NoneAnswer(), None), function="ex1", observe="x.grad",
+           visibility="hidden")),
+    digest="abc")
+
+
+def tensor(v: float) -> dict:
+    return {**SCALAR, "data": [v]}
+
+
+def call(fn: str, p: int, status: str = "returned", returned=None, grad=None, exception=None, warnings=()) -> CallResult:
+    return CallResult(fn, p, status, returned, exception,
+                      {"x": {"grad": grad if grad is not None else {"t": "none"}, "requires_grad": True, "is_leaf": True}},
+                      tuple(warnings))
+
+
+def right_calls() -> dict:
+    calls = {}
+    for p, point in enumerate(POINTS):
+        calls[("ex1", p)] = call("ex1", p, returned={"t": "seq", "kind": "tuple", "items": [tensor(2 * point["x0"])]})
+        calls[("ex1_err", p)] = call("ex1_err", p, "raised", exception=TORCH_RAISED)
+        calls[("ex1_warn", p)] = call("ex1_warn", p, returned={"t": "none"}, warnings=[
+            {"category": "UserWarning", "message": "The .grad of a tensor that is not a leaf", "mro": ["UserWarning"]}])
+    return calls
+
+
+def observations(names=None, calls=None, **kw) -> Observations:
+    names = {"p1_grad": {"t": "float", "v": 3.0}, "p1_err": {"t": "str", "v": "RuntimeError"},
+             "p1_kink": {"t": "int", "v": 0}} if names is None else names
+    return Observations(kw.pop("torch", "2.13.0"), kw.pop("cells", (CellResult(0, "ok"),)), names,
+                        right_calls() if calls is None else calls, kw.pop("complete", True), 1, **kw)
+
+
+def judged(obs: Observations, end: RunEnd = RunEnd(0, False), stopped=None, key: Key = KEY) -> dict:
+    return {o.check_id: o for o in judge.outcomes(key, Evidence(obs, end, stopped or {}), POINTS)}
+
+
+def test_a_right_submission_passes_every_check_with_its_oracle():
+    got = judged(observations())
+    assert {o.status for o in got.values()} == {"passed"}
+    assert got["1.predict.grad"].message == "p1_grad = 3.0" and got["1.predict.grad"].expected == "3.0"
+    assert got["1.predict.grad"].oracle == "sympy: diff(x*x, x) at x=1.5"
+    assert got["1.produce.returns"].oracle == "sympy: (2*x,) at x=1.5; form from reference torch 2.13.0 run"
+    assert got["1.produce.grad"].oracle == "API contract; reference torch 2.13.0 run agrees"
+    assert got["1.produce.err"].oracle == "reference torch 2.13.0 run; API contract"
+    assert got["1.produce.returns"].message == "returned by ex1(x) at x=1.5: (tensor(3.),)"
+    assert sum(o.score for o in got.values()) == 8.0
+
+
+def test_predictions_are_missing_wrong_or_tampered_each_with_its_own_message():
+    got = judged(observations(names={"p1_grad": {"t": "ellipsis"}, "p1_err": {"t": "str", "v": "ValueError"},
+                                     "p1_kink": {"t": "float", "v": 0.5}}, duplicated=frozenset({"p1_err"})))
+    assert got["1.predict.grad"].status == "missing" and got["1.predict.grad"].message == "p1_grad is still ...: write your prediction"
+    assert got["1.predict.err"].status == "error" and "reached the grader twice" in got["1.predict.err"].message
+    kink = got["1.predict.kink"]
+    assert kink.status == "failed" and kink.message == "p1_kink: 0.5 instead of 0.0 (abs diff 0.5)"
+    assert kink.convention.startswith("relu'(0) = 0 — torch 2.13.0 gives 0; sympy's Heaviside(x) gives 1.0.")
+    assert kink.why == "why of predict.kink"
+    got = judged(observations(names={"p1_grad": {"t": "float", "v": 2.8}}))
+    assert got["1.predict.grad"].message == "p1_grad: 2.8 instead of 3.0 (abs diff 0.2)"
+    assert got["1.predict.err"].status == "error" and "exit code 0" in got["1.predict.err"].message
+
+
+def test_a_number_right_only_at_the_students_own_point_fails_at_a_fresh_point_with_a_hint():
+    calls = right_calls()
+    calls[("ex1", 1)] = call("ex1", 1, returned={"t": "seq", "kind": "tuple", "items": [tensor(3.0)]})
+    o = judged(observations(calls=calls))["1.produce.returns"]
+    assert o.status == "failed" and o.score == 0
+    assert o.message == ("returned by ex1(x) at x=2.0 (fresh point 1): item 0: 3.0 instead of 4.0 (abs diff 1) — it is "
+                         "right at your own point but not at fresh point 1: is a number hard-coded, or is the code "
+                         "right only at some points?")
+
+
+@pytest.mark.parametrize("rec, status, phrase", [
+    (call("ex1", 0, "raised", exception={"type": "ValueError", "mro": ["ValueError"], "message": "boom"}), "error",
+     "ex1(x) raised ValueError at x=1.5: boom"),
+    (call("ex1", 0, "raised", exception={"type": "NotImplementedError", "mro": [], "message": ""}), "missing",
+     "ex1 is not written yet (it raises NotImplementedError)"),
+    (call("ex1", 0, "undefined"), "missing", "ex1 is not defined: run its cell, or check its name"),
+    (call("ex1", 0, "timeout"), "timeout", "ex1(x) did not return within 5 s at x=1.5"),
+])
+def test_a_call_that_does_not_return_a_value_is_error_missing_or_timeout(rec, status, phrase):
+    calls = right_calls()
+    calls[("ex1", 0)] = rec
+    o = judged(observations(calls=calls))["1.produce.returns"]
+    assert o.status == status and o.message == phrase and o.score == 0
+
+
+def test_a_run_that_stopped_names_the_call_it_stopped_in_and_what_it_never_reached():
+    calls = {k: v for k, v in right_calls().items() if k[0] != "ex1" or k[1] == 0}
+    got = judged(observations(calls=calls, complete=False), RunEnd(-9, False), {("ex1", 1): RunEnd(-9, False)})
+    assert got["1.produce.returns"].status == "error"
+    assert got["1.produce.returns"].message == ("the submission's process ended (exit code -9) while ex1(x) was "
+                                                "running at x=2.0 (fresh point 1)")
+    got = judged(observations(calls=calls, complete=False), RunEnd(-9, True), {("ex1", 1): RunEnd(-9, True)})
+    assert got["1.produce.returns"].status == "timeout" and "120 s limit was reached" in got["1.produce.returns"].message
+    got = judged(observations(names={}, calls={}, complete=False), RunEnd(0, False, results_cut=True))
+    assert got["1.predict.grad"].status == "error" and "more than 2 MB of results" in got["1.predict.grad"].message
+
+
+def test_an_exception_must_come_from_torch_with_its_key_phrase():
+    calls = right_calls()
+    own = {**TORCH_RAISED, "origin": "__main__", "statement": True}
+    calls[("ex1_err", 0)] = call("ex1_err", 0, "raised", exception=own)
+    o = judged(observations(calls=calls))["1.produce.err"]
+    assert o.status == "failed" and "raised by your own code (__main__), not by torch" in o.message
+    assert o.expected.startswith("RuntimeError whose message contains 'does not require grad' (reference run raised")
+    calls[("ex1_err", 0)] = call("ex1_err", 0, returned={"t": "none"})
+    o = judged(observations(calls=calls))["1.produce.err"]
+    assert o.status == "failed" and o.observed == "returned None"
+
+
+def test_a_warning_check_needs_the_warning_and_other_warnings_are_information_only():
+    calls = right_calls()
+    calls[("ex1_warn", 0)] = call("ex1_warn", 0, returned={"t": "none"})
+    o = judged(observations(calls=calls))["1.produce.warn"]
+    assert o.status == "failed" and o.message.endswith("expected a UserWarning; the call emitted no warning")
+    calls = right_calls()
+    calls[("ex1", 0)] = replace(calls[("ex1", 0)], warnings=({"category": "DeprecationWarning", "message": "old",
+                                                              "mro": ["DeprecationWarning"]},))
+    got = judged(observations(calls=calls))
+    assert got["1.produce.returns"].status == "passed"
+    assert got["1.produce.returns"].details == ("warning (information, not graded): DeprecationWarning: old",)
+    assert got["1.produce.grad"].details == ()   # shown once, on the function's first check
+
+
+def test_a_version_sensitive_check_is_flagged_on_another_torch_and_a_hidden_check_shows_only_its_status():
+    got = judged(observations(torch="2.12.0"))
+    assert got["1.produce.grad"].version_note.startswith("version-sensitive: this behaviour was observed on torch "
+                                                         "2.13.0, and this run used torch 2.12.0")
+    assert got["1.produce.returns"].version_note is None
+    calls = right_calls()
+    calls[("ex1", 0)] = replace(calls[("ex1", 0)], tensors={"x": {"grad": tensor(1.0), "requires_grad": True,
+                                                                  "is_leaf": True}})
+    hidden = judged(observations(calls=calls))["1.produce.hidden"]
+    assert (hidden.status, hidden.message, hidden.expected, hidden.observed, hidden.why) == ("failed", "failed", None,
+                                                                                              None, None)
+
+
+def test_each_expectation_kind_gives_its_own_release_advice():
+    advice = {c.id: judge.handler(c).advice(KEY, c) for c in KEY.checks}
+    assert "fix the expect expression if the notebook is right" in advice["1.predict.grad"]
+    assert "if sympy is right, fix the solution" in advice["1.produce.returns"]
+    assert advice["1.produce.err"].startswith("Make raises = and phrase = match")
+    assert advice["1.produce.warn"].startswith("Make warns = and phrase = match")
+    assert "sympy's value goes in sympy = ..." in advice["1.predict.kink"]
+
+
+def test_notes_name_cells_that_raised_a_run_that_ended_and_another_torch():
+    obs = observations(cells=(CellResult(0, "error", "NameError", "name 'y' is not defined"),), complete=False,
+                       torch="2.12.0", rejected=2)
+    obs = replace(obs, cell_count=3)
+    notes = judge.notes(KEY, Evidence(obs, RunEnd(1, False)), ["cell 2", "cell 4 ('ex1-predict')"], "a\nb\nlast words")
+    assert notes == ["cell 2 raised NameError: name 'y' is not defined",
+                     "the process ended (exit code 1) while cell 4 ('ex1-predict') was running; its last output: "
+                     "a b last words",
+                     "2 line(s) in the results channel were not written by the grader's probe and were ignored",
+                     "this run used torch 2.12.0, but the key was observed on torch 2.13.0: version-sensitive checks "
+                     "may differ"]
