@@ -28,6 +28,18 @@ def released(assignment: str, tmp_path_factory, worker):
     return release_once(assignment, tmp_path_factory, worker)
 
 
+_GRADED: dict[str, dict] = {}
+
+
+def graded_examples(assignment: str, tmp_path_factory, worker) -> dict[str, dict]:
+    """student -> the normalised report of each example submission of `assignment`, graded once per session
+    at the golden fresh points (examples/at_many_points.py grades them at many others)."""
+    if assignment not in _GRADED:
+        _, key = released(assignment, tmp_path_factory, worker)
+        _GRADED[assignment] = grade_examples(assignment, replace(key, fresh_seed=SECRET), worker)
+    return _GRADED[assignment]
+
+
 def test_the_curriculum_has_eight_assignments_numbered_in_order():
     assert [i[:3] for i in IDS] == [f"{n:02d}-" for n in range(1, 9)]
 
@@ -108,7 +120,6 @@ def test_the_solution_runs_top_to_bottom_in_a_kernel_and_every_self_check_passes
 
 @pytest.mark.parametrize("assignment", IDS)
 def test_the_example_submissions_get_their_recorded_statuses(assignment, tmp_path_factory, worker):
-    _, key = released(assignment, tmp_path_factory, worker)
     folder = ROOT / "examples" / "submissions" / assignment
     expected = {f.name.split(".")[0]: json.loads(f.read_text()) for f in folder.glob("*.expected.json")}
     assert len(expected) >= 3
@@ -116,11 +127,12 @@ def test_the_example_submissions_get_their_recorded_statuses(assignment, tmp_pat
     nothing = {s for s, e in expected.items() if e["status"] == "graded" and set(e["checks"].values()) == {"missing"}}
     assert everything and nothing, "examples include a correct and a not-attempted submission"
     assert len(expected) > len(everything | nothing), "and at least one typical misconception"
+    reports = graded_examples(assignment, tmp_path_factory, worker)
     for student, exp in expected.items():
-        report = grade_notebook(folder / f"{student}.ipynb", key, student, worker=worker)
-        assert report.status == exp["status"], (student, report.reason)
-        got = {o.check_id: o.status for o in report.outcomes if o.visibility == "public"}
-        messages = {o.check_id: o.message for o in report.outcomes}
+        report = reports[student]
+        assert report["status"] == exp["status"], (student, report["reason"])
+        got = {o["check_id"]: o["status"] for o in report["outcomes"] if o["visibility"] == "public"}
+        messages = {o["check_id"]: o["message"] for o in report["outcomes"]}
         assert got == exp["checks"], (student, {k: (v, got.get(k), messages.get(k)) for k, v in exp["checks"].items()
                                                 if got.get(k) != v})
 
@@ -130,8 +142,7 @@ def test_every_example_report_equals_its_golden_report(assignment, tmp_path_fact
     """Reports of the example submissions, graded at the golden fresh points, are exactly the reports saved
     in tests/golden/ (apart from timing and sympy's version string). A change meant to alter reports
     rewrites them with tests/golden_reports.py, and the diff shows what changed."""
-    _, key = released(assignment, tmp_path_factory, worker)
-    got = grade_examples(assignment, replace(key, fresh_seed=SECRET), worker)
+    got = graded_examples(assignment, tmp_path_factory, worker)
     folder = GOLDEN / assignment
     assert sorted(got) == sorted(p.stem for p in folder.glob("*.json")), f"run tests/golden_reports.py {assignment}"
     for student, report in got.items():
