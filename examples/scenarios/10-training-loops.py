@@ -189,9 +189,10 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
     pred["ex5-predict"] = (f"p5_calls = (1, 1)   # checkpoint keeps what it computed\np5_a_grad = {sig(n['a_grad'])}\n"
                            f"p5_reentrant_a_grad = {sig(n['a_grad'])}   # both variants are the same checkpoint")
     code = dict(CODE, **{"ex5-produce": CODE["ex5-produce"].replace(
-        "checkpoint(block, h, use_reentrant=False)", "checkpoint(block, h, use_reentrant=True)")})
-    out["ivo"] = ("uses use_reentrant=True (the old default) on a block whose input needs no gradient: the block "
-                  "is never recomputed and its parameter gets no gradient; expects one forward call",
+        "checkpoint(block, h, use_reentrant=False)", "checkpoint(block, h)")})
+    out["ivo"] = ("leaves use_reentrant out, which on torch 2.13 means use_reentrant=True (with a warning), on a block "
+                  "whose input needs no gradient: the block is never recomputed and its parameter gets no gradient; "
+                  "expects one forward call and the two variants to give the same gradients",
                   {**pred, **code},
                   {"5.predict.calls": "failed", "5.predict.reentrant_a_grad": "failed", "5.produce.calls": "failed",
                    "5.produce.a_grad": "failed"})
@@ -210,10 +211,11 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
 
     p = params("hana")
     pred = predictions(p)
-    pred["ex7-predict"] = (f"p7_linear = {vec([p['cr'], p['ci']])}   # d(c*z)/dz = c\n"
-                           f"p7_abs2 = {vec([2 * p['zr'], -2 * p['zi']])}   # d(z*conj(z))/dz = conj(z), twice\n"
+    pred["ex7-predict"] = (f"p7_linear = {vec([p['cr'], p['ci']])}   # 2 * dL/dz = c\n"
+                           f"p7_abs2 = {vec([2 * p['zr'], -2 * p['zi']])}   # 2 * dL/dz = 2 * conj(z)\n"
                            + "\n".join(pred["ex7-predict"].split("\n")[2:]))
-    out["hana"] = ("forgets the conjugate: predicts complex calculus' c and 2*conj(z) instead of torch's conj(c) and 2z",
+    out["hana"] = ("forgets the conjugate: predicts 2 * dL/dz of complex (Wirtinger) calculus, c and 2 * conj(z), "
+                   "instead of torch's 2 * conj(dL/dz), conj(c) and 2z",
                    {**pred, **CODE}, {"7.predict.linear": "failed", "7.predict.abs2": "failed"})
 
     p = params("jo")
