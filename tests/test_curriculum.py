@@ -40,8 +40,8 @@ def graded_examples(assignment: str, tmp_path_factory, worker) -> dict[str, dict
     return _GRADED[assignment]
 
 
-def test_the_curriculum_has_eight_assignments_numbered_in_order():
-    assert [i[:3] for i in IDS] == [f"{n:02d}-" for n in range(1, 9)]
+def test_the_curriculum_has_ten_assignments_numbered_in_order():
+    assert [i[:3] for i in IDS] == [f"{n:02d}-" for n in range(1, 11)]
 
 
 @pytest.mark.parametrize("assignment", IDS)
