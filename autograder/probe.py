@@ -11,8 +11,10 @@ May import: stdlib, torch, IPython, traitlets, autograder.wire.
 from __future__ import annotations
 
 import dis
+import hashlib
 import json
 import os
+import random
 import signal
 import sys
 import threading
@@ -251,6 +253,28 @@ def _safe_str(e: Any) -> str:
         return "<message unavailable>"
 
 
+class _SeededRandom:
+    """Within the block, torch's and Python's random generators start from a seed derived from `name`, and
+    afterwards they are back where they were: a call's random numbers are the same in every run (a batch,
+    a rerun, the notebook's self-check), and they do not change what later cells draw."""
+
+    def __init__(self, name: str) -> None:
+        self.seed = int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "big")
+
+    def __enter__(self) -> None:
+        import torch
+
+        self.saved = (torch.random.get_rng_state(), random.getstate())
+        torch.random.manual_seed(self.seed)
+        random.seed(self.seed)
+
+    def __exit__(self, *exc: object) -> None:
+        import torch
+
+        torch.random.set_rng_state(self.saved[0])
+        random.setstate(self.saved[1])
+
+
 def observe_call(ns: dict[str, Any], call: dict[str, Any], point: int, timeout: float) -> dict[str, Any]:
     """Call `ns[call["function"]]` at `call["points"][point]` and return a "call" record.
 
@@ -269,7 +293,7 @@ def observe_call(ns: dict[str, Any], call: dict[str, Any], point: int, timeout: 
 
     warn_always = torch.is_warn_always_enabled()
     torch.set_warn_always(True)   # torch's warn-once warnings too, at every call (torch.set_warn_always)
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, _SeededRandom(f"{call['call']}\0{point}"):
         warnings.simplefilter("always")
         try:
             with _Deadline(timeout):
@@ -400,6 +424,8 @@ def run(request: dict[str, Any], out_fd: int, shell: Any) -> None:
           "python": sys.version.split()[0], "cells": len(request["cells"])})
     os.environ["AUTOGRAD_LAB_PROBE"] = "1"
     os.environ["AUTOGRAD_LAB_PARAMETERS"] = _dumps(request.get("parameters", {}))
+    torch.random.manual_seed(0)   # the same random numbers in every run of a submission (the worker's seed
+    random.seed(0)                # is drawn when it starts)
     _run_cells(shell, request["cells"], float(request["cell_timeout"]), emit)
     restore()
     ns = shell.user_ns
