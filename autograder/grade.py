@@ -4,7 +4,7 @@ orchestration: the grading semantics are `judge`'s. Never raises for a student's
 grader gives a "not graded" report that says so.
 
 May import: stdlib, autograder (its version), autograder.model, autograder.plan, autograder.judge,
-autograder.identity, autograder.notebook, autograder.report, autograder.sandbox, autograder.wire,
+autograder.identity, autograder.sources, autograder.notebook, autograder.report, autograder.sandbox, autograder.wire,
 autograder.compare, autograder.analytic.
 """
 from __future__ import annotations
@@ -14,9 +14,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
-from autograder import __version__, analytic, identity, judge, plan, sandbox, wire
+from autograder import __version__, analytic, identity, judge, plan, sandbox, sources, wire
 from autograder.compare import short
-from autograder.judge import Call, Evidence, RunEnd
+from autograder.judge import Evidence, RunEnd
 from autograder.model import Key
 from autograder.notebook import (NotebookError, code_cell_labels, code_cells, declared_assignment, declared_student_id,
                                  read_notebook)
@@ -29,7 +29,7 @@ Rerun = Callable[[dict[str, Any], float], sandbox.ProbeRun]   # (request, wall s
 
 def end_of(run: sandbox.ProbeRun) -> RunEnd:
     """How a probe run ended, as the judge reads it."""
-    return RunEnd(run.exit_code, run.timed_out, run.results_cut)
+    return RunEnd(run.exit_code, run.timed_out, run.results_cut, run.stalled, run.over_memory)
 
 
 def grade_notebook(path: str | Path, key: Key, student: str | None = None,
@@ -72,68 +72,146 @@ def _grade_notebook(path: Path, key: Key, student: str | None, exercises: list[s
     declared = declared and short(declared, 100)
     who = identity.resolve(path, key.notebook, key.assignment, declared, "given" if student is not None else "self",
                            student)
-    request = plan.probe_request(key, code_cells(nb), who.student, exercises)
+    cells = code_cells(nb)
+    facts = sources.Facts.of(cells)
+    positions = facts.positions(key, exercises)
+    request = plan.probe_request(key, cells, who.student, exercises, {e: p.after for e, p in positions.items()})
 
-    def rerun(req: dict[str, Any], seconds: float) -> sandbox.ProbeRun:   # the key's limits, in the time left
+    def run(req: dict[str, Any], seconds: float) -> sandbox.ProbeRun:   # the key's limits, in the time left
         return sandbox.run_probe(req, key.limits.with_seconds(seconds), conceal, worker)
     try:
-        run = sandbox.run_probe(request, key.limits, conceal, worker)
+        first = run(request, key.limits.submission_timeout)
     except OSError as e:
         return _not_gradable(key, path.name, who.student, f"not graded: the grader could not start the sandbox ({e}); "
                              "this is not the student's fault", request["parameters"], start)
-    return _finish(key, path.name, who.student, run, list(who.notes), start, code_cell_labels(nb), request, rerun)
+    return _finish(key, path.name, who.student, first, list(who.notes), start, code_cell_labels(nb), request, run,
+                   facts, positions)
 
 
-def _first_unobserved(request: dict[str, Any], obs: wire.Observations) -> Call | None:
-    """The call the probe was making when its run stopped: the first call of `request` without a
-    record, once every cell ran and every name was read (else None: the run stopped before the calls)."""
-    if obs.complete or len(obs.cells) < obs.cell_count or any(n not in obs.names for n in request["names"]):
+Step = tuple   # ("cell", i) | ("name", name) | ("call", function, point)
+
+
+def _steps(request: dict[str, Any]) -> list[Step]:
+    """The steps of a request in the order the probe takes them: each code cell, and after it the names
+    and calls of the exercises observed there."""
+    out: list[Step] = []
+    for i in range(-1, len(request["cells"])):
+        if i >= 0:
+            out.append(("cell", i))
+        for entry in request["observe"]:
+            if entry["after"] == i:
+                out += [("name", n) for n in entry["names"]]
+                out += [("call", c["call"], p) for c in entry["calls"] for p in range(len(c["points"]))]
+    return out
+
+
+def _culprit(request: dict[str, Any], obs: wire.Observations) -> Step | None:
+    """The step a run that stopped was taking: the first step of `request` the results do not report
+    (None when the run finished)."""
+    if obs.complete:
         return None
-    return next(((c["call"], p) for c in request["calls"] for p in range(len(c["points"]))
-                 if (c["call"], p) not in obs.calls), None)
+    seen_cells = {c.index for c in obs.cells}
+    for step in _steps(request):
+        done = (step[1] in seen_cells if step[0] == "cell" else step[1] in obs.names if step[0] == "name"
+                else (step[1], step[2]) in obs.calls)
+        if not done:
+            return step
+    return None
 
 
-def _resume(key: Key, request: dict[str, Any], obs: wire.Observations, run: sandbox.ProbeRun,
-            rerun: Rerun | None) -> tuple[wire.Observations, sandbox.ProbeRun, dict[Call, RunEnd], list[str]]:
-    """A run that stopped during a produce call costs that function's checks only: the call is named
-    (`stopped`), and when the process ended (not at the time limit) the notebook is run again, within
-    what is left of the submission's time limit, for the functions after it.
+def _rest(request: dict[str, Any], culprit: Step, obs: wire.Observations, end: RunEnd) -> dict[str, Any]:
+    """The request for a run again after `culprit` ended a run: the culprit cell is skipped; names and calls
+    already reported, and the culprit call's function, are not asked for again."""
+    skip = dict(request["skip"])
+    if culprit[0] == "cell":
+        skip[str(culprit[1])] = "this cell ended an earlier run of this notebook, so it was not run again"
+    observe = []
+    for entry in request["observe"]:
+        names = [n for n in entry["names"] if n not in obs.names and ("name", n) != culprit]
+        calls = []
+        for c in entry["calls"]:
+            if culprit[0] == "call" and c["call"] == culprit[1]:
+                continue   # its later points are not retried: one fatal call is enough
+            if all((c["call"], p) in obs.calls for p in range(len(c["points"]))):
+                continue
+            calls.append(c)
+        if names or calls:
+            observe.append({**entry, "names": names, "calls": calls})
+    return {**request, "skip": skip, "observe": observe}
 
-    Returns the observations with the calls of the later runs added (never their names, cells or
-    calls that were not asked for), the last run (it decides about calls never reached), the
-    stopped calls and notes."""
+
+def _attempts(key: Key, request: dict[str, Any], obs: wire.Observations, run: sandbox.ProbeRun,
+              rerun: Rerun | None, labels: tuple[str, ...] | list[str] = ()
+              ) -> tuple[wire.Observations, sandbox.ProbeRun, dict[Step, RunEnd], list[str]]:
+    """A run that stopped during one step (a cell, reading a prediction, a call: the process ended, the
+    worker stopped a step that outlasted its alarm, or the run outgrew its memory budget) costs that step
+    only: the step is named (`stopped`), and the notebook is run again, within what is left of the
+    submission's time limit, without it, for what was not observed yet. A run stopped at the
+    submission's own time limit is not run again.
+
+    Returns the merged observations (each later run adds the names and calls it was asked for, and its
+    cell records), the last run (it decides about steps never reached), the stopped steps and notes."""
     limit = float(key.limits.submission_timeout)
-    stopped: dict[Call, RunEnd] = {}
+    stopped: dict[Step, RunEnd] = {}
     notes: list[str] = []
-    calls, duplicated, rejected = dict(obs.calls), set(obs.duplicated), obs.rejected
-    current, last, spent = request, run, run.seconds
-    latest = obs
-    while (culprit := _first_unobserved(current, latest)) is not None:
-        stopped[culprit] = end_of(last)
-        fn, p = culprit
-        if last.timed_out or last.results_cut:
-            notes.append(f"the {limit:g} s limit was reached while {fn} was running ({judge.point_label(p)})")
+    cells = {c.index: c for c in obs.cells}
+    names, calls, duplicated, rejected = dict(obs.names), dict(obs.calls), set(obs.duplicated), obs.rejected
+    current, last, spent, latest = request, run, run.seconds, obs
+    while (culprit := _culprit(current, latest)) is not None:
+        end = end_of(last)
+        stopped[culprit] = end
+        what = (f"during {labels[culprit[1]] if culprit[1] < len(labels) else f'code cell {culprit[1] + 1}'}"
+                if culprit[0] == "cell" else f"while reading {culprit[1]}"
+                if culprit[0] == "name" else f"while {culprit[1]} was running ({judge.point_label(culprit[2])})")
+        tail = " ".join(last.output_tail.strip().splitlines()[-3:])
+        tail = f"; its last output: {short(tail, 300)}" if tail else ""
+        if last.results_cut:
+            notes.append(f"the submission wrote more than {wire.MAX_RESULT_BYTES // 10**6} MB of results {what}, so "
+                         f"the grader stopped reading")
             break
-        names = [c["call"] for c in current["calls"]]
-        after = current["calls"][names.index(fn) + 1:]
+        if last.timed_out:
+            notes.append(f"the {limit:g} s limit was reached {what}{tail}")
+            break
         left = limit - spent
-        again = rerun is not None and after and left >= MIN_RERUN_SECONDS
-        notes.append(f"the process ended (exit code {last.exit_code}) while {fn} was running ({judge.point_label(p)})"
-                     + ("; the notebook was run again to call the functions after it" if again else ""))
-        if not again:
+        following = _rest(current, culprit, latest, end)
+        more = rerun is not None and left >= MIN_RERUN_SECONDS and (
+            following["observe"] or culprit[0] != "cell")
+        notes.append(f"the run ended {what}: {judge.how_it_ended(end, key.limits)}{tail}"
+                     + ("; the notebook was run again without it for what came after" if more else ""))
+        if not more:
             break
-        current = {**request, "names": [], "calls": after}
+        current = following
         last = rerun(current, left)
         spent += last.seconds
         try:
             latest = wire.parse_results(last.results)
         except wire.WireError:
             break
-        wanted = {(c["call"], q) for c in after for q in range(len(c["points"]))}
-        calls.update({k: v for k, v in latest.calls.items() if k in wanted})
-        duplicated |= {d for d in latest.duplicated if d in wanted}
+        wanted_names = {n for e in current["observe"] for n in e["names"]}
+        wanted_calls = {(c["call"], q) for e in current["observe"] for c in e["calls"] for q in range(len(c["points"]))}
+        cells.update({c.index: c for c in latest.cells})
+        names.update({k: v for k, v in latest.names.items() if k in wanted_names})
+        calls.update({k: v for k, v in latest.calls.items() if k in wanted_calls})
+        duplicated |= {d for d in latest.duplicated if d in wanted_names or d in wanted_calls}
         rejected += latest.rejected
-    return replace(obs, calls=calls, duplicated=frozenset(duplicated), rejected=rejected), last, stopped, notes
+    merged = replace(obs, cells=tuple(cells[i] for i in sorted(cells)), names=names, calls=calls,
+                     duplicated=frozenset(duplicated), rejected=rejected)
+    return merged, last, stopped, notes
+
+
+def _cell_faults(key: Key, obs: wire.Observations, stopped: dict[Step, RunEnd]) -> dict[int, tuple[str, str]]:
+    """Code cell index -> (status, what went wrong), for each cell that raised, ran past its limit or ended
+    a run."""
+    faults: dict[int, tuple[str, str]] = {}
+    for c in obs.cells:
+        if c.status == "error":
+            faults[c.index] = ("error", f"raised {c.ename}: {short(c.evalue, 200)}")
+        elif c.status == "timeout":
+            faults[c.index] = ("timeout", f"ran past its {key.limits.cell_timeout:g} s limit and was stopped")
+    for step, end in stopped.items():
+        if step[0] == "cell":
+            faults[step[1]] = judge.ended_fault(end, key.limits)
+    return faults
 
 
 def _grader_fault(e: Exception) -> str:
@@ -154,7 +232,8 @@ def _not_gradable(key: Key, submission: str, student: str, reason: str, paramete
 
 def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, notes: list[str], start: float,
             labels: tuple[str, ...] | list[str] = (), request: dict[str, Any] | None = None,
-            rerun: Rerun | None = None) -> Report:
+            rerun: Rerun | None = None, facts: sources.Facts | None = None,
+            positions: dict[str, sources.Position] | None = None, cell_notes: bool = True) -> Report:
     points = plan.points_for(key, student)
     try:
         obs = wire.parse_results(run.results)
@@ -164,15 +243,19 @@ def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, note
                              f"Output: {run.output_tail[-400:]}", points[0], start)
     try:
         first_obs, first_run = obs, run
-        stopped: dict[Call, RunEnd] = {}
+        stopped: dict[Step, RunEnd] = {}
         resumed: list[str] = []
         if request is not None:
-            obs, run, stopped, resumed = _resume(key, request, obs, run, rerun)
-        outcomes = judge.outcomes(key, Evidence(obs, end_of(run), stopped), points)
+            obs, run, stopped, resumed = _attempts(key, request, obs, run, rerun, labels)
+        evidence = Evidence(obs, end_of(run), {(s[1], s[2]): e for s, e in stopped.items() if s[0] == "call"},
+                            {s[1]: e for s, e in stopped.items() if s[0] == "name"},
+                            _cell_faults(key, obs, stopped), facts, positions or {}, tuple(labels))
+        outcomes = judge.outcomes(key, evidence, points)
     except Exception as e:  # a grader fault: say so, give no points, never blame the student
         return _not_gradable(key, submission, student, _grader_fault(e), points[0], start)
     notes = notes + judge.notes(key, Evidence(replace(first_obs, rejected=obs.rejected), end_of(first_run)), labels,
-                                first_run.output_tail) + resumed
+                                cell_notes) + resumed
+    notes += judge.exercise_notes(key, evidence)
     if len(notes) > MAX_NOTES:
         notes = notes[:MAX_NOTES] + [f"… and {len(notes) - MAX_NOTES} more notes"]
     hidden = key.hidden_checks.checks if key.hidden_checks else 0
@@ -185,10 +268,20 @@ def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, note
 
 
 def report_from_results(key: Key, results: bytes, student: str, exercises: list[str] | None = None,
-                        submission: str = "notebook (self-check)") -> Report:
-    """Grade a results stream observed elsewhere (the in-notebook self-check observes in the
-    student's kernel and sends the stream here, to a separate process that holds the key)."""
+                        submission: str = "notebook (self-check)", cells: list[str] | None = None,
+                        labels: list[str] | None = None) -> Report:
+    """Grade a results stream observed elsewhere (the in-notebook self-check observes in the student's
+    kernel and sends the stream here, to a separate process that holds the key). `cells`: the source of
+    each cell the kernel ran before the check, in order (the stream has a record of each); the exercises
+    were observed after the last of them. `labels`: how the student finds those cells."""
     key = key.only(exercises)
     run = sandbox.ProbeRun(results[: wire.MAX_RESULT_BYTES], "", 0, False, 0.0,
                            isolation="none: a self-check observes your code in your own notebook kernel")
-    return _finish(key, submission, student, run, identity.notes(student, student), time.monotonic()).encodable()
+    facts = positions = None
+    if cells is not None:
+        facts = sources.Facts.of([str(c) for c in cells])
+        positions = {e.id: sources.Position(len(cells) - 1, "check cell") for e in key.exercises
+                     if exercises is None or e.id in exercises}
+    return _finish(key, submission, student, run, identity.notes(student, student), time.monotonic(),
+                   [str(label) for label in labels or []], facts=facts, positions=positions,
+                   cell_notes=False).encodable()

@@ -4,17 +4,17 @@ its expected value, its comparison, its oracle text and its release advice; `gra
 `key` (the solution, at release) both judge with this module.
 
 May import: stdlib, autograder.model, autograder.compare, autograder.analytic, autograder.wire,
-autograder.report.
+autograder.report, autograder.sources.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from typing import Any, Union
 
-from autograder import analytic, wire
+from autograder import analytic, sources, wire
 from autograder.compare import (Comparison, compare_exception, compare_predicted, compare_produced, compare_warning,
                                 short, show)
-from autograder.model import (BoolAnswer, Check, ConventionExpectation, Exercise, ExprAnswer, Key, NoneAnswer,
+from autograder.model import (BoolAnswer, Check, ConventionExpectation, Exercise, ExprAnswer, Key, Limits, NoneAnswer,
                               RaisesExpectation, SeqAnswer, ValueExpectation, WarnsExpectation, answer_items)
 from autograder.report import Outcome, Status
 
@@ -27,22 +27,63 @@ TAMPERED = ("this result reached the grader twice: the submission wrote into the
 @dataclass(frozen=True)
 class RunEnd:
     """How a sandboxed run ended, as the grader saw it: the process's exit code (or -signal), whether the
-    submission's time limit was reached, and whether its results stream was cut at wire.MAX_RESULT_BYTES."""
+    submission's time limit was reached, whether its results stream was cut at wire.MAX_RESULT_BYTES,
+    and whether the worker stopped it because a step outlasted its alarm (`stalled`) or because its
+    processes together outgrew the run's memory budget (`over_memory`)."""
 
     exit_code: int
     timed_out: bool
     results_cut: bool = False
+    stalled: bool = False
+    over_memory: bool = False
 
 
 @dataclass(frozen=True)
 class Evidence:
-    """What the judge reads of one submission: the probe's observations, how the run that decides about
-    unreached checks ended (`end`), and, for each produce call during which a run stopped, how that run
-    ended (`stopped`; see grade's resume after a fatal call)."""
+    """What the judge reads of one submission: the probe's observations; how the run that decides about
+    unreached checks ended (`end`); how the run ended that stopped during a produce call (`stopped`) or
+    while reading a prediction (`stopped_names`; see grade's runs again after a fatal step); the code
+    cells that raised, ran past their limit or ended a run (`cell_faults`: index -> (status, what)); and,
+    where the notebook's sources are known, what they say (`facts`), where each exercise was observed
+    (`positions`) and the cells' labels."""
 
     observations: wire.Observations
     end: RunEnd
     stopped: dict[Call, RunEnd] = field(default_factory=dict)
+    stopped_names: dict[str, RunEnd] = field(default_factory=dict)
+    cell_faults: dict[int, tuple[str, str]] = field(default_factory=dict)
+    facts: sources.Facts | None = None
+    positions: dict[str, sources.Position] = field(default_factory=dict)
+    labels: tuple[str, ...] = ()
+
+    def label(self, i: int) -> str:
+        """A code cell as a student finds it ("cell 9 ('ex1-produce')")."""
+        return self.labels[i] if i < len(self.labels) else f"code cell {i + 1}"
+
+
+def how_it_ended(end: RunEnd, limits: Limits) -> str:
+    """Why a run stopped, in words."""
+    if end.timed_out:
+        return f"the submission's {limits.submission_timeout:g} s limit was reached"
+    if end.stalled:
+        return "it ran past its time limit and did not stop at its alarm, so the run was stopped"
+    if end.over_memory:
+        return (f"the run's processes together used more than its {limits.run_memory_mb:g} MB of memory, so the "
+                f"run was stopped")
+    return f"the process ended, exit code {end.exit_code}"
+
+
+def ended_fault(end: RunEnd, limits: Limits) -> tuple[str, str]:
+    """(status, what happened) of a cell during which a run stopped."""
+    if end.timed_out:
+        return "timeout", f"was still running when the submission's {limits.submission_timeout:g} s limit was reached"
+    if end.stalled:
+        return "timeout", (f"ran past its {limits.cell_timeout:g} s limit and did not stop at its alarm, so the run "
+                           f"was stopped")
+    if end.over_memory:
+        return "error", (f"made the run's processes together use more than its {limits.run_memory_mb:g} MB of "
+                         f"memory, so the run was stopped")
+    return "error", f"ended the run (the process ended, exit code {end.exit_code})"
 
 
 def point_label(p: int) -> str:
@@ -59,6 +100,13 @@ def _stopped_in(key: Key, evidence: Evidence, call: Call, call_text: str, where:
     if end.timed_out:
         return "timeout", (f"{call_text} was still running at {where} ({label}) when the submission's "
                            f"{key.limits.submission_timeout:g} s limit was reached")
+    if end.stalled:
+        return "timeout", (f"{call_text} did not return within {key.limits.call_timeout:g} s at {where} ({label}) "
+                           f"and did not stop at its alarm, so the run was stopped")
+    if end.over_memory:
+        return "error", (f"the submission's processes together used more than the run's "
+                         f"{key.limits.run_memory_mb:g} MB of memory while {call_text} was running at {where} "
+                         f"({label})")
     return "error", (f"the submission's process ended (exit code {end.exit_code}) while {call_text} was running "
                      f"at {where} ({label})")
 
@@ -291,10 +339,19 @@ def judge_prediction(key: Key, check: Check, evidence: Evidence, point: Point) -
     if check.name in obs.duplicated:
         return replace(base, status="error", message=TAMPERED)
     if value is None:
+        end = evidence.stopped_names.get(check.name)
+        if end is not None:
+            return replace(base, status="timeout" if end.timed_out or end.stalled else "error",
+                           message=f"reading {check.name} stopped the run: {how_it_ended(end, key.limits)}")
         status, msg = _unreached(key, evidence.end)
         return replace(base, status=status, message=msg)
     if value["t"] in ("undefined", "ellipsis"):
         state = "is not defined" if value["t"] == "undefined" else "is still ..."
+        fault = _binding_fault(evidence, check.exercise, check.name)
+        if fault is not None:
+            status, where, what = fault
+            return replace(base, status=status, message=f"{check.name} {state}: {where} {what} before it set "
+                                                         f"{check.name}")
         return replace(base, status="missing", message=f"{check.name} {state}: write your prediction")
     h = handler(check)
     values = ex.values(point)
@@ -335,8 +392,16 @@ def judge_production(key: Key, check: Check, evidence: Evidence, points: list[Po
             warned.add(fn)
             warnings_seen = list(dict.fromkeys(warning_line(w) for w in rec.warnings))
         if rec.status == "undefined":
+            fault = _binding_fault(evidence, check.exercise, fn)
+            if fault is not None:
+                status, where, what = fault
+                return replace(base, status=status, message=f"{fn} is not defined: {where}, which defines it, {what}")
             return replace(base, status="missing", message=f"{fn} is not defined: run its cell, or check its name")
         if rec.status == "raised" and rec.exception and rec.exception["type"] == "NotImplementedError":
+            if _written_above_raise(evidence, check.exercise, fn):
+                return replace(base, status="error", message=(
+                    f"{fn} raises NotImplementedError at its last line: that line was the placeholder of the "
+                    f"released notebook; delete it, now that the code above it is written"))
             return replace(base, status="missing", message=f"{fn} is not written yet (it raises NotImplementedError)")
         if rec.status in ("timeout", "skipped"):
             return replace(base, status="timeout",
@@ -363,6 +428,61 @@ def judge_production(key: Key, check: Check, evidence: Evidence, points: list[Po
     return replace(first, details=tuple(f"warning (information, not graded): {w}" for w in warnings_seen))
 
 
+def _after(evidence: Evidence, exercise: str) -> int | None:
+    position = evidence.positions.get(exercise)
+    if position is not None:
+        return position.after
+    return len(evidence.facts.binds) - 1 if evidence.facts is not None else None
+
+
+def _binding_fault(evidence: Evidence, exercise: str, name: str) -> tuple[str, str, str] | None:
+    """(status, the cell, what went wrong) when the last cell that binds `name` before the exercise was
+    observed raised, ran past its limit or ended a run; else None."""
+    after = _after(evidence, exercise)
+    if evidence.facts is None or after is None:
+        return None
+    cell = evidence.facts.defining_cell(name, after)
+    if cell is None or cell not in evidence.cell_faults:
+        return None
+    status, what = evidence.cell_faults[cell]
+    return status, evidence.label(cell), what
+
+
+def _written_above_raise(evidence: Evidence, exercise: str, function: str) -> bool:
+    """Does the function, as defined when the exercise was observed, have code above its final
+    `raise NotImplementedError`?"""
+    after = _after(evidence, exercise)
+    if evidence.facts is None or after is None:
+        return False
+    fn = evidence.facts.definition(function, after)
+    return fn is not None and sources.code_above_raise(fn)
+
+
+def exercise_notes(key: Key, evidence: Evidence) -> list[str]:
+    """Per exercise: where it was judged when not at its own check cell, and the names it used that a
+    later cell binds again (information, never a penalty: it was judged as the notebook stood there)."""
+    facts, out = evidence.facts, []
+    if facts is None:
+        return out
+    for ex in key.exercises:
+        position = evidence.positions.get(ex.id)
+        if position is None:
+            continue
+        at = evidence.label(position.after) if position.after >= 0 else "the start of the notebook"
+        if position.where == "moved":
+            out.append(f"exercise {ex.id}: its check cell ({evidence.label(position.check)}) stands above the cell "
+                       f"that defines its functions, so it was judged after {at}, where the released notebook "
+                       f"checks it")
+        elif position.where == "no check cell":
+            out.append(f"exercise {ex.id}: the notebook has no lab.check(\"{ex.id}\") cell, so it was judged after "
+                       f"{at}, where the released notebook checks it")
+        names = tuple(c.name for c in key.checks if c.exercise == ex.id and c.kind == "predict" and c.name)
+        for name, cell in facts.rebound_later(facts.used_names(ex.functions, names, position.after), position.after):
+            out.append(f"exercise {ex.id}: {evidence.label(cell)} binds {name} again, which exercise {ex.id} uses; "
+                       f"the exercise was judged as the notebook stood after {at}")
+    return out
+
+
 def for_report(o: Outcome) -> Outcome:
     """An outcome as a report keeps it: public texts cut to a readable length whatever a submission
     returned; a hidden check reduced to its title, status and points."""
@@ -387,22 +507,18 @@ def outcomes(key: Key, evidence: Evidence, points: list[Point]) -> tuple[Outcome
     return tuple(out)
 
 
-def notes(key: Key, evidence: Evidence, labels: tuple[str, ...] | list[str], output_tail: str = "") -> list[str]:
-    """What a report notes about the run beyond its checks: cells that raised or ran past their limit, a
-    run that ended early (and its last output), lines the probe did not write, another torch."""
-    obs, end = evidence.observations, evidence.end
+def notes(key: Key, evidence: Evidence, labels: tuple[str, ...] | list[str], cell_notes: bool = True) -> list[str]:
+    """What a report notes about the run beyond its checks: cells that raised or ran past their limit
+    (with `cell_notes`), lines the probe did not write, another torch. (Where a run ended early, grade
+    says it, with its last output.)"""
+    obs = evidence.observations
     label = lambda i: labels[i] if i < len(labels) else f"code cell {i + 1}"
     out = []
-    for cell in obs.cells:
+    for cell in obs.cells if cell_notes else ():
         if cell.status == "error":
             out.append(f"{label(cell.index)} raised {cell.ename}: {short(cell.evalue, 200)}")
         elif cell.status == "timeout":
             out.append(f"{label(cell.index)} ran past {key.limits.cell_timeout:g} s and was stopped")
-    if not obs.complete and not end.results_cut and len(obs.cells) < obs.cell_count:
-        how = (f"the {key.limits.submission_timeout:g} s limit was reached" if end.timed_out
-               else f"the process ended (exit code {end.exit_code})")
-        tail = " ".join(output_tail.strip().splitlines()[-3:])
-        out.append(f"{how} while {label(len(obs.cells))} was running" + (f"; its last output: {short(tail, 300)}" if tail else ""))
     if obs.rejected:
         out.append(f"{obs.rejected} line(s) in the results channel were not written by the grader's probe "
                    f"and were ignored")

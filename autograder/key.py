@@ -4,7 +4,7 @@ write the student notebook, the public key and the full key. The solution is jud
 `judge` as every submission.
 
 May import: stdlib, nbformat, autograder.model, autograder.keyfile, autograder.spec, autograder.notebook,
-autograder.plan, autograder.sandbox, autograder.wire, autograder.judge, autograder.grade, autograder.analytic,
+autograder.plan, autograder.sandbox, autograder.sources, autograder.wire, autograder.judge, autograder.grade, autograder.analytic,
 autograder.compare, autograder.report.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from autograder import analytic, compare, judge, plan, sandbox, wire
+from autograder import analytic, compare, judge, plan, sandbox, sources, wire
 from autograder.grade import end_of
 from autograder.keyfile import load_key, public_key, to_json, with_digest
 from autograder.model import Check, Key, NoneAnswer, RaisesExpectation, SeqAnswer, ValueExpectation, WarnsExpectation
@@ -67,7 +67,8 @@ def _base_key(a: Assignment, torch_version: str) -> Key:
 
 def _run(key: Key, cells: list[str], student: str, what: str,
          worker: sandbox.Worker) -> tuple[wire.Observations, sandbox.ProbeRun]:
-    run = worker.run(plan.probe_request(key, cells, student), key.limits)
+    positions = {e: p.after for e, p in sources.Facts.of(cells).positions(key).items()}
+    run = worker.run(plan.probe_request(key, cells, student, positions=positions), key.limits)
     try:
         obs = wire.parse_results(run.results)
     except wire.WireError as e:

@@ -102,6 +102,7 @@ class Lab:
                              f"open this notebook from its own assignment folder, or pass key=...")
         self.key_path = path
         self._plan = plan.ProbePlan.of(data)   # only what the observation needs: the expectations stay on disk
+        _watch_cells()
         self.parameters = Parameters(plan.draw_point(data.parameters, assignment, self.student, "own"))
         if self.student == PLACEHOLDER_ID:
             self.parameters.warning = identity.placeholder_warning()
@@ -125,18 +126,21 @@ class Lab:
             raise ValueError(f"no exercise {exercise!r}; the exercises are "
                              f"{', '.join(e.id for e in self._plan.exercises)}")
         ns = namespace if namespace is not None else _user_namespace()
-        request = plan.probe_request(self._plan, [], self.student, [exercise])
+        ex = next(e for e in self._plan.exercises if e.id == exercise)
+        entry = plan.observation(self._plan, ex, plan.points_for(self._plan, self.student), len(_CELLS) - 1)
         records: list[dict[str, Any]] = [{"k": "hello", "schema": wire.SCHEMA, "v": wire.VERSION,
-                                          "torch": _torch_version()}]
+                                          "torch": _torch_version(), "cells": len(_CELLS)}]
+        records += [{"k": "cell", "i": i, **c["record"]} for i, c in enumerate(_CELLS)]
         with _quiet(self.grading):   # under nbgrader, any stderr in a grade cell would make it score 0
-            records += [probe.observe_name(ns, n, float(request["call_timeout"])) for n in request["names"]]
-            records += probe.observe_calls(ns, request["calls"], float(request["call_timeout"]))
+            # The grader observes each exercise with this same function, where its check cell stands.
+            records += probe.observe_exercise(ns, entry, self._plan.call_timeout)
         records.append({"k": "done"})
         stream = b"".join(json.dumps(r, allow_nan=False).encode() + b"\n" for r in records)
         global _HELPER
         if _HELPER is None:
             _HELPER = selfcheck.ToolServer()
-        out = _HELPER.ask({"key": str(self.key_path), "student": self.student, "exercise": [exercise]}, stream)
+        out = _HELPER.ask({"key": str(self.key_path), "student": self.student, "exercise": [exercise],
+                           "cells": [c["source"] for c in _CELLS], "labels": [c["label"] for c in _CELLS]}, stream)
         report = Report.from_dict(json.loads(out))
         if self.grading:
             if report.status != "graded":
@@ -196,6 +200,45 @@ class _quiet:
 
 
 _HELPER = None   # the kernel's one self-check helper process (selfcheck.ToolServer), started at the first check
+_CELLS: list[dict[str, Any]] = []   # each cell the kernel ran since the Lab was made: source and how it ran
+_WATCHING = False
+
+
+def _watch_cells() -> None:
+    """Record, from now on, each cell the kernel runs (IPython's post_run_cell event): its source, and
+    whether it raised. A self-check judges with them, as the grader judges with the notebook's cells: a
+    prediction left unset because its cell raised is an error, not "missing". Once per kernel."""
+    global _WATCHING
+    if _WATCHING:
+        return
+    try:
+        from IPython import get_ipython
+        shell = get_ipython()
+    except ImportError:
+        shell = None
+    if shell is None:
+        return
+    _WATCHING = True
+
+    def record(result: Any) -> None:
+        from autograder import wire
+
+        source = getattr(result.info, "raw_cell", None) if result.info is not None else None
+        if not isinstance(source, str):
+            return
+        err = result.error_before_exec or result.error_in_exec
+        rec: dict[str, Any] = {"status": "ok"}
+        if err is not None:
+            try:
+                text = str(err)
+            except Exception:
+                text = "<the message could not be read>"
+            rec = {"status": "error", "ename": type(err).__name__, "evalue": wire.clip(text, 500)}
+        count = getattr(result, "execution_count", None)
+        _CELLS.append({"source": source, "record": rec, "label": f"the cell run as In [{count}]" if count else
+                       "a cell run earlier"})
+
+    shell.events.register("post_run_cell", record)
 
 
 def _torch_version() -> str:

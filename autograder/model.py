@@ -36,6 +36,8 @@ class Limits:
     processes: int = _limit(128, "", "processes and threads of a run")
     output_mb: int = _limit(64, "MB", "printed output, and any one file the run writes")
     disk_mb: int = _limit(256, "MB", "the run's private writable folder")
+    run_memory_mb: int = _limit(4096, "MB", "private memory of all the processes of a run together (the worker "
+                                            "measures it and stops the run above it)")
 
     OPEN_FILES: ClassVar[int] = 1024   # per process; 128 x 1024 stays far below fs.file-max
 
@@ -58,6 +60,17 @@ class Limits:
     def file_size(self) -> int:
         """Bytes of any one file the run writes, its captured output included (RLIMIT_FSIZE)."""
         return int(self.output_mb) * 2**20
+
+    @property
+    def run_memory_bytes(self) -> int:
+        """Bytes of private memory all the processes of a run may hold together."""
+        return int(self.run_memory_mb) * 2**20
+
+    def step_seconds(self, limit: float) -> float:
+        """How long the worker lets one step (a cell, a call) with this alarm `limit` (seconds) run before it
+        stops the run: the step's own alarm should have stopped it long before; this catches code that
+        ignores, blocks, re-arms or outlasts the alarm (C code that holds the interpreter)."""
+        return float(limit) * 1.5 + 2.0
 
     @property
     def work_bytes(self) -> int:

@@ -115,25 +115,37 @@ def call_args(exercise: Exercise, point: dict[str, Number]) -> list[dict[str, An
     return args
 
 
-def probe_request(key: Key | ProbePlan, cells: list[str], student: str,
-                  exercises: list[str] | None = None) -> dict[str, Any]:
-    """Build the request the probe gets: cells to run, names to read, calls to make.
+def observation(plan: ProbePlan, exercise: Exercise, points: list[dict[str, Number]], after: int) -> dict[str, Any]:
+    """One exercise's observation in a request: its prediction variables, and a call of each of its
+    functions at each point, made after code cell `after`."""
+    return {"exercise": exercise.id, "after": after,
+            "names": sorted({name for eid, name in plan.names if eid == exercise.id}),
+            "calls": [{"call": fn, "function": fn, "points": [{"args": call_args(exercise, p)} for p in points]}
+                      for fn in exercise.functions]}
+
+
+def probe_request(key: Key | ProbePlan, cells: list[str], student: str, exercises: list[str] | None = None,
+                  positions: dict[str, int] | None = None, skip: dict[int, str] | None = None) -> dict[str, Any]:
+    """Build the request the probe gets: cells to run, and after which cell to observe each exercise.
 
     Args:
         key: a key or its ProbePlan.
         cells: the source of each code cell, in order.
         student: the student id the parameters are drawn for.
         exercises: restrict to these exercise ids (None: all).
+        positions: exercise id -> the code cell after which it is observed (`sources.Facts.positions`;
+            default: after the last cell).
+        skip: code cell index -> why it is not run (it ended an earlier run of the same submission).
     Returns:
-        A JSON-native dict (version 1: v, cells, names, calls, parameters, call_timeout, cell_timeout);
-        it contains no expected value.
+        A JSON-native dict, version 2: v, cells, skip ({"<index>": reason}), observe ([{exercise, after,
+        names, calls}], in notebook order), parameters (the student's own point), call_timeout and
+        cell_timeout (seconds). It contains no expected value.
     """
     plan = ProbePlan.of(key)
     points = points_for(plan, student)
     wanted = [e for e in plan.exercises if exercises is None or e.id in exercises]
-    ids = {e.id for e in wanted}
-    names = sorted({name for eid, name in plan.names if eid in ids})
-    calls = [{"call": fn, "function": fn, "points": [{"args": call_args(e, p)} for p in points]}
-             for e in wanted for fn in e.functions]
-    return {"v": 1, "cells": cells, "names": names, "calls": calls,
+    last = len(cells) - 1
+    observe = [observation(plan, e, points, (positions or {}).get(e.id, last)) for e in wanted]
+    observe.sort(key=lambda entry: entry["after"])   # stable: the key's order among exercises at one cell
+    return {"v": 2, "cells": cells, "skip": {str(i): why for i, why in (skip or {}).items()}, "observe": observe,
             "parameters": points[0], "call_timeout": plan.call_timeout, "cell_timeout": plan.cell_timeout}

@@ -33,18 +33,33 @@ _dumps = json.dumps          # kept before student code runs, which may replace 
 _monotonic = time.monotonic
 _getpid = os.getpid
 _exit = os._exit
+_write = os.write
+# The alarm's functions too: a submission that replaces signal.setitimer cannot disarm the probe's alarms
+# (one that calls the real ones, or blocks or ignores the signal, is stopped by the worker's step limit).
+_signal, _setitimer, _sigmask = signal.signal, signal.setitimer, signal.pthread_sigmask
+_SIGALRM, _ITIMER_REAL, _SIG_UNBLOCK = signal.SIGALRM, signal.ITIMER_REAL, signal.SIG_UNBLOCK
 
 
 class ProbeTimeout(BaseException):
     """Raised in the student's code when a cell or a call runs past its time limit."""
 
 
+_ARMED = [0]   # how many _Deadline blocks are open: an alarm outside them does nothing
+
+
 def _on_alarm(signum: int, frame: Any) -> None:
-    raise ProbeTimeout()
+    if _ARMED[0]:
+        raise ProbeTimeout()
 
 
 class _Deadline:
-    """Arm a wall-clock alarm of `seconds` for a `with` block (main thread only)."""
+    """Arm a wall-clock alarm of `seconds` for a `with` block (main thread only). After it first fires it
+    keeps firing every INTERVAL seconds until the block ends, so that code which catches the first
+    ProbeTimeout (a bare `except:`, IPython formatting a traceback whose message never ends) meets the
+    next one. What no alarm can stop (an ignored or blocked signal, C code that holds the interpreter)
+    the worker stops from outside (see autograder.worker)."""
+
+    INTERVAL = 0.25
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
@@ -53,13 +68,19 @@ class _Deadline:
         # Off the main thread (an unusual kernel) there is no alarm: the run's own limit applies.
         self.armed = threading.current_thread() is threading.main_thread()
         if self.armed:
-            self.previous = signal.signal(signal.SIGALRM, _on_alarm)
-            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+            self.previous = _signal(_SIGALRM, _on_alarm)
+            _ARMED[0] += 1
+            _sigmask(_SIG_UNBLOCK, {_SIGALRM})   # a block left by earlier code does not hold this alarm back
+            _setitimer(_ITIMER_REAL, max(self.seconds, 1e-3), self.INTERVAL)
 
     def __exit__(self, *exc: object) -> None:
         if self.armed:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, self.previous)
+            _setitimer(_ITIMER_REAL, 0)
+            _ARMED[0] -= 1
+            if callable(self.previous) and self.previous is not _on_alarm:   # a handler of the kernel's own
+                _signal(_SIGALRM, self.previous)
+            # Otherwise _on_alarm stays: an alarm already on its way finds nothing armed and does nothing
+            # (the default action would end the process).
 
 
 def _type_name(obj: Any) -> str:
@@ -325,10 +346,12 @@ def observe_call(ns: dict[str, Any], call: dict[str, Any], point: int, timeout: 
 
 
 def observe_calls(ns: dict[str, Any], calls: list[dict[str, Any]], timeout: float,
-                  before_each: Callable[[], None] = lambda: None) -> Iterator[dict[str, Any]]:
+                  before_each: Callable[[], None] = lambda: None,
+                  beat: Callable[[float], None] = lambda seconds: None) -> Iterator[dict[str, Any]]:
     """Yield a "call" record for every call at every point. After a timeout the function's later
     points are "skipped": one timeout is enough, the limit is not spent again on it. `before_each`
-    runs before every call (the probe restores its own module there)."""
+    runs before every call (the probe restores its own module there); `beat` tells the worker the
+    step's limit."""
     for call in calls:
         timed_out = False
         for p in range(len(call["points"])):
@@ -336,6 +359,7 @@ def observe_calls(ns: dict[str, Any], calls: list[dict[str, Any]], timeout: floa
                 yield {"k": "call", "call": call["call"], "point": p, "status": "skipped"}
                 continue
             before_each()
+            beat(timeout)
             rec = observe_call(ns, call, p, timeout)
             timed_out = rec["status"] == "timeout"
             yield rec
@@ -347,22 +371,81 @@ def observe_name(ns: dict[str, Any], name: str, timeout: float = 5.0) -> dict[st
     return {"k": "name", "name": name, "value": value}
 
 
-def _run_cells(shell: Any, cells: list[str], timeout: float, emit: Callable[[dict[str, Any]], None]) -> None:
-    for i, source in enumerate(cells):
-        rec: dict[str, Any] = {"k": "cell", "i": i, "status": "ok"}
+class _ExerciseState:
+    """Around one exercise's calls: afterwards the notebook's top-level names and torch's global modes
+    (grad mode, default dtype, anomaly detection, deterministic algorithms) are as they were, so that what
+    one exercise's calls leave behind reaches neither later cells nor the next exercise. The notebook's
+    self-check and the grader both observe through this, so they see the same state."""
+
+    def __init__(self, ns: dict[str, Any]) -> None:
+        self.ns = ns
+
+    def __enter__(self) -> None:
+        import torch
+
+        self.names = dict.copy(self.ns)
+        self.modes = (torch.is_grad_enabled(), torch.get_default_dtype(), torch.is_anomaly_enabled(),
+                      torch.is_anomaly_check_nan_enabled(), torch.are_deterministic_algorithms_enabled())
+
+    def __exit__(self, *exc: object) -> None:
+        import torch
+
+        grad, dtype, anomaly, check_nan, deterministic = self.modes
+        try:
+            torch.set_grad_enabled(grad)
+            torch.set_default_dtype(dtype)
+            torch.autograd.set_detect_anomaly(anomaly, check_nan)
+            torch.use_deterministic_algorithms(deterministic)
+        except Exception:   # a torch patched by the submission: its own problem, not the observation's
+            pass
+        for name in [k for k in list(dict.keys(self.ns)) if k not in self.names]:
+            dict.pop(self.ns, name, None)
+        for name, value in self.names.items():
+            if dict.get(self.ns, name, _MISSING) is not value:
+                dict.__setitem__(self.ns, name, value)
+
+
+_MISSING = object()
+
+
+def observe_exercise(ns: dict[str, Any], entry: dict[str, Any], timeout: float,
+                     before_each: Callable[[], None] = lambda: None,
+                     beat: Callable[[float], None] = lambda seconds: None) -> Iterator[dict[str, Any]]:
+    """Observe one exercise in the notebook state `ns` holds now: yield a "name" record for each of its
+    prediction variables, then a "call" record for each call of its functions at each point (see
+    `observe_calls`), with the state restored afterwards (`_ExerciseState`). `entry`: {"exercise",
+    "names", "calls"} (see `plan.observation`)."""
+    for name in entry["names"]:
+        before_each()
+        beat(timeout)
+        yield observe_name(ns, name, timeout)
+    with _ExerciseState(ns):
+        yield from observe_calls(ns, entry["calls"], timeout, before_each, beat)
+
+
+def _run_cell(shell: Any, i: int, source: str, timeout: float) -> dict[str, Any]:
+    """Run one code cell under its alarm and return its "cell" record; the exception's text, the
+    submission's code too, is read under an alarm of its own."""
+    rec: dict[str, Any] = {"k": "cell", "i": i, "status": "ok"}
+    err: BaseException | None = None
+    try:
+        with _Deadline(timeout):
+            result = shell.run_cell(source, store_history=False, silent=True)
+        err = result.error_before_exec or result.error_in_exec
+    except ProbeTimeout:
+        rec.update(status="timeout")
+    except BaseException as e:  # SystemExit from the student's code, raised through IPython
+        err = e
+    if isinstance(err, ProbeTimeout):
+        rec.update(status="timeout")
+    elif err is not None:
         try:
             with _Deadline(timeout):
-                result = shell.run_cell(source, store_history=False, silent=True)
-            err = result.error_before_exec or result.error_in_exec
-            if isinstance(err, ProbeTimeout):
-                rec.update(status="timeout")
-            elif err is not None:
-                rec.update(status="error", ename=type(err).__name__, evalue=wire.clip(_safe_str(err), 500))
-        except ProbeTimeout:
-            rec.update(status="timeout")
-        except BaseException as e:  # SystemExit from the student's code, raised through IPython
-            rec.update(status="error", ename=type(e).__name__, evalue=wire.clip(_safe_str(e), 500))
-        emit(rec)
+                evalue = wire.clip(_safe_str(err), 500)
+        except BaseException:
+            evalue = "<the message could not be read in time>"
+        rec.update(status="error", ename=type(err).__name__, evalue=evalue)
+    return rec
 
 
 def prepare() -> Any:
@@ -406,9 +489,12 @@ def _guard(*namespaces: dict[str, Any]) -> Callable[[], None]:
     return restore
 
 
-def run(request: dict[str, Any], out_fd: int, shell: Any) -> None:
-    """Run `request` (see `plan.probe_request`) in `shell` and write records to the pipe `out_fd`:
-    hello, one per cell, one per prediction name, one per call at each point, done. Ends the process."""
+def run(request: dict[str, Any], out_fd: int, shell: Any, beat_fd: int = -1) -> None:
+    """Run `request` (see `plan.probe_request`) in `shell` and write records to the pipe `out_fd`: hello;
+    then, in notebook order, one per code cell ("skipped" for a cell the request says not to run) and,
+    after the cell each exercise is observed at, that exercise's records (`observe_exercise`); done. A
+    request without "observe" (version 1) observes its "names" and "calls" after the last cell. Before
+    each cell and call it writes the step's alarm limit to the worker's pipe `beat_fd`. Ends the process."""
     import torch
 
     out = os.fdopen(out_fd, "wb", buffering=0)
@@ -420,21 +506,39 @@ def run(request: dict[str, Any], out_fd: int, shell: Any) -> None:
             _exit(0)
         out.write(_dumps(rec, allow_nan=False).encode() + b"\n")
 
+    def beat(seconds: float) -> None:
+        if beat_fd >= 0:
+            try:
+                _write(beat_fd, b"%.3f\n" % seconds)
+            except OSError:
+                pass
+
+    cells = request["cells"]
+    observe = request.get("observe")
+    if observe is None:
+        observe = [{"exercise": "", "after": len(cells) - 1, "names": request.get("names", []),
+                    "calls": request.get("calls", [])}]
+    skip = request.get("skip", {})
+    cell_timeout, call_timeout = float(request["cell_timeout"]), float(request["call_timeout"])
     emit({"k": "hello", "schema": wire.SCHEMA, "v": wire.VERSION, "torch": torch.__version__.split("+")[0],
-          "python": sys.version.split()[0], "cells": len(request["cells"])})
+          "python": sys.version.split()[0], "cells": len(cells)})
     os.environ["AUTOGRAD_LAB_PROBE"] = "1"
     os.environ["AUTOGRAD_LAB_PARAMETERS"] = _dumps(request.get("parameters", {}))
-    torch.random.manual_seed(0)   # the same random numbers in every run of a submission (the worker's seed
-    random.seed(0)                # is drawn when it starts)
-    _run_cells(shell, request["cells"], float(request["cell_timeout"]), emit)
-    restore()
+    torch.default_generator.manual_seed(0)   # the same random numbers in every run of a submission (the
+    random.seed(0)                           # worker's seed is drawn when it starts)
     ns = shell.user_ns
-    for name in request["names"]:
-        restore()
-        emit(observe_name(ns, name, float(request["call_timeout"])))
-    restore()
-    for rec in observe_calls(ns, request["calls"], float(request["call_timeout"]), restore):
-        emit(rec)
+    for i in range(-1, len(cells)):
+        if i >= 0:
+            if str(i) in skip:
+                emit({"k": "cell", "i": i, "status": "skipped", "evalue": wire.clip(str(skip[str(i)]), 500)})
+            else:
+                beat(cell_timeout)
+                emit(_run_cell(shell, i, cells[i], cell_timeout))
+        for entry in observe:
+            if entry["after"] == i:
+                restore()
+                for rec in observe_exercise(ns, entry, call_timeout, restore, beat):
+                    emit(rec)
     emit({"k": "done"})
     sys.stdout.flush()
     sys.stderr.flush()

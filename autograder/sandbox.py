@@ -38,7 +38,9 @@ class ProbeRun:
 
     `results` is the raw JSON-lines stream (at most wire.MAX_RESULT_BYTES); `output_tail` is the
     last OUTPUT_TAIL_BYTES of what the submission printed (stdout and stderr together, decoded
-    with replacement); `exit_code` is the process's code or -signal; `seconds` is wall time.
+    with replacement); `exit_code` is the process's code or -signal; `seconds` is wall time. The worker
+    stopped the run when `timed_out` (its wall limit), `stalled` (a step outlasted its alarm) or
+    `over_memory` (all its processes together held more than its memory budget).
     """
 
     results: bytes
@@ -48,6 +50,8 @@ class ProbeRun:
     seconds: float
     results_cut: bool = False   # the stream was longer than wire.MAX_RESULT_BYTES
     isolation: str = ""
+    stalled: bool = False
+    over_memory: bool = False
 
 
 @lru_cache(maxsize=1)
@@ -210,7 +214,7 @@ class Worker:
             out.seek(max(0, size - OUTPUT_TAIL_BYTES))
             tail = out.read(OUTPUT_TAIL_BYTES).decode("utf-8", "replace")
             return ProbeRun(results, tail, int(st["exit"]), bool(st["timed_out"]), float(st["seconds"]), cut,
-                            self.isolation)
+                            self.isolation, bool(st.get("stalled")), bool(st.get("over_memory")))
         finally:
             for fd in (results_r, results_w, status_r, status_w):
                 if fd >= 0:

@@ -4,8 +4,10 @@ _selfcheck --serve`), which holds the key, to judge the observations: the key an
 run in the kernel, and only the first check pays for starting Python and importing sympy.
 
 Protocol (one request after another over the helper's stdin and stdout): a JSON header line
-{"key": path of the public key, "student": id, "exercise": [id], "size": n}, then n bytes of the probe's
-results stream (wire format); the answer is one line, the Report's JSON.
+{"key": path of the public key, "student": id, "exercise": [id], "cells": [source of each cell the kernel
+ran], "labels": [how the student finds each of them], "size": n}, then n bytes of the probe's results
+stream (wire format: hello, a record per cell the kernel ran, the exercise's records, done); the answer
+is one line, the Report's JSON.
 
 May import: stdlib, autograder.sandbox (its bounded read), autograder.keyfile (in serve), autograder.grade
 (in serve).
@@ -85,6 +87,7 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> int:
         stamp = (path, Path(path).stat().st_mtime)
         if stamp not in keys:
             keys[stamp] = load_key(path)
-        report = report_from_results(keys[stamp], body, str(header["student"]), header.get("exercise"))
+        report = report_from_results(keys[stamp], body, str(header["student"]), header.get("exercise"),
+                                     cells=header.get("cells"), labels=header.get("labels"))
         stdout.write(json.dumps(report.to_dict()).encode() + b"\n")
         stdout.flush()

@@ -30,7 +30,7 @@ from typing import Any, Literal
 from builtins import bool, dict, float, int, isinstance, len, list, str  # noqa: E402, A004
 
 SCHEMA = "autograd-lab/observations"
-VERSION = 1
+VERSION = 2   # 2: cell records may be "skipped" (a cell an earlier run of the submission ended in)
 
 MAX_RESULT_BYTES = 2_000_000   # whole results stream read by the grader (bytes)
 MAX_ELEMENTS = 4096            # tensor/array elements encoded (more are truncated)
@@ -129,7 +129,7 @@ class CellResult:
     """How one code cell of the submission ran. `index` counts code cells from 0."""
 
     index: int
-    status: Literal["ok", "error", "timeout"]
+    status: Literal["ok", "error", "timeout", "skipped"]
     ename: str = ""
     evalue: str = ""
 
@@ -179,7 +179,7 @@ def _check_exception(e: Any) -> dict[str, Any]:
 
 def _cell(rec: dict[str, Any], count: int) -> CellResult:
     i = rec.get("i")
-    if rec.get("status") not in ("ok", "error", "timeout") or not isinstance(i, int) or isinstance(i, bool) \
+    if rec.get("status") not in ("ok", "error", "timeout", "skipped") or not isinstance(i, int) or isinstance(i, bool) \
             or not 0 <= i < count:
         raise WireError("bad cell record")
     return CellResult(rec["i"], rec["status"], clip(str(rec.get("ename", "")), 200), clip(str(rec.get("evalue", ""))))

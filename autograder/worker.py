@@ -3,7 +3,17 @@ IPython and the probe once), one fresh fork per submission (private folders and 
 unprivileged uid, then the probe) and the clean-up that kills everything a run started. Started by
 `sandbox.Worker` as `python -I -m autograder.worker --worker FD RUNS sandboxed|plain`; it talks to the
 grader over one SOCK_SEQPACKET socket (a JSON header and four passed fds per run: request, results,
-output, status) and answers each run on its status pipe with {"exit", "timed_out", "seconds"}.
+output, status) and answers each run on its status pipe with {"exit", "timed_out", "stalled",
+"over_memory", "seconds"}.
+
+The worker, which no submission can reach, holds every limit of a run whatever the submission does:
+- the submission's wall time (`timed_out`);
+- each step: before each cell and each call the probe writes the step's alarm limit (seconds, one line)
+  into a "beat" pipe of the run's own; when a step outlasts `Limits.step_seconds` of it (its alarm was
+  ignored, blocked, re-armed or not answered), the run is stopped (`stalled`). A submission that writes
+  into that pipe can only keep its own run going, up to its wall limit;
+- the memory of all the run's processes together (private memory, from /proc/<pid>/smaps_rollup, every
+  MEMORY_POLL seconds; `over_memory`).
 
 May import: stdlib, autograder.model, autograder.policy, autograder.probe, autograder.lab (to warm it).
 """
@@ -24,6 +34,7 @@ from autograder import policy
 from autograder.model import Limits
 
 _random = random.SystemRandom()
+MEMORY_POLL = 0.1   # seconds between two measurements of a run's memory
 
 # Linux constants (linux/sched.h, linux/mount.h) for the run's own namespaces and folders.
 _CLONE_NEWNS, _CLONE_NEWUTS, _CLONE_NEWIPC, _CLONE_NEWNET = 0x00020000, 0x04000000, 0x08000000, 0x40000000
@@ -59,13 +70,17 @@ def main(sock_fd: int, runs: str, sandboxed: bool) -> None:
     sock.sendall(b"ready")
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     jobs: dict[int, dict[str, Any]] = {}   # pidfd -> job
+    beats: dict[int, dict[str, Any]] = {}  # beat pipe -> job
+    next_poll = time.monotonic()
     import select
 
     while True:
         now = time.monotonic()
-        deadlines = [j["deadline"] for j in jobs.values() if not j["killed"]]
+        deadlines = [min(j["deadline"], j["step_deadline"]) for j in jobs.values() if not j["killed"]]
+        if deadlines:
+            deadlines.append(next_poll)
         timeout = max(0.0, min(deadlines) - now) if deadlines else None
-        ready = select.select([sock, *jobs], [], [], timeout)[0]
+        ready = select.select([sock, *jobs, *beats], [], [], timeout)[0]
         if sock in ready:
             try:
                 msg, fds, _, _ = socket.recv_fds(sock, 1 << 16, 8)
@@ -77,35 +92,71 @@ def main(sock_fd: int, runs: str, sandboxed: bool) -> None:
                 os._exit(0)
             job = _start_child(json.loads(msg), fds, runs, sandboxed, shell)
             jobs[job["pidfd"]] = job
+            beats[job["beat"]] = job
+        for fd in [fd for fd in ready if fd in beats]:
+            job = beats[fd]
+            try:
+                data = os.read(fd, 4096)
+            except OSError:
+                data = b""
+            if not data:   # the run closed it (or ended): only its wall limit and its memory still apply
+                del beats[fd]
+                os.close(fd)
+                job["beat"] = -1
+                continue
+            try:
+                limit = float(data.rstrip(b"\n").rsplit(b"\n", 1)[-1])
+            except ValueError:
+                continue
+            step = min(job["limits"].step_seconds(max(0.0, limit)), job["step_max"])
+            job["step_deadline"] = time.monotonic() + step
         for pidfd in [fd for fd in ready if fd in jobs]:
             job = jobs.pop(pidfd)
+            if job["beat"] >= 0:
+                beats.pop(job["beat"], None)
+                os.close(job["beat"])
             _kill_run(job, sandboxed)   # what it left running goes too (before the reap: no pid reuse)
             _, status = os.waitpid(job["pid"], 0)
             os.close(pidfd)
             code = os.waitstatus_to_exitcode(status)
             try:
-                os.write(job["status"], json.dumps({"exit": code, "timed_out": job["killed"],
+                os.write(job["status"], json.dumps({"exit": code, "timed_out": job["killed"] == "wall",
+                                                    "stalled": job["killed"] == "step",
+                                                    "over_memory": job["killed"] == "memory",
                                                     "seconds": round(time.monotonic() - job["start"], 6)}).encode())
             except OSError:
                 pass
             os.close(job["status"])
         now = time.monotonic()
+        poll = now >= next_poll
+        if poll:
+            next_poll = now + MEMORY_POLL
         for job in jobs.values():
-            if not job["killed"] and now >= job["deadline"]:
-                job["killed"] = True
+            if job["killed"]:
+                continue
+            if now >= job["deadline"]:
+                job["killed"] = "wall"
+            elif now >= job["step_deadline"]:
+                job["killed"] = "step"
+            elif poll and now - job["start"] >= MEMORY_POLL and \
+                    _private_memory(job, sandboxed) > job["limits"].run_memory_bytes:
+                job["killed"] = "memory"
+            if job["killed"]:
                 _kill_run(job, sandboxed)
 
 
 def _start_child(header: dict[str, Any], fds: list[int], runs: str, sandboxed: bool, shell: Any) -> dict[str, Any]:
     req_fd, results_fd, output_fd, status_fd = fds
     uid = policy.UID_BASE + _random.randrange(policy.UID_SPAN) if sandboxed else None
+    beat_r, beat_w = os.pipe()
+    limits = Limits(**header["limits"])
     sys.stdout.flush()
     sys.stderr.flush()
     start = time.monotonic()
     pid = os.fork()
     if pid == 0:   # the child: never returns
         try:
-            keep = {req_fd, results_fd, output_fd}
+            keep = {req_fd, results_fd, output_fd, beat_w}
             for name in os.listdir("/proc/self/fd"):   # nothing of the worker or of other runs
                 fd = int(name)
                 if fd > 2 and fd not in keep:
@@ -113,21 +164,24 @@ def _start_child(header: dict[str, Any], fds: list[int], runs: str, sandboxed: b
                         os.close(fd)
                     except OSError:
                         pass
-            _child(header, req_fd, results_fd, output_fd, uid, runs, sandboxed, shell)
+            _child(header, req_fd, results_fd, output_fd, beat_w, uid, runs, sandboxed, shell)
         except BaseException:
             try:
                 traceback.print_exc()
             finally:
                 os._exit(70)
         os._exit(0)
-    for fd in (req_fd, results_fd, output_fd):
+    for fd in (req_fd, results_fd, output_fd, beat_w):
         os.close(fd)
+    os.set_blocking(beat_r, False)
+    step_max = limits.step_seconds(max(limits.cell_timeout, limits.call_timeout))
     return {"pid": pid, "pidfd": os.pidfd_open(pid), "uid": uid, "status": status_fd, "start": start,
-            "deadline": start + float(header["wall"]), "killed": False}
+            "deadline": start + float(header["wall"]), "killed": "", "beat": beat_r, "limits": limits,
+            "step_max": step_max, "step_deadline": start + step_max}
 
 
-def _child(header: dict[str, Any], req_fd: int, results_fd: int, output_fd: int, uid: int | None, runs: str,
-           sandboxed: bool, shell: Any) -> None:
+def _child(header: dict[str, Any], req_fd: int, results_fd: int, output_fd: int, beat_fd: int, uid: int | None,
+           runs: str, sandboxed: bool, shell: Any) -> None:
     """One run, in a fresh fork of the worker: private folders and namespaces, limits, then the
     probe as an unprivileged uid. Order matters: root is given up before any submission code runs."""
     from autograder import probe
@@ -162,7 +216,7 @@ def _child(header: dict[str, Any], req_fd: int, results_fd: int, output_fd: int,
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
-    probe.run(request, results_fd, shell)
+    probe.run(request, results_fd, shell, beat_fd)
 
 
 def _kill_run(job: dict[str, Any], sandboxed: bool) -> None:
@@ -192,6 +246,41 @@ def _kill_run(job: dict[str, Any], sandboxed: bool) -> None:
                 pass
             finally:
                 os.close(fd)
+
+
+def _run_processes(job: dict[str, Any], sandboxed: bool) -> list[int]:
+    """The pids of a run's processes: every process of its uid, or, without one, its child and that
+    child's descendants (found through /proc/<pid>/stat's parent pid)."""
+    if sandboxed and job["uid"] is not None:
+        return _uid_processes(job["uid"])
+    parents: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    parents[int(name)] = int(f.read().rsplit(b")", 1)[-1].split()[1])
+            except (OSError, ValueError, IndexError):
+                pass
+    found, frontier = [job["pid"]], [job["pid"]]
+    while frontier:
+        frontier = [p for p, parent in parents.items() if parent in frontier]
+        found += frontier
+    return found
+
+
+def _private_memory(job: dict[str, Any], sandboxed: bool) -> int:
+    """Bytes of private memory (Private_Clean + Private_Dirty + Swap, /proc/<pid>/smaps_rollup) of all the
+    run's processes together: what the run itself holds, not the pages it shares with the warm worker."""
+    total = 0
+    for pid in _run_processes(job, sandboxed):
+        try:
+            with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
+                for line in f:
+                    if line.startswith((b"Private_Clean:", b"Private_Dirty:", b"Swap:")):
+                        total += int(line.split()[1]) * 1024
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
 
 
 def _uid_processes(uid: int) -> list[int]:

@@ -47,6 +47,8 @@ PRODUCE = {   # the checks that observe each produce function
 }
 # Small limits for cases whose point is a timeout (the key's defaults are 120 s, 5 s and 20 s).
 FAST = {"submission_timeout": 30, "call_timeout": 2, "cell_timeout": 2}
+# For cases the worker's step limit stops (2 s alarms, so 5 s a step): the whole run has time for a run again.
+STEP = {"submission_timeout": 90, "call_timeout": 2, "cell_timeout": 2}
 # What a submission sees when it tries to reach something it must not.
 DENIED = {"empty", "FileNotFoundError", "PermissionError", "NotADirectoryError", "OSError", "IsADirectoryError",
           "ConnectionRefusedError", "TimeoutError", "gaierror", "ConnectionResetError"}
@@ -107,13 +109,22 @@ def ada_notebook() -> dict[str, Any]:
 
 
 def notebook(edits: Mapping[str, str] | None = None, append: Sequence[str] = (),
-             change: Callable[[dict[str, Any]], None] | None = None, name: str = "ada.ipynb") -> Make:
-    """ada's notebook with the sources of some cells replaced (by grade_id), code cells appended and
-    then `change` applied to the JSON; sources may hold Context placeholders."""
+             change: Callable[[dict[str, Any]], None] | None = None, name: str = "ada.ipynb",
+             before: Mapping[str, Sequence[str]] | None = None) -> Make:
+    """ada's notebook with the sources of some cells replaced (by grade_id), code cells inserted `before`
+    the cell of a grade_id (each exercise is observed where its check cell stands: code that should act
+    before an observation goes before it), code cells appended, and then `change` applied to the JSON;
+    sources may hold Context placeholders."""
     def make(ctx: Context) -> Path:
         nb = ada_notebook()
+        for gid, sources in (before or {}).items():
+            at = next(i for i, c in enumerate(nb["cells"]) if c["metadata"].get("nbgrader", {}).get("grade_id") == gid)
+            nb["cells"][at:at] = [{"cell_type": "code", "id": f"before-{gid}-{i}", "metadata": {},
+                                   "execution_count": None, "outputs": [], "source": src} for i, src in enumerate(sources)]
         for cell in nb["cells"]:
             gid = cell["metadata"].get("nbgrader", {}).get("grade_id")
+            if cell["id"].startswith("before-"):
+                cell["source"] = ctx.fill(cell["source"])
             if edits and gid in edits:
                 cell["source"] = ctx.fill(edits[gid])
         for i, source in enumerate(append):
@@ -203,7 +214,7 @@ def read_key_and_solutions(ctx: Context) -> Path:
         "main_key": f"/work/main/build/{ASSIGNMENT}/key.json",
     }
     ctx.state["attempts"] = attempts
-    return notebook(append=[_reader(attempts)])(ctx)
+    return notebook(before={"ex1-check": [_reader(attempts)]})(ctx)
 
 
 def read_another_copy(ctx: Context) -> Path:
@@ -220,7 +231,7 @@ def read_another_copy(ctx: Context) -> Path:
     if main.is_dir() and main.resolve() != ROOT.resolve():
         attempts["main_spec"] = str(main / "solutions" / ASSIGNMENT / "spec.toml")
     ctx.state["attempts"] = attempts
-    return notebook(append=[_reader(attempts)])(ctx)
+    return notebook(before={"ex1-check": [_reader(attempts)]})(ctx)
 
 
 def write_targets(ctx: Context) -> list[Path]:
@@ -259,7 +270,7 @@ def open_sockets(ctx: Context) -> Path:
               "_found = [_attempt('cloudflare_dns', lambda: socket.create_connection(('1.1.1.1', 53), timeout=3)),\n"
               "          _attempt('host_port', lambda: socket.create_connection(('127.0.0.1', @PORT@), timeout=3))]\n"
               "p1_returns = '|'.join(_found)\n")
-    return notebook(append=[source])(ctx)
+    return notebook(before={"ex1-check": [source]})(ctx)
 
 
 def no_connection(report: Any, ctx: Context) -> None:
@@ -323,6 +334,7 @@ for _fd in range(3, 21):
         pass
 os._exit(0)
 """
+ADA_EX3 = "def ex3(x):\n    d, = torch.autograd.grad(x**2 * torch.sin(x), x)\n    return d\n"
 EX1_RETURNS_GRAD = "def ex1(x):\n    (x * x).backward()\n    return x.grad\n"   # wrong: backward() returns None
 EX1_WRONG_GRAD = "def ex1(x):\n    return (3 * x * x).backward()\n"              # wrong: x.grad is 6x
 LYING_OBSERVER = '''import sys, importlib
@@ -454,7 +466,7 @@ def _script() -> bytes:
     return "\n\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code").encode()
 
 
-EXIT_CODE_NOTE = "while cell 32 was running"
+EXIT_CODE_NOTE = "the run ended during cell 32: the process ended"
 
 CASES: list[Case] = [
     # ------------------------------------------------------------ runaway code
@@ -482,18 +494,69 @@ CASES: list[Case] = [
     Case("sleep-with-the-alarm-ignored",
          notebook({"ex6-produce": "import signal, time\n\n" + ex6_with(ex6_materialize=(
              "def ex6_materialize(x, u):\n    signal.signal(signal.SIGALRM, signal.SIG_IGN)\n    time.sleep(600)\n"))}),
-         {"6.produce.materialize": "timeout"}, phrase="ex6_materialize(x, u) was still running",
+         {"6.produce.materialize": "timeout"},
+         phrase="ex6_materialize(x, u) did not return within 2 s at x=-1.18, u=2.8 (your point) and did not stop at "
+                "its alarm, so the run was stopped",
          grading={"submission_timeout": 12, "call_timeout": 2, "cell_timeout": 5}),
+
+    # ------------------------------------------------------------ alarms delayed or swallowed: the worker's step limit
+    # Each defines ex3, then holds its cell past the cell limit in a way the probe's alarm cannot stop: the
+    # worker stops the run, and the notebook is run again without that cell; only exercise 3's functions,
+    # which the cell defines, are lost.
+    *[Case(name, notebook({"ex3-produce": ADA_EX3 + "\nimport signal, time\n" + code}),
+           spoiled("timeout", "ex3"), phrase="which defines it, ran past its 2 s limit and did not stop at its alarm",
+           note="the run ended during cell 17 ('ex3-produce')", grading=STEP)
+      for name, code in [
+          ("alarm-ignored-in-a-cell", "signal.signal(signal.SIGALRM, signal.SIG_IGN)\ntime.sleep(600)"),
+          ("alarm-blocked-in-a-cell", "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})\ntime.sleep(600)"),
+          ("alarm-rearmed-far-away-in-a-cell", "def _later(*a):\n    signal.setitimer(signal.ITIMER_REAL, 3600)\n"
+           "signal.signal(signal.SIGALRM, lambda *a: signal.setitimer(signal.ITIMER_REAL, 3600))\n"
+           "while True:\n    time.sleep(1)"),
+          ("alarm-swallowed-in-a-loop", "while True:\n    try:\n        time.sleep(1)\n    except BaseException:\n"
+           "        pass"),
+          ("c-loop-holding-the-interpreter", "sum(range(10 ** 13))"),
+          ("alarm-handler-replaced-by-a-thread", "import threading\ndef _keep():\n    while True:\n"
+           "        signal.setitimer(signal.ITIMER_REAL, 0)\n        time.sleep(0.01)\n"
+           "threading.Thread(target=_keep, daemon=True).start()\ntime.sleep(600)"),
+      ]],
+    Case("setitimer-replaced-then-a-loop", notebook(before={"ex1-predict": ["import signal\nsignal.setitimer = "
+                                                                           "lambda *a, **k: (0.0, 0.0)"]},
+                                                    append=["while True:\n    pass"]),
+         note="ran past 2 s and was stopped", grading=FAST),   # the probe keeps its own setitimer
+    Case("exception-message-never-ends-in-a-cell",
+         notebook({"ex3-produce": ADA_EX3 + "\nclass Loud(Exception):\n    def __str__(self):\n        while True:\n"
+                                           "            pass\n\nraise Loud()"}),
+         note="cell 17 ('ex3-produce') ran past 2 s and was stopped", grading=FAST),
+    Case("four-children-over-the-runs-memory-budget",
+         notebook({"ex4-produce": ADA_EX4 + "\nimport os, time\n_kids = []\nfor _ in range(4):\n"
+                                           "    _pid = os.fork()\n    if _pid == 0:\n"
+                                           "        _hog = b'x' * (300 * 2**20)\n        time.sleep(60)\n"
+                                           "        os._exit(0)\n    _kids.append(_pid)\n"
+                                           "for _pid in _kids:\n    os.waitpid(_pid, 0)"}),
+         spoiled("error", "ex4_accumulate", "ex4_reset"),
+         phrase="more than its 600 MB of memory, so the run was stopped",
+         grading={"run_memory_mb": 600, "cell_timeout": 60, "submission_timeout": 120}),
+    Case("predict-cell-raises-before-its-assignments",
+         notebook({"ex1-predict": "p1_returns = input('your guess? ')\np1_grad = 2 * P.x0"}),
+         {"1.predict.returns": ("error", "p1_returns is not defined: cell 8 ('ex1-predict') raised EOFError"),
+          "1.predict.grad": ("error", "p1_grad is not defined: cell 8 ('ex1-predict') raised EOFError")}),
+    Case("leftover-raise-below-written-code",
+         notebook({"ex1-produce": "def ex1(x):\n    y = (x * x).backward()\n    raise NotImplementedError('write ex1')"}),
+         spoiled("error", "ex1"), phrase="ex1 raises NotImplementedError at its last line"),
 
     # ------------------------------------------------------------ exits, at top level and in a produce function
     Case("sys-exit-at-top-level", notebook(append=["import sys\nsys.exit(0)"]), note="cell 32 raised SystemExit"),
-    Case("os-exit-at-top-level", notebook(append=["import os\nos._exit(0)"]), ALL_ERROR,
-         phrase="process ended (exit code 0)", note=EXIT_CODE_NOTE),
+    Case("os-exit-at-top-level", notebook(append=["import os\nos._exit(0)"]), note=EXIT_CODE_NOTE),
     Case("raise-systemexit-at-top-level", notebook(append=["raise SystemExit(3)"]), note="cell 32 raised SystemExit"),
     Case("raise-keyboardinterrupt-at-top-level", notebook(append=["raise KeyboardInterrupt"]),
          note="cell 32 raised KeyboardInterrupt"),
     Case("sigkill-itself-at-top-level", notebook(append=["import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"]),
-         ALL_ERROR, phrase="process ended", note=EXIT_CODE_NOTE),
+         note=EXIT_CODE_NOTE),
+    Case("os-exit-in-a-produce-cell",
+         notebook({"ex2-produce": "import os\n\ndef ex2(x):\n    return torch.autograd.grad(x**2 * torch.sin(x), x)\n\n"
+                                  "os._exit(1)"}),
+         spoiled("error", "ex2"), phrase="('ex2-produce'), which defines it, ended the run (the process ended, exit "
+                                         "code 1)"),
     Case("sys-exit-in-a-produce-function", notebook({"ex1-produce": "import sys\n\ndef ex1(x):\n    sys.exit(0)"}),
          spoiled("error", "ex1"), phrase="ex1(x) raised SystemExit"),
     Case("os-exit-in-a-produce-function", notebook({"ex2-produce": "import os\n\ndef ex2(x):\n    os._exit(0)"}),
@@ -515,7 +578,7 @@ CASES: list[Case] = [
 
     # ------------------------------------------------------------ tampering
     Case("patched-torch-autograd-grad",
-         notebook(append=["torch.autograd.grad = lambda *args, **kwargs: (torch.tensor(0.0),)"]),
+         notebook(before={"ex1-predict": ["torch.autograd.grad = lambda *args, **kwargs: (torch.tensor(0.0),)"]}),
          {"2.produce.returns": ("failed", "0.0 instead of"), "3.produce.derivative": ("failed", "0.0 instead of"),
           "6.produce.strict": ("failed", "nothing was raised"),
           "6.produce.allow_unused": ("failed", "expected a tuple of 2 items, got a tuple of 1 item"),
@@ -543,10 +606,11 @@ CASES: list[Case] = [
     Case("forged-records-on-fds-3-to-20", notebook(append=[FORGE_FDS]),
          {"1.predict.grad": "error", "1.produce.returns": "error", "1.produce.grad": "error"},
          phrase="reached the grader twice", note="were not written by the grader's probe"),
-    Case("forged-records-with-huge-ints-then-exit", notebook(append=[FORGE_HUGE_THEN_EXIT]), ALL_ERROR,
-         phrase="process ended (exit code 0)", note="2 line(s) in the results channel were not written"),
-    Case("closes-the-results-channel", notebook(append=["import os\nos.closerange(3, 1024)"]), ALL_ERROR,
-         phrase="process ended", note=EXIT_CODE_NOTE),
+    # An exit costs only what it prevents: the notebook is run again without the cell that ended the run.
+    Case("forged-records-with-huge-ints-then-exit", notebook(before={"ex1-predict": [FORGE_HUGE_THEN_EXIT]}),
+         note="2 line(s) in the results channel were not written"),
+    Case("closes-the-results-channel", notebook(before={"ex1-predict": ["import os\nos.closerange(3, 1024)"]}),
+         note="the process ended, exit code 70; its last output:"),
     Case("background-child-forges-records-after-the-run", notebook(append=[BACKGROUND_CHILD]),
          extra=quick_and_no_channel_note),
     Case("reads-the-key-and-the-solutions", read_key_and_solutions, {"1.predict.returns": "failed"},
@@ -568,9 +632,9 @@ CASES: list[Case] = [
     Case("raises-a-10-MB-message", notebook({"ex2-produce": "def ex2(x):\n    raise ValueError('x' * 10**7)"}),
          spoiled("error", "ex2"), phrase="ex2(x) raised ValueError"),
     Case("floods-the-results-channel",
-         notebook(append=["import os\n_junk = b'not a record ' * 80 + b'\\n'\nfor _fd in range(3, 21):\n"
-                          "    try:\n        for _ in range(3000):\n            os.write(_fd, _junk)\n"
-                          "    except OSError:\n        pass"]),
+         notebook(before={"ex1-predict": ["import os\n_junk = b'not a record ' * 80 + b'\\n'\nfor _fd in range(3, 21):\n"
+                                          "    try:\n        for _ in range(3000):\n            os.write(_fd, _junk)\n"
+                                          "    except OSError:\n        pass"]}),
          ALL_ERROR, phrase="wrote more than 2 MB of results"),
     Case("ten-thousand-warnings",
          notebook({"ex1-produce": "import warnings\n\ndef ex1(x):\n    for i in range(10**4):\n"

@@ -56,13 +56,31 @@ def test_a_tensor_subclass_that_raises_put_into_grad_is_a_failed_check(key, tmp_
     assert s["1.produce.grad"] in ("failed", "error") and s["2.produce.returns"] == "passed"
 
 
-def test_an_exit_at_top_level_names_the_cell_and_keeps_what_ran_before(key, tmp_path, worker):
+def test_an_exit_at_top_level_costs_only_what_it_prevents_and_names_the_cell(key, tmp_path, worker):
     path = variant(tmp_path, {"ex3-check": "import os\nos._exit(0)"})
     r = grade_notebook(path, key, "ada", worker=worker)
+    assert r.status == "graded" and set(statuses(r).values()) == {"passed"}, statuses(r)
+    assert any(n.startswith("the run ended during cell 18 ('ex3-check'): the process ended, exit code 0") for n in
+               r.notes), r.notes
+    assert any(n.startswith('exercise 3: the notebook has no lab.check("3") cell, so it was judged after cell')
+               for n in r.notes), r.notes
+
+
+def test_a_sigkill_in_a_produce_cell_costs_that_exercises_functions_only(key, tmp_path, worker):
+    import json
+
+    produce = json.loads((EXAMPLES / "ada.ipynb").read_text())
+    source = next("".join(c["source"]) for c in produce["cells"]
+                  if c["metadata"].get("nbgrader", {}).get("grade_id") == "ex3-produce")
+    path = variant(tmp_path, {"ex3-produce": source + "\nimport os, signal\nos.kill(os.getpid(), signal.SIGKILL)"})
+    r = grade_notebook(path, key, "ada", worker=worker)
     s = statuses(r)
-    assert r.status == "graded"
-    assert all(v == "error" for v in s.values())   # names and calls are read after all cells ran
-    assert any("process ended (exit code 0) while cell" in n and "('ex3-check')" in n for n in r.notes), r.notes
+    bad = {k: v for k, v in s.items() if v != "passed"}
+    assert bad == {"3.produce.derivative": "error", "3.produce.grad": "error"}, bad
+    o = next(o for o in r.outcomes if o.check_id == "3.produce.derivative")
+    assert o.message.startswith("ex3 is not defined: cell ") and "('ex3-produce'), which defines it, ended the run " \
+        "(the process ended, exit code -9)" in o.message, o.message
+    assert any("the run ended during cell" in n and "run again without it" in n for n in r.notes), r.notes
 
 
 def test_many_failing_cells_keep_the_report_small(key, tmp_path, worker):
@@ -145,7 +163,8 @@ def test_a_process_that_ends_inside_a_produce_function_costs_only_that_functions
     assert s.pop("2.produce.returns") == s.pop("2.produce.grad") == "error" and set(s.values()) == {"passed"}
     o = next(o for o in r.outcomes if o.check_id == "2.produce.returns")
     assert "process ended (exit code 0) while ex2(x) was running at x=" in o.message and "(your point)" in o.message
-    assert any("while ex2 was running (your point); the notebook was run again" in n for n in r.notes), r.notes
+    assert any("the run ended while ex2 was running (your point): the process ended, exit code 0; the notebook was "
+               "run again" in n for n in r.notes), r.notes
 
 
 def test_a_call_still_running_at_the_time_limit_is_named_as_the_one_that_ran_out(key, tmp_path, worker):

@@ -27,8 +27,11 @@ def test_points_stay_away_from_zero_and_use_both_signs():
 
 
 def test_request_has_fresh_points_and_no_expected_values(key):
-    req = plan.probe_request(key, ["x = 1"], "alice")
-    call = next(c for c in req["calls"] if c["function"] == "ex1")
+    req = plan.probe_request(key, ["x = 1", 'lab.check("1")'], "alice", positions={"1": 1})
+    entry = next(e for e in req["observe"] if e["exercise"] == "1")
+    assert entry["after"] == 1 and entry["names"] == ["p1_grad", "p1_returns"]
+    assert all(e["after"] == 1 for e in req["observe"])   # by default, after the last cell
+    call = next(c for c in entry["calls"] if c["function"] == "ex1")
     assert len(call["points"]) == 1 + key.grading.fresh_points
     xs = [p["args"][0]["tensor"]["value"] for p in call["points"]]
     assert len(set(xs)) == len(xs)

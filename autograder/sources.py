@@ -1,0 +1,206 @@
+"""sources: what a notebook's code cells say, read with `ast` and never run: the names each cell binds, where
+each exercise is observed (its check cell, or where the released notebook puts it), which cell defines a
+function or sets a prediction, functions whose code stands above a leftover `raise NotImplementedError`,
+and later cells that rebind a name an exercise used.
+
+May import: stdlib, autograder.model, autograder.notebook.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass
+from typing import Literal
+
+from autograder.model import Key
+from autograder.notebook import check_cell_exercise
+
+
+def parse(source: str) -> ast.Module | None:
+    """The cell's syntax tree; IPython's magics and shell escapes (`%time`, `!ls`, `x?`) are left out, and a
+    cell magic (`%%time`) or a cell that is not Python gives None."""
+    if source.lstrip().startswith("%%"):
+        return None
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError):
+        pass
+    kept = [("" if line.lstrip().startswith(("%", "!")) or line.rstrip().endswith("?") else line)
+            for line in source.splitlines()]
+    try:
+        return ast.parse("\n".join(kept))
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _targets(node: ast.AST) -> set[str]:
+    if isinstance(node, ast.Name):
+        return {node.id}
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return set().union(*(_targets(e) for e in node.elts)) if node.elts else set()
+    if isinstance(node, ast.Starred):
+        return _targets(node.value)
+    return set()
+
+
+def bindings(tree: ast.Module | None, imports: bool = True) -> frozenset[str]:
+    """The top-level names a cell binds: assignments, definitions, for and with targets, and (with
+    `imports`) imports."""
+    if tree is None:
+        return frozenset()
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.Assign,)):
+            for t in node.targets:
+                names |= _targets(t)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            names |= _targets(node.target)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            names |= _targets(node.target)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    names |= _targets(item.optional_vars)
+        elif imports and isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"}
+    for node in ast.walk(tree):   # walrus at any depth of a top-level expression binds a top-level name
+        if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return frozenset(names)
+
+
+def function_def(tree: ast.Module | None, name: str) -> ast.FunctionDef | None:
+    """The last top-level `def name` of a cell, or None."""
+    found = None
+    for node in tree.body if tree is not None else ():
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            found = node
+    return found
+
+
+def _is_not_implemented(node: ast.stmt) -> bool:
+    if not isinstance(node, ast.Raise) or node.exc is None:
+        return False
+    exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
+
+
+def code_above_raise(fn: ast.FunctionDef) -> bool:
+    """Does the function end with `raise NotImplementedError(...)` below code of its own (other than its
+    docstring)? Then the code was written but the placeholder line was left in."""
+    body = list(fn.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]
+    placeholder = lambda s: isinstance(s, ast.Pass) or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+    return bool(body) and _is_not_implemented(body[-1]) and any(not placeholder(s) for s in body[:-1])
+
+
+def free_globals(fn: ast.FunctionDef) -> frozenset[str]:
+    """The global names a function reads: names it loads that are neither its parameters nor bound inside
+    it, nor builtins."""
+    args = fn.args
+    local = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+    local |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+    loaded: set[str] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else local).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not fn:
+            local.add(node.name)
+        elif isinstance(node, ast.arg):
+            local.add(node.arg)
+        elif isinstance(node, ast.Global):
+            local -= set(node.names)
+    return frozenset(n for n in loaded - local if not hasattr(builtins, n))
+
+
+Where = Literal["check cell", "moved", "no check cell"]
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where an exercise is observed: after code cell `after` (-1: before every cell). `where` says why:
+    at its own check cell; its check cell was "moved" above the cell that defines its functions; or there
+    was "no check cell" (it is observed where the released notebook checks it, after its PRODUCE cell).
+    `check` is its check cell's index (None when there is none)."""
+
+    after: int
+    where: Where
+    check: int | None = None
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What a notebook's code cells say (see the module docstring), per code cell in order."""
+
+    binds: tuple[frozenset[str], ...]
+    trees: tuple[ast.Module | None, ...]
+    checks: tuple[str | None, ...]
+
+    @classmethod
+    def of(cls, cells: list[str]) -> Facts:
+        """The facts of `cells` (each code cell's source, in order)."""
+        trees = tuple(parse(c) for c in cells)
+        return cls(tuple(bindings(t) for t in trees), trees, tuple(check_cell_exercise(c) for c in cells))
+
+    def binding_cells(self, name: str, upto: int | None = None) -> list[int]:
+        """The indices of the cells that bind `name` (up to and including `upto`)."""
+        last = len(self.binds) - 1 if upto is None else upto
+        return [i for i, names in enumerate(self.binds) if i <= last and name in names]
+
+    def defining_cell(self, name: str, upto: int) -> int | None:
+        """The last cell up to `upto` that binds `name`, or None."""
+        found = self.binding_cells(name, upto)
+        return found[-1] if found else None
+
+    def definition(self, name: str, upto: int) -> ast.FunctionDef | None:
+        """The `def name` in force after cell `upto` (None if its last binding is not a def)."""
+        cell = self.defining_cell(name, upto)
+        return function_def(self.trees[cell], name) if cell is not None else None
+
+    def position(self, exercise: str, functions: tuple[str, ...], names: tuple[str, ...]) -> Position:
+        """Where `exercise` (with these produce functions and prediction variables) is observed."""
+        checks = [i for i, e in enumerate(self.checks) if e == exercise]
+        firsts = [cells[0] for cells in (self.binding_cells(f) for f in functions) if cells]
+        produce = max(firsts) if firsts else None
+        if checks and (produce is None or produce <= checks[0]):
+            return Position(checks[0], "check cell", checks[0])
+        if checks:
+            return Position(produce, "moved", checks[0])
+        if produce is not None:
+            return Position(produce, "no check cell")
+        predicted = [c for n in names for c in self.binding_cells(n)[:1]]
+        return Position(max(predicted) if predicted else len(self.binds) - 1, "no check cell")
+
+    def positions(self, key: Key, exercises: list[str] | None = None) -> dict[str, Position]:
+        """exercise id -> where it is observed, for the exercises of `key` (or only `exercises`)."""
+        out = {}
+        for ex in key.exercises:
+            if exercises is None or ex.id in exercises:
+                names = tuple(c.name for c in key.checks if c.exercise == ex.id and c.kind == "predict" and c.name)
+                out[ex.id] = self.position(ex.id, ex.functions, names)
+        return out
+
+    def used_names(self, functions: tuple[str, ...], names: tuple[str, ...], after: int) -> list[str]:
+        """The names an exercise observed after cell `after` used: its prediction variables and functions,
+        and the globals its functions read."""
+        used = dict.fromkeys([*names, *functions])
+        for f in functions:
+            fn = self.definition(f, after)
+            if fn is not None:
+                used.update(dict.fromkeys(sorted(free_globals(fn))))
+        return list(used)
+
+    def rebound_later(self, used: list[str], after: int) -> list[tuple[str, int]]:
+        """(name, cell) for each of `used` that a cell after `after` binds again (imports aside: importing
+        a module again binds the same module): the first such cell of each name."""
+        out = []
+        for name in used:
+            for i in range(after + 1, len(self.trees)):
+                if name in bindings(self.trees[i], imports=False):
+                    out.append((name, i))
+                    break
+        return out
