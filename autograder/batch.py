@@ -29,11 +29,12 @@ from autograder.report import Report, read_report, write_text_atomic
 @dataclass(frozen=True)
 class Submission:
     """One notebook to grade: its `path`, a unique `name` (path relative to the folder given, or the
-    file name) and the `student` id whose parameters it is graded with."""
+    file name), and where its student id comes from (`source`: its student folder and the identity
+    rule; the id itself is resolved when it is graded, with the notebook's STUDENT_ID)."""
 
     path: str
     name: str
-    student: str
+    source: identity.Source
 
 
 @dataclass(frozen=True)
@@ -49,39 +50,27 @@ class BatchResult:
     reused: int = 0
 
 
-def student_for(path: Path, key: Key, ids: str = "file") -> str:
-    """The student id of a submission file by the rule `ids` ("file" or "notebook"; see identity.Rule)."""
-    declared = None
-    if ids == "notebook":
-        from autograder.notebook import NotebookError, declared_student_id, read_notebook
-
-        try:
-            declared = declared_student_id(read_notebook(path))
-        except NotebookError:
-            declared = None
-    return identity.resolve(path, key.notebook, key.assignment, declared, ids).student
-
-
 def find_submissions(paths: list[str], key: Key, ids: str = "file") -> list[Submission]:
     """Files as given, and every *.ipynb under each folder (checkpoints skipped), each once. `ids`:
     "file" names each student by the file (or folder) name, "notebook" by the notebook's own STUDENT_ID
     (see identity.Rule). Raises FileNotFoundError for a path that does not exist."""
-    found: list[tuple[Path, str]] = []
+    found: list[tuple[Path, str, Path | None]] = []   # (file, name, the folder given that holds it)
     for p in map(Path, paths):
         if p.is_dir():
-            found += [(q, q.relative_to(p).as_posix()) for q in sorted(p.rglob("*.ipynb"))
+            found += [(q, q.relative_to(p).as_posix(), p) for q in sorted(p.rglob("*.ipynb"))
                       if ".ipynb_checkpoints" not in q.parts]
         elif p.exists():
-            found.append((p, p.name))
+            found.append((p, p.name, None))
         else:
             raise FileNotFoundError(f"no such file or folder: {p}")
-    same_name = {n for n, count in Counter(name for _, name in found).items() if count > 1 and "/" not in n}
-    found = [(path, f"{path.resolve().parent.name}/{name}" if name in same_name else name) for path, name in found]
+    same_name = {n for n, count in Counter(name for _, name, _ in found).items() if count > 1 and "/" not in n}
+    found = [(path, f"{path.resolve().parent.name}/{name}" if name in same_name else name, root)
+             for path, name, root in found]
     subs: list[Submission] = []
     seen: set[Path] = set()
     names: set[str] = set()
     files: set[str] = set()
-    for path, name in found:
+    for path, name, root in found:
         if path.resolve() in seen:
             continue
         seen.add(path.resolve())
@@ -90,8 +79,35 @@ def find_submissions(paths: list[str], key: Key, ids: str = "file") -> list[Subm
             unique, n = f"{name} ({n})", n + 1
         names.add(unique)
         files.add(report_file(unique))
-        subs.append(Submission(str(path), unique, student_for(path, key, ids)))
+        source = identity.Source(path, identity.student_folder(path, root, key.assignment),
+                                 "notebook" if ids == "notebook" else "file")
+        subs.append(Submission(str(path), unique, source))
     return subs
+
+
+def _modified(path: str | Path) -> str:
+    """The file's modification time, UTC, ISO 8601 to the second ("" if it cannot be read)."""
+    import datetime
+
+    try:
+        stamp = Path(path).stat().st_mtime
+    except OSError:
+        return ""
+    return datetime.datetime.fromtimestamp(stamp, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def counted(reports: tuple[Report, ...]) -> tuple[Report, ...]:
+    """`reports` with, where one student has several, which one counts: the most recently modified file
+    (then the last by name); the others say which submission superseded them (`superseded_by`) and
+    keep their own report. Not-gradable reports take no part."""
+    by_student: dict[str, list[Report]] = {}
+    for r in reports:
+        if r.status == "graded":
+            by_student.setdefault(r.student, []).append(r)
+    winner = {student: max(rs, key=lambda r: (r.modified, r.submission)).submission
+              for student, rs in by_student.items() if len(rs) > 1}
+    return tuple(replace(r, superseded_by=winner[r.student] if r.status == "graded" and r.student in winner
+                         and winner[r.student] != r.submission else "") for r in reports)
 
 
 def report_file(name: str) -> str:
@@ -100,15 +116,15 @@ def report_file(name: str) -> str:
     return stem.replace("/", "__") + ".json"
 
 
-def fingerprint(path: str | Path, key: Key, student: str) -> str:
-    """What a report depends on: the submission's bytes, the student id, the key (its digest, its
-    secret, which seeds the graded fresh points, and its limits) and the grader version; sha256,
-    hex (64 chars)."""
+def fingerprint(path: str | Path, key: Key, source: identity.Source) -> str:
+    """What a report depends on: the submission's bytes, where its id comes from (its name, student
+    folder and identity rule), the key (its digest, its secret, which seeds the graded fresh points, and
+    its limits) and the grader version; sha256, hex (64 chars)."""
     import json
 
     h = hashlib.sha256()
     for part in (__version__, key.digest, key.fresh_seed or "", json.dumps(grading_json(key.limits, key.grading), sort_keys=True),
-                 student):
+                 source.path.name, source.folder or "", source.rule, source.given or ""):
         h.update(part.encode() + b"\0")
     try:
         h.update(Path(path).read_bytes())
@@ -177,15 +193,15 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
     before = {p.name for p in reports_dir.glob("*.json")}
     start = time.monotonic()
     unseen = [*(conceal or []), str(out), *sorted({str(Path(s.path).resolve().parent) for s in subs})]
-    fps = {s.name: fingerprint(s.path, key, s.student) for s in subs}
+    fps = {s.name: fingerprint(s.path, key, s.source) for s in subs}
     kept = {s.name: None if force else _reusable(reports_dir / report_file(s.name), fps[s.name]) for s in subs}
     bar = _Progress(len(subs), progress)
 
     def one(sub: Submission, worker: Any) -> Report:
         report = kept[sub.name]
         if report is None:
-            report = grade_notebook(sub.path, key, sub.student, worker=worker)
-            report = replace(report, submission=sub.name, fingerprint=fps[sub.name])
+            report = grade_notebook(sub.path, key, worker=worker, source=sub.source)
+            report = replace(report, submission=sub.name, fingerprint=fps[sub.name], modified=_modified(sub.path))
             report.write(reports_dir / report_file(sub.name))
         bar.update(sub, report, kept[sub.name] is not None)
         return report
@@ -200,6 +216,15 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
             reports = tuple(one(s, None) for s in subs)
     finally:
         bar.close()
+    reports = counted(reports)
+    for sub, report in zip(subs, reports, strict=True):   # who counts changed: the report says so
+        path = reports_dir / report_file(sub.name)
+        try:
+            changed = read_report(path).superseded_by != report.superseded_by
+        except (OSError, ValueError, TypeError, KeyError):
+            changed = True
+        if changed:
+            report.write(path)
     gradebook = out / "gradebook.csv"
     write_text_atomic(gradebook, to_csv(list(reports)))
     write_text_atomic(out / "grades.csv", to_nbgrader_csv(list(reports)))   # nbgrader export's columns

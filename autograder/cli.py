@@ -16,6 +16,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +97,8 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--ids", choices=("file", "notebook"), default="file", help="whose parameters each "
                    "submission is graded with: the file's (or its folder's) name (default), or the notebook's own "
                    "STUDENT_ID (for downloads renamed by a learning platform)")
+    g.add_argument("--student", help="grade the one notebook given as this student id (whatever the file, its "
+                   "folder or its STUDENT_ID say)")
     g.add_argument("--force", action="store_true", help="grade again even submissions whose report is up to date")
     g.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE", help=LIMIT_HELP)
     g.add_argument("--json", action="store_true", help="print the reports as one JSON list instead of the summary")
@@ -259,6 +262,10 @@ def _grade(args: argparse.Namespace) -> int:
             subs = find_submissions(args.paths, key, args.ids)
         except FileNotFoundError as e:
             return _fail(str(e))
+        if args.student is not None:
+            if len(subs) != 1:
+                return _fail(f"--student names the student of one notebook; {len(subs)} were given")
+            subs = [replace(subs[0], source=replace(subs[0].source, rule="given", given=args.student))]
     if not subs:
         return _fail("no .ipynb files found in " + " ".join(args.paths))
     out = Path(args.out)
@@ -302,8 +309,10 @@ def _write_views(args: argparse.Namespace, key: Any, subs: list[Any], reports: A
         from autograder import course
 
         for sub, report in zip(subs, reports, strict=True):
-            course.write_autograded(args.nbgrader, sub.path, report)
-            course.write_feedback(args.nbgrader, sub.path, report)
+            if report.superseded_by:   # the student's submission that counts has the folder
+                continue
+            course.write_autograded(args.nbgrader, sub.path, report, key.notebook)
+            course.write_feedback(args.nbgrader, report, key.notebook)
         n = course.record_scores(args.nbgrader, key, list(reports))
         print(f"nbgrader: wrote autograded/ and feedback/ in {args.nbgrader}; scores of {n} submission(s) in its "
               f"gradebook.db" if n else f"nbgrader: wrote autograded/ and feedback/ in {args.nbgrader} (no gradebook.db "

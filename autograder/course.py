@@ -25,11 +25,13 @@ def is_course(path: str | Path) -> bool:
 
 def submissions(course: str | Path, assignment: str) -> list[Submission]:
     """The submitted notebooks of `assignment`: `submitted/<student>/<assignment>/*.ipynb`, sorted,
-    each named "<student>/<notebook>" and graded as <student>."""
+    each named "<student>/<notebook>" and graded as <student> (identity rule "folder": a STUDENT_ID that
+    names someone else makes it not gradable)."""
     root = Path(course) / "submitted"
     found = [p for p in sorted(root.glob(f"*/{assignment}/*.ipynb")) if ".ipynb_checkpoints" not in p.parts]
     students = [identity.nbgrader_student(p.parent, assignment) or p.parent.parent.name for p in found]
-    return [Submission(str(p), f"{s}/{p.name}", s) for p, s in zip(found, students, strict=True)]
+    return [Submission(str(p), f"{s}/{p.name}", identity.Source(p, s, "folder"))
+            for p, s in zip(found, students, strict=True)]
 
 
 def _exercise_scores(report: Report) -> dict[str, float]:
@@ -39,8 +41,10 @@ def _exercise_scores(report: Report) -> dict[str, float]:
     return scores
 
 
-def write_autograded(course: str | Path, submission: str | Path, report: Report) -> Path:
-    """Write `autograded/<student>/<assignment>/<notebook>`: the submission with each exercise's
+def write_autograded(course: str | Path, submission: str | Path, report: Report, released: str) -> Path:
+    """Write `autograded/<student>/<assignment>/<released>`: the submission, under the released notebook's
+    name (the name nbgrader's gradebook and formgrader use, whatever the student called the file), with each
+    exercise's
     `lab.check` grade cell holding the exercise's score as its result (what nbgrader's own
     determine_grade reads), and the whole report in the notebook's metadata ("autograd_lab").
     A not-gradable submission's grade cells hold an error that says why (nbgrader shows it).
@@ -48,7 +52,7 @@ def write_autograded(course: str | Path, submission: str | Path, report: Report)
     import nbformat
 
     sub = Path(submission)
-    out = Path(course) / "autograded" / report.student / report.assignment / sub.name
+    out = Path(course) / "autograded" / report.student / report.assignment / Path(released).name
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
         nb = nbformat.read(sub, as_version=4)
@@ -73,11 +77,12 @@ def write_autograded(course: str | Path, submission: str | Path, report: Report)
     return out
 
 
-def write_feedback(course: str | Path, submission: str | Path, report: Report) -> Path:
-    """Write `feedback/<student>/<assignment>/<notebook stem>.html`: the report's feedback page."""
+def write_feedback(course: str | Path, report: Report, released: str) -> Path:
+    """Write `feedback/<student>/<assignment>/<released notebook's stem>.html` (the name nbgrader's own
+    feedback has): the report's feedback page."""
     from autograder.render.html import to_html
 
-    out = Path(course) / "feedback" / report.student / report.assignment / (Path(submission).stem + ".html")
+    out = Path(course) / "feedback" / report.student / report.assignment / (Path(released).stem + ".html")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(to_html(report), encoding="utf-8")
     return out
@@ -108,7 +113,7 @@ def record_scores(course: str | Path, key: Key, reports: list[Report]) -> int:
             if exercise:
                 names[exercise] = cell.name
         for report in reports:
-            if report.status != "graded":
+            if report.status != "graded" or report.superseded_by:
                 continue
             gb.update_or_create_student(report.student)
             try:
@@ -117,7 +122,10 @@ def record_scores(course: str | Path, key: Key, reports: list[Report]) -> int:
                 gb.add_submission(key.assignment, report.student)
             for exercise, score in _exercise_scores(report).items():
                 if exercise in names:
-                    gb.find_grade(names[exercise], notebook, key.assignment, report.student).auto_score = score
+                    grade = gb.find_grade(names[exercise], notebook, key.assignment, report.student)
+                    grade.auto_score = score
+                    # as nbgrader's autograde (SaveAutoGrades): review only where a person already graded
+                    grade.needs_manual_grade = grade.manual_score is not None
             gb.db.commit()
             done += 1
     return done

@@ -20,7 +20,7 @@ from autograder.judge import Evidence, RunEnd
 from autograder.model import Key
 from autograder.notebook import (NotebookError, code_cell_labels, code_cells, declared_assignment, declared_student_id,
                                  read_notebook)
-from autograder.report import Report
+from autograder.report import Report, installed_torch
 
 MAX_NOTES = 20                       # notes kept per report (keeps a report small)
 MIN_RERUN_SECONDS = 2.0              # a run again for the calls after a fatal one needs at least this much time
@@ -34,15 +34,16 @@ def end_of(run: sandbox.ProbeRun) -> RunEnd:
 
 def grade_notebook(path: str | Path, key: Key, student: str | None = None,
                    exercises: list[str] | None = None, conceal: list[str] | None = None,
-                   worker: sandbox.Worker | None = None) -> Report:
+                   worker: sandbox.Worker | None = None, source: identity.Source | None = None) -> Report:
     """Grade one submission notebook against `key`.
 
     Args:
         path: the .ipynb file. key: a full or public key.
         student: the id whose parameters are used; None: the notebook's STUDENT_ID, else the file name's
-            stem (identity rule "self"). exercises: restrict to these exercise ids. conceal: folders the
-            submission must not see (besides the working folder; see sandbox.Worker), used when no
-            `worker` (a warm sandbox.Worker shared by a batch) is given.
+            stem (identity rule "self"). source: where a batch found the submission, and the identity rule
+            its id is found by (instead of `student`). exercises: restrict to these exercise ids. conceal:
+            folders the submission must not see (besides the working folder; see sandbox.Worker), used
+            when no `worker` (a warm sandbox.Worker shared by a batch) is given.
     Returns:
         A Report: status "graded" with one Outcome per check, or "not_gradable" (score None) with the
         reason. Never raises: a fault of the grader itself becomes a "not_gradable" report that says so
@@ -50,13 +51,14 @@ def grade_notebook(path: str | Path, key: Key, student: str | None = None,
     """
     start = time.monotonic()
     try:
-        return _grade_notebook(Path(path), key, student, exercises, conceal, worker).encodable()
+        return _grade_notebook(Path(path), key, student, exercises, conceal, worker, source).encodable()
     except Exception as e:
         return _not_gradable(key, Path(path).name, student or Path(path).stem, _grader_fault(e), {}, start).encodable()
 
 
 def _grade_notebook(path: Path, key: Key, student: str | None, exercises: list[str] | None,
-                    conceal: list[str] | None, worker: sandbox.Worker | None) -> Report:
+                    conceal: list[str] | None, worker: sandbox.Worker | None,
+                    source: identity.Source | None) -> Report:
     start = time.monotonic()
     key = key.only(exercises)
     try:
@@ -70,8 +72,11 @@ def _grade_notebook(path: Path, key: Key, student: str | None, exercises: list[s
                              f"of {other!r} (a batch grades one assignment)", {}, start)
     declared = declared_student_id(nb)
     declared = declared and short(declared, 100)
-    who = identity.resolve(path, key.notebook, key.assignment, declared, "given" if student is not None else "self",
-                           student)
+    if source is None:
+        source = identity.Source(path, None, "given" if student is not None else "self", student)
+    who = identity.resolve(source, key.notebook, key.assignment, declared)
+    if who.problem:
+        return _not_gradable(key, path.name, who.student, who.problem, {}, start)
     cells = code_cells(nb)
     facts = sources.Facts.of(cells)
     positions = facts.positions(key, exercises)
@@ -226,7 +231,7 @@ def _versions(key: Key) -> dict[str, str]:
 def _not_gradable(key: Key, submission: str, student: str, reason: str, parameters: dict[str, Any],
                   start: float) -> Report:
     return Report(key.assignment, submission, student, "not_gradable", None, key.max_score, reason=reason,
-                  parameters=parameters, versions=_versions(key), key_digest=key.digest,
+                  parameters=parameters, versions={"torch": installed_torch(), **_versions(key)}, key_digest=key.digest,
                   seconds=round(time.monotonic() - start, 3))
 
 

@@ -57,7 +57,7 @@ from autograder import identity
 from autograder.keyfile import load_key
 from autograder.model import Key
 from autograder.render.gradescope import to_results
-from autograder.report import Report, write_json_atomic
+from autograder.report import Report, installed_torch, write_json_atomic
 
 TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)   # fixed timestamps: the same inputs give the same zip
@@ -196,40 +196,52 @@ def _notebooks(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts) if folder.is_dir() else []
 
 
-def choose_notebook(folder: Path, released_name: str) -> tuple[Path | None, str]:
-    """The submitted notebook in `folder`: the only .ipynb, or the one with the released notebook's
-    name; else (None, why not)."""
+def choose_notebook(folder: Path, released_name: str) -> tuple[Path | None, str, list[str]]:
+    """The notebook of an upload: the only .ipynb; else the only one that is the released notebook or a
+    copy of it ("backward-vs-grad (1).ipynb"; see identity.is_released_name), leaving out copies whose
+    answer cells are all as released (notebook.untouched). Returns (the notebook, "", the other notebooks,
+    which are ignored), or (None, why it cannot be graded, [])."""
     found = _notebooks(folder)
+    listed = lambda paths: ", ".join(p.relative_to(folder).as_posix() for p in paths[:10])
     if len(found) == 1:
-        return found[0], ""
+        return found[0], "", []
     if not found:
-        return None, (f"not graded: no .ipynb file in the submission; upload your notebook "
-                      f"({released_name})")
-    named = [p for p in found if p.name == released_name]
+        return None, f"no .ipynb file in the upload; upload your notebook ({released_name})", []
+    named = [p for p in found if identity.is_released_name(p.stem, released_name)]
+    if len(named) > 1:   # an untouched released copy beside the student's own work: the work is graded
+        worked = [p for p in named if not _untouched(p)]
+        named = worked if len(worked) == 1 else named
     if len(named) == 1:
-        return named[0], ""
-    return None, (f"not graded: the submission has {len(found)} notebooks "
-                  f"({', '.join(p.relative_to(folder).as_posix() for p in found[:10])}); upload only one "
-                  f"({released_name})")
+        return named[0], "", [p.relative_to(folder).as_posix() + (" (unchanged since its release)" if _untouched(p) else "")
+                              for p in found if p != named[0]]
+    return None, (f"the upload has {len(found)} notebooks ({listed(found)}), and the grader cannot tell which one "
+                  f"is your work: upload only that one ({released_name})"), []
 
 
-def student_id_for(notebook: Path, key: Key) -> str:
-    """The id to grade `notebook` as (identity rule "upload"): AUTOGRADER_STUDENT, else its STUDENT_ID,
-    else its file name."""
-    declared = None
-    if not os.environ.get("AUTOGRADER_STUDENT"):
-        from autograder.notebook import NotebookError, declared_student_id, read_notebook
+def _untouched(path: Path) -> bool:
+    from autograder.notebook import NotebookError, read_notebook, untouched
 
-        try:
-            declared = declared_student_id(read_notebook(notebook))
-        except NotebookError:
-            declared = None
-    return identity.resolve(notebook, key.notebook, key.assignment, declared, "upload").student
+    try:
+        return untouched(read_notebook(path))
+    except NotebookError:
+        return False
+
+
+def student_id_for(notebook: Path, key: Key) -> identity.Identity:
+    """Whose upload this is (identity rule "upload"): AUTOGRADER_STUDENT, else the notebook's STUDENT_ID,
+    else its file name (not a released name)."""
+    from autograder.notebook import NotebookError, declared_student_id, read_notebook
+
+    try:
+        declared = declared_student_id(read_notebook(notebook))
+    except NotebookError:
+        declared = None
+    return identity.resolve(identity.Source(notebook, None, "upload"), key.notebook, key.assignment, declared)
 
 
 def _not_graded(key: Key, submission: str, student: str, reason: str) -> dict[str, Any]:
     report = Report(key.assignment, submission, student, "not_gradable", None, key.max_score, reason=reason,
-                    versions={"torch_key": key.torch_version or "?"}, key_digest=key.digest)
+                    versions={"torch": installed_torch(), "torch_key": key.torch_version or "?"}, key_digest=key.digest)
     return to_results(report)
 
 
@@ -243,14 +255,18 @@ def run(root: str | Path, key_path: str | Path, python: str = sys.executable) ->
     root, key_path = Path(root), Path(key_path)
     results = root / "results" / "results.json"
     key = load_key(key_path)
-    notebook, why = choose_notebook(root / "submission", key.notebook)
+    notebook, why, ignored = choose_notebook(root / "submission", key.notebook)
     if notebook is None:
         write_json_atomic(results, _not_graded(key, "(none)", "?", why))
         return 0
-    student = safe_id(student_id_for(notebook, key))
+    who = student_id_for(notebook, key)
+    student = safe_id(who.student)
+    if who.problem:
+        write_json_atomic(results, _not_graded(key, notebook.name, student, who.problem))
+        return 0
     work = Path(tempfile.mkdtemp(prefix="autograd-lab-"))
     try:
-        return _grade(root, key, key_path, notebook, student, work, python, results)
+        return _grade(root, key, key_path, notebook, student, work, python, results, ignored)
     except Exception as e:   # a fault of the grader: say so, never a silent 0
         reason = (f"not graded: internal grader error ({type(e).__name__}: {e}); this is not the student's fault: "
                   f"course staff can see the log")
@@ -261,15 +277,14 @@ def run(root: str | Path, key_path: str | Path, python: str = sys.executable) ->
 
 
 def _grade(root: Path, key: Key, key_path: Path, notebook: Path, student: str, work: Path, python: str,
-           results: Path) -> int:
-    # `grade` takes the student id from the file's name, or from its folder's when the file has the
-    # released notebook's name (kept then, so that the report names what the student uploaded)
-    copy = work / student / (notebook.name if notebook.name == key.notebook else f"{student}.ipynb")
+           results: Path, ignored: list[str] = ()) -> int:
+    # the copy keeps the uploaded name, so that the report names what the student uploaded
+    copy = work / "upload" / notebook.name
     copy.parent.mkdir()
     shutil.copyfile(notebook, copy)
     private = work / "results.json"
     cmd = [python, "-m", "autograder", "grade", str(copy), "--key", str(key_path), "--out", str(work / "out"),
-           "--gradescope", str(private), "--jobs", "1"]
+           "--gradescope", str(private), "--jobs", "1", "--student", student]
     print("run:", " ".join(cmd), flush=True)
     done = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
     print(done.stdout, done.stderr, sep="\n", flush=True)
@@ -284,8 +299,17 @@ def _grade(root: Path, key: Key, key_path: Path, notebook: Path, student: str, w
                   f"and wrote no results); this is not the student's fault: course staff can see the log")
         write_json_atomic(results, _not_graded(key, notebook.name, student, reason))
         return 1
+    if ignored:
+        data["output"] = (f"Graded **{_md_name(notebook.name)}**; the upload's other notebooks were not graded: "
+                          + ", ".join(_md_name(n) for n in ignored) + ".\n\n" + str(data.get("output", "")))
     write_json_atomic(results, data)
     return 0
+
+
+def _md_name(name: str) -> str:
+    """A file name a student chose, as markdown code (it cannot end the span or start markup)."""
+    ticks = "`" * (max((len(run) for run in re.findall(r"`+", name)), default=0) + 1)
+    return f"{ticks} {name} {ticks}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,75 +1,156 @@
 """identity: whose submission is this? The student id a submission is graded as (it seeds that student's
-parameters) is resolved here and nowhere else, by one of a few documented rules, with the notes a report
-gives when the notebook's own STUDENT_ID says something else.
+parameters) is resolved here and nowhere else, by the documented rules below, from three witnesses: the
+file's name, its student folder and the notebook's own STUDENT_ID. An id is recorded with a score only when
+a rule resolves it; where the witnesses disagree in a way no rule resolves, the submission is not
+gradable and the reason says what to do.
 
 May import: stdlib.
 """
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 PLACEHOLDER_ID = "your-student-id"   # what a released notebook's STUDENT_ID cell holds
 
-# How a submission's id is found:
-#   "file"      its file name without .ipynb, or, for a file that kept the released notebook's name, the
-#               nearest folder above it that is not named after the assignment (`mia/backward-vs-grad.ipynb`
-#               and nbgrader's `submitted/mia/01-backward-vs-grad/backward-vs-grad.ipynb` are both "mia");
-#   "notebook"  the notebook's own STUDENT_ID (read with ast, never run), else as "file" (for downloads a
-#               learning platform renamed);
-#   "upload"    a Gradescope upload: $AUTOGRADER_STUDENT, else the notebook's STUDENT_ID, else the file name;
-#   "self"      a self-check: the notebook's STUDENT_ID, else the file name;
-#   "given"     an id the caller names (`--student`, a batch's own resolution, an nbgrader folder:
-#               see `nbgrader_student`).
-Rule = Literal["file", "notebook", "upload", "self", "given"]
+# How a submission's id is found (README, "Whose submission is this?"):
+#   "file"      batch grading (default). The file's name without .ipynb, unless it is the released notebook's
+#               name or a copy of it that a browser, Jupyter, a cloud drive or a learning platform named
+#               ("backward-vs-grad (1)", "backward-vs-grad-Copy1", "Copy of backward-vs-grad",
+#               "backward-vs-grad - Copy", "backward-vs-grad copy 2", "smith_123_backward-vs-grad",
+#               "backward-vs-grad-mia"); then its student folder (the nearest folder above it, below the
+#               folder given to `grade`, that is not named after the assignment: nbgrader's
+#               submitted/<student>/<assignment>/ too); with neither, the notebook's STUDENT_ID. When
+#               STUDENT_ID is set (not the placeholder) and names someone else than the file or the
+#               folder, no rule says who is right: not gradable.
+#   "notebook"  `grade --ids notebook`: the notebook's STUDENT_ID, else as "file" (for downloads a learning
+#               platform renamed); a file or folder that says otherwise is noted, not refused.
+#   "upload"    a Gradescope upload: $AUTOGRADER_STUDENT, else STUDENT_ID, else the file's name (a released
+#               name or a copy of it: not gradable, with the reason).
+#   "self"      a self-check (`autograder check`): STUDENT_ID, else the file's name.
+#   "folder"    an nbgrader course: the student folder (submitted/<student>/<assignment>/), whatever the
+#               file is called; a STUDENT_ID that names someone else: not gradable.
+#   "given"     an id the caller names (`check --student`).
+Rule = Literal["file", "folder", "notebook", "upload", "self", "given"]
+
+# Names that browsers, Jupyter, cloud drives and operating systems give a copy of a file (case-insensitive).
+_COPY = [re.compile(p, re.I) for p in (
+    r"^copy of (.+)$",                  # Google Drive, Colab
+    r"^(.+?)\s*\(\d+\)$",               # browsers: "name (1)"
+    r"^(.+?)-copy\d*$",                 # Jupyter: "name-Copy1"
+    r"^(.+?)\s+-\s+copy$",              # Windows: "name - Copy"
+    r"^(.+?)\s+copy(?:\s+\d+)?$",       # macOS: "name copy", "name copy 2"
+)]
+
+
+def undecorated(stem: str) -> str:
+    """`stem` without the decorations copies get ("backward-vs-grad (1)" -> "backward-vs-grad")."""
+    while True:
+        for pattern in _COPY:
+            m = pattern.match(stem.strip())
+            if m:
+                stem = m.group(1)
+                break
+        else:
+            return stem.strip()
+
+
+def is_released_name(stem: str, released: str) -> bool:
+    """Is `stem` the released notebook's stem, a copy of it, or it with a platform's prefix or a suffix
+    ("smith_12345_backward-vs-grad", "backward-vs-grad-mia")? Then the file's name is not a student id."""
+    core, base = undecorated(stem).lower(), Path(released).stem.lower()
+    return core == base or any(core.startswith(base + sep) or core.endswith(sep + base) for sep in "-_ .")
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a submission came from: its file, its student folder (None when it has none: see `Rule`), and
+    the rule its id is found by (`given`: the id for rule "given")."""
+
+    path: Path
+    folder: str | None
+    rule: Rule = "file"
+    given: str | None = None
+
+
+def student_folder(path: Path, root: Path | None, assignment: str) -> str | None:
+    """The nearest folder above `path` that is not named after the assignment: below `root` (the folder
+    given to `grade`) when there is one, else any."""
+    path = path.resolve()
+    limit = root.resolve() if root is not None else None
+    for parent in path.parents:
+        if limit is not None and (parent == limit or limit not in parent.parents):
+            return None
+        if parent.name and parent.name != assignment:
+            return parent.name
+    return None
 
 
 @dataclass(frozen=True)
 class Identity:
-    """The id a submission is graded as, the rule that gave it, what the notebook declares, and the notes
-    (for the report) where the two disagree or the notebook still has the placeholder."""
+    """The id a submission is graded as (`student`), or why none can be given (`problem`, for a
+    not-gradable report), with the rule that decided, what the notebook declares, and the notes a report
+    gives (STUDENT_ID still the placeholder, or a witness that says otherwise)."""
 
     student: str
     rule: Rule
     declared: str | None
-    notes: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+    problem: str = ""
 
 
-def from_path(path: Path, released: str, assignment: str) -> str:
-    """The "file" rule (see `Rule`): `released` is the released notebook's file name."""
-    if path.stem != Path(released).stem:
-        return path.stem
-    for parent in path.resolve().parents:
-        if parent.name and parent.name != assignment:
-            return parent.name
-    return path.stem
-
-
-def resolve(path: Path, released: str, assignment: str, declared: str | None, rule: Rule,
-            given: str | None = None) -> Identity:
-    """The identity of the submission at `path` under `rule`.
+def resolve(source: Source, released: str, assignment: str, declared: str | None) -> Identity:
+    """The identity of a submission (see `Rule`).
 
     Args:
-        path: the notebook file. released, assignment: the released notebook's file name and the
-            assignment id. declared: the notebook's STUDENT_ID (None if it has none or cannot be read).
-        rule: see `Rule`. given: the id for rule "given".
+        source: its file, student folder and rule. released, assignment: the released notebook's file
+            name and the assignment id. declared: the notebook's STUDENT_ID (None if it has none or the
+            notebook cannot be read).
     Returns:
-        Identity; its notes say when STUDENT_ID is still the placeholder, or names another id than the
-        one graded.
+        Identity; `problem` is set (and `student` is the best name to list it under) when no rule
+        resolves whose submission it is.
     """
+    stem = source.path.stem
     usable = declared if declared and declared != PLACEHOLDER_ID else None
-    if rule == "given" and given is not None:
-        student = given
-    elif rule == "notebook":
-        student = usable or from_path(path, released, assignment)
-    elif rule == "upload":
-        student = os.environ.get("AUTOGRADER_STUDENT") or declared or path.stem
-    elif rule == "self":
-        student = declared or path.stem
-    else:
-        student = from_path(path, released, assignment)
+    by_file = None if is_released_name(stem, released) else stem
+    if source.rule == "given" and source.given is not None:
+        return _with_notes(source.given, "given", declared)
+    if source.rule == "self":
+        return _with_notes(declared or stem, "self", declared)
+    if source.rule == "upload":
+        chosen = os.environ.get("AUTOGRADER_STUDENT") or declared or by_file
+        if not chosen:
+            return Identity(stem, "upload", declared, problem=(
+                f"whose notebook is this? Its STUDENT_ID is not set and its name ({source.path.name}) is the "
+                f"released notebook's: set STUDENT_ID in its first cell to your id, save, and upload it again"))
+        return _with_notes(chosen, "upload", declared)
+    if source.rule == "notebook" and usable:
+        witness = by_file or source.folder
+        notes = ([f"graded as its STUDENT_ID {usable!r} (grade --ids notebook); its "
+                  f"{'file name' if by_file else 'folder'} says {witness!r}"] if witness and witness != usable else [])
+        return Identity(usable, "notebook", declared, tuple(notes))
+    witness, what = ((by_file, "file name") if by_file and source.rule != "folder" else (source.folder, "folder"))
+    if witness is None:
+        if usable:
+            return Identity(usable, source.rule, declared, (
+                f"graded as its STUDENT_ID {usable!r}: the file has the released notebook's name "
+                f"({source.path.name}) and no student folder",))
+        return Identity(stem, source.rule, declared, problem=(
+            f"whose submission is this? {source.path.name} is the released notebook's name, it is in no "
+            f"student folder, and its STUDENT_ID is {'not set' if not declared else 'still the placeholder'}: "
+            f"name the file <student-id>.ipynb or put it in a folder named after the student"))
+    if usable and usable != witness:
+        return Identity(witness, source.rule, declared, problem=(
+            f"whose submission is this? Its {what} says {witness!r} but its STUDENT_ID says {usable!r}, and the "
+            f"parameters it was worked with are {usable!r}'s: rename the {what.split()[0]} (or correct STUDENT_ID), or "
+            f"grade with --ids notebook to grade it as {usable!r}"))
+    return _with_notes(witness, source.rule, declared)
+
+
+def _with_notes(student: str, rule: Rule, declared: str | None) -> Identity:
     return Identity(student, rule, declared, tuple(notes(declared, student)))
 
 
@@ -86,7 +167,7 @@ def notes(declared: str | None, student: str) -> list[str]:
 
 def is_id_note(note: str) -> bool:
     """Is `note` one of this module's notes (the batch summary shows only these)?"""
-    return note.startswith(("STUDENT_ID is still", "the notebook says STUDENT_ID"))
+    return note.startswith(("STUDENT_ID is still", "the notebook says STUDENT_ID", "graded as its STUDENT_ID"))
 
 
 def placeholder_warning() -> str:

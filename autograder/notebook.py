@@ -132,6 +132,20 @@ def declared_assignment(nb: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def untouched(nb: Any) -> bool:
+    """Is every answer cell (nbgrader solution cell) of the notebook as the release made it? nbgrader
+    stores each solution cell's checksum when it makes the student copy (nbgrader.utils.compute_checksum);
+    a cell a student edited no longer matches it. False for a notebook without such cells."""
+    from nbgrader.utils import compute_checksum
+
+    cells = [c for c in nb.cells if isinstance(c.get("metadata", {}).get("nbgrader"), dict)
+             and c.metadata["nbgrader"].get("solution")]
+    try:
+        return bool(cells) and all(compute_checksum(c) == c.metadata["nbgrader"].get("checksum") for c in cells)
+    except Exception:   # odd metadata: not provably untouched
+        return False
+
+
 def student_copy(nb: Any) -> Any:
     """Return the student version of a solution notebook, made by nbgrader's own `generate_assignment`
     preprocessors (LockCells, ClearSolutions, ClearOutput, CheckCellMetadata, ComputeChecksums,

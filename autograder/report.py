@@ -45,6 +45,17 @@ STATUS_WORDS: dict[str, StatusWord] = {
 }
 
 
+def installed_torch() -> str:
+    """The version of the torch this process would import, without importing it (importlib.metadata);
+    "not installed" if there is none. Every report states a torch: a not-gradable one the grader's."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("torch").split("+")[0]
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
 def points(x: float) -> str:
     """Points as every view writes them: "4", "0.5"."""
     return f"{x:g}"
@@ -87,9 +98,11 @@ class Outcome:
 class Report:
     """One submission's grading. `score` is None when `status` is "not_gradable" (never 0).
 
-    `parameters` is the student's own point; `versions` holds "torch" (the run), "torch_key"
-    (the key's reference run), "sympy" and "grader"; `seconds` is wall time. `fingerprint`
-    (set by a batch) names the submission's content, the key and the grader version it was made from.
+    `parameters` is the student's own point; `versions` holds "torch" (the run; for a not-gradable
+    report, the grader's), "torch_key" (the key's reference run), "sympy" and "grader"; `seconds` is
+    wall time. A batch sets `fingerprint` (the submission's content, the key and the grader version it
+    was made from), `modified` (the file's time) and, when the batch has several submissions of one
+    student, `superseded_by` on those that do not count (the most recently modified one counts).
     """
 
     assignment: str
@@ -107,6 +120,8 @@ class Report:
     seconds: float = 0.0
     isolation: str = ""                 # how the submission's run was separated from the grader
     fingerprint: str = ""               # what the report depends on (batch.fingerprint): unchanged -> not regraded
+    modified: str = ""                  # the file's modification time (UTC, ISO 8601), set by a batch
+    superseded_by: str = ""             # set by a batch: another submission of the same student counts instead
 
     def counts(self) -> dict[str, int]:
         """Number of outcomes per status, in STATUSES order."""

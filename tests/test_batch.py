@@ -2,16 +2,20 @@
 import json
 import shutil
 
-from autograder.batch import find_submissions, report_file, student_for
+from autograder.batch import find_submissions, report_file
 
 from conftest import EXAMPLES, run_cli
 
 
-def test_student_ids_from_file_names_and_from_folders_when_the_name_was_kept(key, tmp_path):
+def test_a_submissions_student_folder_is_found_below_the_folder_given(key, tmp_path):
     released_name = key.notebook   # backward-vs-grad.ipynb
-    assert student_for(tmp_path / "ada.ipynb", key) == "ada"
-    assert student_for(tmp_path / "mia" / released_name, key) == "mia"
-    assert student_for(tmp_path / "submitted" / "mia" / key.assignment / released_name, key) == "mia"
+    for folder in ("mia", "submitted/zoe/" + key.assignment):
+        (tmp_path / folder).mkdir(parents=True)
+        shutil.copy(EXAMPLES / "ada.ipynb", tmp_path / folder / released_name)
+    shutil.copy(EXAMPLES / "ada.ipynb", tmp_path / "ada.ipynb")
+    found = {s.name: s.source.folder for s in find_submissions([str(tmp_path)], key)}
+    assert found == {"ada.ipynb": None, "mia/backward-vs-grad.ipynb": "mia",
+                     f"submitted/zoe/{key.assignment}/backward-vs-grad.ipynb": "zoe"}
 
 
 def test_same_file_names_in_two_folders_are_two_submissions_with_two_reports(key, released, tmp_path):
@@ -21,8 +25,8 @@ def test_same_file_names_in_two_folders_are_two_submissions_with_two_reports(key
         (subs / student).mkdir(parents=True)
         shutil.copy(EXAMPLES / f"{student}.ipynb", subs / student / key.notebook)
     found = find_submissions([str(subs)], key)
-    assert [(s.name, s.student) for s in found] == [("ada/backward-vs-grad.ipynb", "ada"),
-                                                   ("ben/backward-vs-grad.ipynb", "ben")]
+    assert [(s.name, s.source.folder) for s in found] == [("ada/backward-vs-grad.ipynb", "ada"),
+                                                         ("ben/backward-vs-grad.ipynb", "ben")]
     assert report_file(found[0].name) == "ada__backward-vs-grad.json"
     p = run_cli("grade", str(subs), "--out", str(tmp_path / "out"), "--key", str(key_path), "--jobs", "2")
     assert p.returncode == 0, p.stderr
@@ -32,15 +36,22 @@ def test_same_file_names_in_two_folders_are_two_submissions_with_two_reports(key
     assert "2 submissions in" in p.stdout
 
 
-def test_a_renamed_file_is_graded_as_its_name_and_the_mismatch_is_shown(released, tmp_path):
+def test_a_file_named_for_another_student_than_its_student_id_is_not_graded_with_anyones_parameters(released,
+                                                                                                     tmp_path):
     _, key_path = released
     shutil.copy(EXAMPLES / "ada.ipynb", tmp_path / "zoe.ipynb")
     (tmp_path / "out" / "reports").mkdir(parents=True)
     (tmp_path / "out" / "reports" / "old.json").write_text("{}")
     p = run_cli("grade", str(tmp_path / "zoe.ipynb"), "--out", str(tmp_path / "out"), "--key", str(key_path))
     assert p.returncode == 0, p.stderr
-    assert "STUDENT_ID = 'ada', but it was graded as 'zoe'" in " ".join(p.stdout.split())
+    text = " ".join(p.stdout.split())
+    assert "not_gradable" in text and "file name says 'zoe' but its STUDENT_ID says 'ada'" in text, text
     assert "1 older report(s)" in p.stdout and "old.json" in p.stdout
+    p = run_cli("grade", str(tmp_path / "zoe.ipynb"), "--out", str(tmp_path / "out2"), "--key", str(key_path),
+                "--ids", "notebook", "--json")
+    [report] = json.loads(p.stdout)
+    assert (report["student"], report["score"]) == ("ada", 26)
+    assert "graded as its STUDENT_ID 'ada' (grade --ids notebook); its file name says 'zoe'" in report["notes"]
 
 
 def test_files_given_one_by_one_with_the_same_name_are_told_apart_by_folder(key, tmp_path):
@@ -48,15 +59,23 @@ def test_files_given_one_by_one_with_the_same_name_are_told_apart_by_folder(key,
         (tmp_path / student).mkdir()
         shutil.copy(EXAMPLES / f"{student}.ipynb", tmp_path / student / key.notebook)
     found = find_submissions([str(tmp_path / "ada" / key.notebook), str(tmp_path / "ben" / key.notebook)], key)
-    assert [(s.name, s.student) for s in found] == [("ada/backward-vs-grad.ipynb", "ada"), ("ben/backward-vs-grad.ipynb", "ben")]
+    assert [(s.name, s.source.folder) for s in found] == [("ada/backward-vs-grad.ipynb", "ada"),
+                                                         ("ben/backward-vs-grad.ipynb", "ben")]
 
 
 def _copies(tmp_path, plan):
-    """A submissions folder: {new name: example student} (each graded with its own example's id)."""
+    """A submissions folder: {new name: example student}, each the example's work with its STUDENT_ID set
+    to the new name (a file named for one student and declaring another is not gradable)."""
+    import nbformat
+
     subs = tmp_path / "subs"
     subs.mkdir()
     for name, student in plan.items():
-        shutil.copy(EXAMPLES / f"{student}.ipynb", subs / f"{name}.ipynb")
+        nb = nbformat.read(EXAMPLES / f"{student}.ipynb", as_version=4)
+        for cell in nb.cells:
+            if cell.metadata.get("nbgrader", {}).get("grade_id") == "student-id":
+                cell.source = f'STUDENT_ID = "{name}"'
+        nbformat.write(nb, subs / f"{name}.ipynb")
     return subs
 
 
@@ -188,6 +207,7 @@ def test_a_run_that_stops_new_processes_cannot_hang_the_batch_or_outlive_it(rele
     subs = _copies(tmp_path, {"ben": "ben", "cleo": "cleo"})
     nb = nbformat.read(EXAMPLES / "ada.ipynb", as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(STOPPER))
+    nb.cells[1].source = 'STUDENT_ID = "mallory"'
     nbformat.write(nb, subs / "mallory.ipynb")
     p = run_cli("grade", str(subs), "--out", str(tmp_path / "out"), "--key", str(key_path), "--jobs", "2",
                 "--limit", "submission_timeout=10", "--json", timeout=300)

@@ -24,8 +24,8 @@ def test_grade_the_examples_matches_the_recorded_statuses(released, tmp_path):
         assert report.versions["torch_key"] == "2.13.0" and report.versions["sympy"]
 
     rows = list(csv.DictReader((out / "gradebook.csv").open()))
-    assert list(rows[0])[:5] == ["submission", "student", "status", "score", "max_score"]
-    assert len(rows[0]) == 5 + 26
+    assert list(rows[0])[:6] == ["submission", "student", "status", "score", "max_score", "counts"]
+    assert len(rows[0]) == 6 + 26   # the fixed columns (counts among them), then one per check
     by = {r["student"]: r for r in rows}
     assert by["ivan"]["status"] == "not_gradable" and by["ivan"]["score"] == ""   # never a silent 0
     assert by["gus"]["status"] == "graded" and by["gus"]["score"] == "0"

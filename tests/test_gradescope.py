@@ -267,7 +267,7 @@ def test_run_autograder_without_a_notebook_says_NOT_GRADED(bundle, tmp_path):
     root = unpack(bundle, tmp_path / "autograder")
     (root / "submission" / "answers.py").write_text("print('hi')\n")
     res = run_autograder(root)
-    assert res["output"].startswith("# NOT GRADED") and "no .ipynb file in the submission" in res["output"]
+    assert res["output"].startswith("# NOT GRADED") and "no .ipynb file in the upload" in res["output"]
     assert res["tests"] == [] and res["score"] == 0.0
 
 

@@ -89,3 +89,31 @@ def test_our_grade_writes_nbgraders_autograded_and_feedback_folders(released, co
     assert nb.metadata["autograd_lab"]["report"]["student"] == "ben"
     page = (course / "feedback" / "ben" / ASSIGNMENT / "backward-vs-grad.html").read_text()
     assert "ben" in page and "1.predict.returns" in page
+
+
+def test_grade_clears_needs_manual_grading_as_nbgraders_autograde_does(released, course):
+    from nbgrader.api import Gradebook
+
+    _, key_path = released
+    assert run_cli("grade", "--nbgrader", str(course), "--key", str(key_path)).returncode == 0
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        rows = {d["student"]: d["needs_manual_grade"] for d in gb.submission_dicts(ASSIGNMENT)}
+    assert rows == {s: False for s in STUDENTS}
+
+
+def test_a_renamed_submission_is_written_under_the_name_nbgrader_uses(released, course, tmp_path):
+    """A student who renamed the notebook (tests/cases/nbgrader-renamed): formgrader opens
+    autograded/<student>/<assignment>/<released name>, so that is where the graded copy and the feedback go."""
+    _, key_path = released
+    copy = tmp_path / "course"
+    shutil.copytree(course, copy)
+    folder = copy / "submitted" / "stu_renamed" / ASSIGNMENT
+    folder.mkdir(parents=True)
+    shutil.copy(Path(__file__).parent / "cases" / "nbgrader-renamed" / "backward-vs-grad-stu_renamed.ipynb", folder)
+    p = run_cli("grade", "--nbgrader", str(copy), "--key", str(key_path))
+    assert p.returncode == 0, p.stderr
+    assert (copy / "autograded" / "stu_renamed" / ASSIGNMENT / "backward-vs-grad.ipynb").is_file()
+    assert not (copy / "autograded" / "stu_renamed" / ASSIGNMENT / "backward-vs-grad-stu_renamed.ipynb").exists()
+    assert (copy / "feedback" / "stu_renamed" / ASSIGNMENT / "backward-vs-grad.html").is_file()
+    report = read_report(copy / "autograd-lab" / ASSIGNMENT / "reports" / "stu_renamed__backward-vs-grad-stu_renamed.json")
+    assert (report.student, report.score) == ("stu_renamed", 26)

@@ -12,10 +12,25 @@ from autograder.identity import is_id_note
 from autograder.render.terminal import printable
 from autograder.report import STATUSES, Report
 
-FIXED_COLUMNS = ("submission", "student", "status", "score", "max_score")
+FIXED_COLUMNS = ("submission", "student", "status", "score", "max_score", "counts")
 # The columns, in order, of nbgrader's `nbgrader export` grades.csv (nbgrader/plugins/export.py, CsvExportPlugin).
 NBGRADER_COLUMNS = ("assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",
                     "raw_score", "late_submission_penalty", "score", "max_score")
+
+
+def cell(text: str) -> str:
+    """A CSV cell that holds text a submission chose (a file name, a STUDENT_ID), written so that no
+    spreadsheet evaluates it: one that starts with =, +, -, @, a tab or a carriage return gets a leading
+    apostrophe (OWASP, "CSV Injection"). Numbers the grader writes never go through here."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def counts(r: Report) -> str:
+    """Whether the report counts in the gradebook: "yes"; "no (<submission> counts)" when another
+    submission of the same student counts instead; "" when not gradable (no score)."""
+    if r.status != "graded":
+        return ""
+    return f"no ({r.superseded_by} counts)" if r.superseded_by else "yes"
 
 
 def check_ids(reports: list[Report]) -> list[str]:
@@ -29,7 +44,8 @@ def check_ids(reports: list[Report]) -> list[str]:
 
 def to_csv(reports: list[Report]) -> str:
     """One row per submission: submission, student, status (graded | not_gradable), score (empty
-    when not gradable, never 0), max_score, then each check's status."""
+    when not gradable, never 0), max_score, counts (see `counts`), then each check's status. Text a
+    submission chose is neutralised for spreadsheets (`cell`)."""
     ids = check_ids(reports)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -37,14 +53,16 @@ def to_csv(reports: list[Report]) -> str:
     for r in sorted(reports, key=lambda r: r.submission):
         by_id = {o.check_id: o.status for o in r.outcomes}
         score = "" if r.score is None else f"{r.score:g}"
-        w.writerow([r.submission, r.student, r.status, score, f"{r.max_score:g}", *(by_id.get(i, "") for i in ids)])
+        w.writerow([cell(r.submission), cell(r.student), r.status, score, f"{r.max_score:g}", counts(r),
+                    *(by_id.get(i, "") for i in ids)])
     return buf.getvalue()
 
 
 def to_nbgrader_csv(reports: list[Report]) -> str:
     """The reports as nbgrader's grades.csv (`nbgrader export`): its columns in its order, one row per
     submission (sorted by assignment, student, submission), numbers written as nbgrader writes them
-    ("21.0"). A not-gradable submission keeps raw_score, late_submission_penalty and score empty,
+    ("21.0"); only the submission that counts of each student. A not-gradable submission keeps raw_score,
+    late_submission_penalty and score empty,
     never 0 (nbgrader itself writes 0.0 there). duedate, timestamp, names and email are not in a
     report and stay empty; no late penalty is applied, so a graded row has penalty 0.0 and score =
     raw_score."""
@@ -52,9 +70,11 @@ def to_nbgrader_csv(reports: list[Report]) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(NBGRADER_COLUMNS)
     for r in sorted(reports, key=lambda r: (r.assignment, r.student, r.submission)):
+        if r.superseded_by:
+            continue
         graded = r.status == "graded" and r.score is not None
         raw = str(float(r.score)) if graded else ""
-        w.writerow([r.assignment, "", "", r.student, "", "", "", raw, "0.0" if graded else "", raw,
+        w.writerow([r.assignment, "", "", cell(r.student), "", "", "", raw, "0.0" if graded else "", raw,
                     str(float(r.max_score))])
     return buf.getvalue()
 
@@ -73,6 +93,8 @@ def summary(reports: list[Report]) -> str:
         lines.append(f"{fit(r.submission, sub_w):<{sub_w}} {fit(r.student, stu_w):<{stu_w}} {r.status:<13} {score:>9}  "
                      + " ".join(f"{counts[s]:>7}" for s in STATUSES))
         extra = [r.reason] if r.status == "not_gradable" else [n for n in r.notes if is_id_note(n)]
+        if r.superseded_by:
+            extra.append(f"does not count: {r.superseded_by}, a later submission of {r.student}, counts")
         for text in extra:
             lines += textwrap.wrap(text, len(head), initial_indent="   ↳ ", subsequent_indent="     ")
     return printable("\n".join(lines))

@@ -1,0 +1,64 @@
+"""Whose submission is this? Each identity rule, decorated copies of the released name, and the witnesses
+that disagree (no sandbox: identity is read from names, folders and STUDENT_ID)."""
+from pathlib import Path
+
+import pytest
+
+from autograder.identity import PLACEHOLDER_ID, Source, is_released_name, resolve, student_folder, undecorated
+
+RELEASED, ASSIGNMENT = "backward-vs-grad.ipynb", "01-backward-vs-grad"
+
+
+@pytest.mark.parametrize("stem", ["backward-vs-grad", "backward-vs-grad (1)", "backward-vs-grad(2)",
+                                  "backward-vs-grad-Copy1", "Copy of backward-vs-grad", "Copy of backward-vs-grad (3)",
+                                  "backward-vs-grad - Copy", "backward-vs-grad copy", "backward-vs-grad copy 2",
+                                  "smithjohn_12345_67890_backward-vs-grad", "backward-vs-grad-stu_renamed",
+                                  "BACKWARD-VS-GRAD (1)"])
+def test_copies_of_the_released_name_are_recognised(stem):
+    assert is_released_name(stem, RELEASED)
+
+
+@pytest.mark.parametrize("stem", ["mia", "backward", "vs-grad", "s1234567", "backward-vs-gradient"])
+def test_a_student_id_is_not_a_released_name(stem):
+    assert not is_released_name(stem, RELEASED)
+
+
+def test_decorations_are_taken_off_one_after_another():
+    assert undecorated("Copy of backward-vs-grad (1) - Copy") == "backward-vs-grad"
+
+
+def who(name, folder=None, declared=None, rule="file"):
+    return resolve(Source(Path("/x") / name, folder, rule), RELEASED, ASSIGNMENT, declared)
+
+
+def test_the_file_name_then_the_folder_then_student_id_decide_and_agreeing_witnesses_give_no_note():
+    assert (who("mia.ipynb", None, "mia").student, who("mia.ipynb", None, "mia").notes) == ("mia", ())
+    assert who("backward-vs-grad (1).ipynb", "ana6", "ana6").student == "ana6"
+    lone = who("backward-vs-grad (1).ipynb", None, "ana6")
+    assert lone.student == "ana6" and not lone.problem and "graded as its STUDENT_ID 'ana6'" in lone.notes[0]
+
+
+def test_witnesses_that_disagree_make_it_not_gradable_with_what_to_do():
+    conflict = who("mia.ipynb", None, "max")
+    assert conflict.problem.startswith("whose submission is this? Its file name says 'mia' but its STUDENT_ID says "
+                                       "'max'") and "--ids notebook" in conflict.problem
+    assert "Its folder says 'ana6' but its STUDENT_ID says 'ben6'" in who("backward-vs-grad (1).ipynb", "ana6", "ben6").problem
+    nobody = who("backward-vs-grad (1).ipynb", None, PLACEHOLDER_ID)
+    assert nobody.problem and "still the placeholder" in nobody.problem
+    assert who("backward-vs-grad.ipynb", None, None).problem   # no name, no folder, no STUDENT_ID
+
+
+def test_the_placeholder_is_graded_by_the_file_with_a_note_and_the_notebook_rule_trusts_student_id():
+    p = who("mia.ipynb", None, PLACEHOLDER_ID)
+    assert p.student == "mia" and not p.problem and p.notes[0].startswith("STUDENT_ID is still")
+    n = who("mia.ipynb", None, "max", rule="notebook")
+    assert n.student == "max" and not n.problem and "its file name says 'mia'" in n.notes[0]
+    folder = who("whatever-i-called-it.ipynb", "stu1", "stu2", rule="folder")
+    assert folder.student == "stu1" and "folder says 'stu1'" in folder.problem
+
+
+def test_a_student_folder_lies_below_the_folder_given(tmp_path):
+    f = tmp_path / "subs" / "mia" / ASSIGNMENT / RELEASED
+    assert student_folder(f, tmp_path / "subs", ASSIGNMENT) == "mia"
+    assert student_folder(tmp_path / "subs" / RELEASED, tmp_path / "subs", ASSIGNMENT) is None
+    assert student_folder(tmp_path / "subs" / RELEASED, None, ASSIGNMENT) == "subs"
