@@ -42,6 +42,9 @@ class Parameters(dict):
         return f"WARNING: {self.warning}\n{text}" if self.warning else text
 
 
+REPORT_MIME = "application/vnd.autograd-lab.report+json"   # the report a check cell showed, in its output
+
+
 class SelfCheck:
     """The result of `Lab.check`: shows as the open report, as text in a terminal and as HTML (a
     table per exercise, statuses in colour and in words) in Jupyter."""
@@ -60,6 +63,15 @@ class SelfCheck:
         from autograder.render.html import to_html_fragment
 
         return to_html_fragment(self.report)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """Everything Jupyter keeps of the check in the saved notebook: the text, the HTML table and the
+        report itself (REPORT_MIME), which tools (and tests) read back exactly as it was shown."""
+        bundle: dict[str, Any] = {"text/plain": self.text}
+        if self.report is not None:
+            bundle["text/html"] = self._repr_html_()
+            bundle[REPORT_MIME] = self.report.to_dict()
+        return bundle
 
     @property
     def passed(self) -> bool:

@@ -1,0 +1,63 @@
+"""Graded as seen: for every example submission of every assignment, the statuses each `lab.check` cell shows
+when the notebook runs top to bottom in a real Jupyter kernel (nbclient) are the statuses the batch grader
+gives the same saved notebook, check by check (both with the public key, so both draw the same points)."""
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from autograder.grade import grade_notebook
+from autograder.identity import Source
+from autograder.keyfile import load_key
+from autograder.lab import REPORT_MIME
+
+from conftest import ROOT
+
+EXAMPLES = sorted(p for p in (ROOT / "examples" / "submissions").glob("*/*.ipynb")
+                  if json.loads(p.with_suffix(".expected.json").read_text())["status"] == "graded")
+KERNELS_AT_ONCE = 3
+_SHOWN: dict[str, dict[Path, dict[str, str]]] = {}
+
+
+async def _run(path: Path, limit: asyncio.Semaphore) -> dict[str, str]:
+    """check id -> status, as the notebook's lab.check cells show them, run top to bottom in a kernel."""
+    async with limit:
+        nb = nbformat.read(path, as_version=4)
+        folder = ROOT / "assignments" / path.parent.name   # beside its public key, as a student runs it
+        await NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
+                             resources={"metadata": {"path": str(folder)}}).async_execute()
+    shown = {}
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            report = out.get("data", {}).get(REPORT_MIME)
+            if report:
+                shown.update({o["check_id"]: o["status"] for o in report["outcomes"]})
+    return shown
+
+
+def shown_in_a_kernel(path: Path) -> dict[str, str]:
+    """What the kernel showed for `path`; the examples of one assignment run in kernels a few at a time."""
+    assignment = path.parent.name
+    if assignment not in _SHOWN:
+        paths = [p for p in EXAMPLES if p.parent.name == assignment]
+
+        async def all_of_them():
+            limit = asyncio.Semaphore(KERNELS_AT_ONCE)
+            return await asyncio.gather(*(_run(p, limit) for p in paths))
+        _SHOWN[assignment] = dict(zip(paths, asyncio.run(all_of_them()), strict=True))
+    return _SHOWN[assignment][path]
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[f"{p.parent.name[:2]}-{p.stem}" for p in EXAMPLES])
+def test_the_self_check_in_a_kernel_and_the_batch_grader_agree(path, worker):
+    key = load_key(ROOT / "assignments" / path.parent.name / "public_key.json")
+    report = grade_notebook(path, key, worker=worker, source=Source(path, None, "file"))
+    assert report.status == "graded", report.reason
+    graded = {o.check_id: o.status for o in report.outcomes}
+    shown = shown_in_a_kernel(path)
+    assert shown == graded, {c: (shown.get(c), s) for c, s in graded.items() if shown.get(c) != s}
