@@ -395,7 +395,8 @@ class _ExerciseState:
             torch.set_grad_enabled(grad)
             torch.set_default_dtype(dtype)
             torch.autograd.set_detect_anomaly(anomaly, check_nan)
-            torch.use_deterministic_algorithms(deterministic)
+            if torch.are_deterministic_algorithms_enabled() != deterministic:   # the setter's first call imports
+                torch.use_deterministic_algorithms(deterministic)                # for about 1 s: only when needed
         except Exception:   # a torch patched by the submission: its own problem, not the observation's
             pass
         for name in [k for k in list(dict.keys(self.ns)) if k not in self.names]:

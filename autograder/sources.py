@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 from dataclasses import dataclass
 from typing import Literal
 
@@ -23,13 +24,13 @@ def parse(source: str) -> ast.Module | None:
         return None
     try:
         return ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         pass
     kept = [("" if line.lstrip().startswith(("%", "!")) or line.rstrip().endswith("?") else line)
             for line in source.splitlines()]
     try:
         return ast.parse("\n".join(kept))
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):   # too deeply nested to read: not Python here
         return None
 
 
@@ -200,7 +201,17 @@ class Facts:
         out = []
         for name in used:
             for i in range(after + 1, len(self.trees)):
-                if name in bindings(self.trees[i], imports=False):
+                if name in self.binds_no_imports[i]:
                     out.append((name, i))
                     break
         return out
+
+    @functools.cached_property
+    def scratch(self) -> dict:
+        """A cache for what other modules derive from these facts (autograder.worked)."""
+        return {}
+
+    @functools.cached_property
+    def binds_no_imports(self) -> tuple[frozenset[str], ...]:
+        """Per cell, the top-level names it binds other than by importing."""
+        return tuple(bindings(t, imports=False) for t in self.trees)
