@@ -161,7 +161,7 @@ def _check(args: argparse.Namespace) -> int:
     unknown = [e for e in args.exercise or [] if e not in known]
     if unknown:
         return _fail(f"no exercise {', '.join(unknown)}; the exercises are {', '.join(known)}")
-    report = grade_notebook(path, key, args.student, args.exercise, conceal=_conceal_for(key_path))
+    report = grade_notebook(path, key, args.student, args.exercise, conceal=_conceal_for(key_path), selfcheck=True)
     print(json.dumps(report.to_dict(), indent=1) if args.json else render(report))
     ok = report.status == "graded" and all(o.status == "passed" for o in report.outcomes)
     return 0 if ok else 1

@@ -3,7 +3,7 @@ it in the sandbox (again after a fatal call, for the calls after it), judge, and
 orchestration: the grading semantics are `judge`'s. Never raises for a student's fault; a fault of the
 grader gives a "not graded" report that says so.
 
-May import: stdlib, autograder (its version), autograder.model, autograder.plan, autograder.judge,
+May import: stdlib, autograder (its version), autograder.model, autograder.plan, autograder.judge, autograder.commit,
 autograder.identity, autograder.sources, autograder.notebook, autograder.report, autograder.sandbox, autograder.wire,
 autograder.compare, autograder.analytic.
 """
@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
-from autograder import __version__, analytic, identity, judge, plan, sandbox, sources, wire
+from autograder import __version__, analytic, commit, identity, judge, plan, sandbox, sources, wire
 from autograder.compare import short
 from autograder.judge import Evidence, RunEnd
 from autograder.model import Key
@@ -34,7 +34,8 @@ def end_of(run: sandbox.ProbeRun) -> RunEnd:
 
 def grade_notebook(path: str | Path, key: Key, student: str | None = None,
                    exercises: list[str] | None = None, conceal: list[str] | None = None,
-                   worker: sandbox.Worker | None = None, source: identity.Source | None = None) -> Report:
+                   worker: sandbox.Worker | None = None, source: identity.Source | None = None,
+                   selfcheck: bool = False) -> Report:
     """Grade one submission notebook against `key`.
 
     Args:
@@ -43,7 +44,9 @@ def grade_notebook(path: str | Path, key: Key, student: str | None = None,
             stem (identity rule "self"). source: where a batch found the submission, and the identity rule
             its id is found by (instead of `student`). exercises: restrict to these exercise ids. conceal:
             folders the submission must not see (besides the working folder; see sandbox.Worker), used
-            when no `worker` (a warm sandbox.Worker shared by a batch) is given.
+            when no `worker` (a warm sandbox.Worker shared by a batch) is given. selfcheck: a learner's
+            `autograder check`: commit records are also read from (and new ones written to) the Store beside
+            the notebook, and an exercise whose predictions are not committed shows no expected value.
     Returns:
         A Report: status "graded" with one Outcome per check, or "not_gradable" (score None) with the
         reason. Never raises: a fault of the grader itself becomes a "not_gradable" report that says so
@@ -51,14 +54,14 @@ def grade_notebook(path: str | Path, key: Key, student: str | None = None,
     """
     start = time.monotonic()
     try:
-        return _grade_notebook(Path(path), key, student, exercises, conceal, worker, source).encodable()
+        return _grade_notebook(Path(path), key, student, exercises, conceal, worker, source, selfcheck).encodable()
     except Exception as e:
         return _not_gradable(key, Path(path).name, student or Path(path).stem, _grader_fault(e), {}, start).encodable()
 
 
 def _grade_notebook(path: Path, key: Key, student: str | None, exercises: list[str] | None,
                     conceal: list[str] | None, worker: sandbox.Worker | None,
-                    source: identity.Source | None) -> Report:
+                    source: identity.Source | None, selfcheck: bool = False) -> Report:
     start = time.monotonic()
     key = key.only(exercises)
     try:
@@ -89,8 +92,13 @@ def _grade_notebook(path: Path, key: Key, student: str | None, exercises: list[s
     except OSError as e:
         return _not_gradable(key, path.name, who.student, f"not graded: the grader could not start the sandbox ({e}); "
                              "this is not the student's fault", request["parameters"], start)
+    records = commit.in_notebook(nb)
+    store = commit.Store(path.parent) if selfcheck else None
+    if store is not None:
+        records += [r for ex in key.exercises if (r := commit.read(store.get(key.assignment, who.student, ex.id)))]
+    commits = commit.choose(records, key.assignment, who.student)
     return _finish(key, path.name, who.student, first, list(who.notes), start, code_cell_labels(nb), request, run,
-                   facts, positions)
+                   facts, positions, commits=commits, seal=selfcheck)
 
 
 Step = tuple   # ("cell", i) | ("name", name) | ("call", function, point)
@@ -238,8 +246,15 @@ def _not_gradable(key: Key, submission: str, student: str, reason: str, paramete
 def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, notes: list[str], start: float,
             labels: tuple[str, ...] | list[str] = (), request: dict[str, Any] | None = None,
             rerun: Rerun | None = None, facts: sources.Facts | None = None,
-            positions: dict[str, sources.Position] | None = None, cell_notes: bool = True) -> Report:
+            positions: dict[str, sources.Position] | None = None, cell_notes: bool = True,
+            commits: dict[str, commit.Commit | str] | None = None, cells: list[str] | None = None,
+            seal: bool = False) -> Report:
+    """The report of a run. `commits`: per exercise, its commit record or why none is trusted. `cells` (an
+    in-notebook self-check's, with `facts`): an exercise whose predictions are all filled in and have no
+    commit record is committed now. With `seal`, an exercise without a commit shows no expected value
+    (judge.sealed)."""
     points = plan.points_for(key, student)
+    commits = dict(commits or {})
     try:
         obs = wire.parse_results(run.results)
     except wire.WireError as e:
@@ -252,15 +267,19 @@ def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, note
         resumed: list[str] = []
         if request is not None:
             obs, run, stopped, resumed = _attempts(key, request, obs, run, rerun, labels)
+        if cells is not None:
+            commits.update(_commit_now(key, student, Evidence(obs, end_of(run), facts=facts, positions=positions or {},
+                                                              labels=tuple(labels)), cells, commits))
         evidence = Evidence(obs, end_of(run), {(s[1], s[2]): e for s, e in stopped.items() if s[0] == "call"},
                             {s[1]: e for s, e in stopped.items() if s[0] == "name"},
-                            _cell_faults(key, obs, stopped), facts, positions or {}, tuple(labels))
+                            _cell_faults(key, obs, stopped), facts, positions or {}, tuple(labels), commits,
+                            sealed=seal)
         outcomes = judge.outcomes(key, evidence, points)
     except Exception as e:  # a grader fault: say so, give no points, never blame the student
         return _not_gradable(key, submission, student, _grader_fault(e), points[0], start)
     notes = notes + judge.notes(key, Evidence(replace(first_obs, rejected=obs.rejected), end_of(first_run)), labels,
                                 cell_notes) + resumed
-    notes += judge.exercise_notes(key, evidence)
+    notes += judge.exercise_notes(key, evidence) + judge.commit_notes(key, evidence)
     if len(notes) > MAX_NOTES:
         notes = notes[:MAX_NOTES] + [f"… and {len(notes) - MAX_NOTES} more notes"]
     hidden = key.hidden_checks.checks if key.hidden_checks else 0
@@ -269,24 +288,53 @@ def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, note
                      f"not in this self-check")
     return Report(key.assignment, submission, student, "graded", float(sum(o.score for o in outcomes)), key.max_score,
                   outcomes, parameters=points[0], notes=tuple(notes), versions={"torch": obs.torch_version, **_versions(key)},
-                  key_digest=key.digest, seconds=round(time.monotonic() - start, 3), isolation=run.isolation)
+                  key_digest=key.digest, seconds=round(time.monotonic() - start, 3), isolation=run.isolation,
+                  commits={ex: c.record for ex, c in commits.items() if isinstance(c, commit.Commit) and c.record})
+
+
+def _commit_now(key: Key, student: str, evidence: Evidence, cells: list[str],
+                commits: dict[str, commit.Commit | str]) -> dict[str, commit.Commit]:
+    """New commit records for the exercises with no record whose predictions are all filled in: their values,
+    now, a hash of the cells that set them, and which of them those cells obtained by running code."""
+    out = {}
+    for ex in key.exercises:
+        if ex.id in commits or ex.id not in evidence.positions:
+            continue
+        values = judge.filled(key, ex.id, evidence.observations)
+        if values is None:
+            continue
+        after = evidence.positions[ex.id].after
+        facts = evidence.facts
+        setting = sorted({c for n in values if facts and (c := facts.defining_cell(n, after)) is not None})
+        computed = {c.name: m for c in key.checks if c.exercise == ex.id and c.name in values
+                    if (m := judge.ran(key, evidence, c)) is not None}
+        record = commit.make(key.assignment, student, ex.id, values, [cells[i] for i in setting], computed=computed)
+        out[ex.id] = commit.read(record)
+    return out
 
 
 def report_from_results(key: Key, results: bytes, student: str, exercises: list[str] | None = None,
                         submission: str = "notebook (self-check)", cells: list[str] | None = None,
-                        labels: list[str] | None = None) -> Report:
+                        labels: list[str] | None = None, records: list[Any] | None = None,
+                        seal: bool = True) -> Report:
     """Grade a results stream observed elsewhere (the in-notebook self-check observes in the student's
     kernel and sends the stream here, to a separate process that holds the key). `cells`: the source of
     each cell the kernel ran before the check, in order (the stream has a record of each); the exercises
-    were observed after the last of them. `labels`: how the student finds those cells."""
+    were observed after the last of them. `labels`: how the student finds those cells. `records`: the commit
+    records the notebook holds (see autograder.commit); with `cells`, an exercise whose predictions are all
+    filled in is committed now (the report's `commits` holds the new record) and one without a commit
+    shows no expected value (unless not `seal`: nbgrader's autograde grades with the self-check)."""
     key = key.only(exercises)
     run = sandbox.ProbeRun(results[: wire.MAX_RESULT_BYTES], "", 0, False, 0.0,
                            isolation="none: a self-check observes your code in your own notebook kernel")
     facts = positions = None
-    if cells is not None:
-        facts = sources.Facts.of([str(c) for c in cells])
+    if cells is not None:   # no cells (a check outside IPython): nothing to read the predictions' cells from
+        facts = sources.Facts.of([str(c) for c in cells]) if cells else None
         positions = {e.id: sources.Position(len(cells) - 1, "check cell") for e in key.exercises
                      if exercises is None or e.id in exercises}
+    found = [r for r in (commit.read(x) for x in records or []) if r is not None]
     return _finish(key, submission, student, run, identity.notes(student, student), time.monotonic(),
                    [str(label) for label in labels or []], facts=facts, positions=positions,
-                   cell_notes=False).encodable()
+                   cell_notes=False, commits=commit.choose(found, key.assignment, student),
+                   cells=[str(c) for c in cells] if cells is not None else None,
+                   seal=seal and cells is not None).encodable()

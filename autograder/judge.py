@@ -4,14 +4,14 @@ its expected value, its comparison, its oracle text and its release advice; `gra
 `key` (the solution, at release) both judge with this module.
 
 May import: stdlib, autograder.model, autograder.compare, autograder.analytic, autograder.wire,
-autograder.report, autograder.sources.
+autograder.report, autograder.sources, autograder.worked, autograder.commit.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from typing import Any, Union
 
-from autograder import analytic, sources, wire
+from autograder import analytic, commit, sources, wire, worked
 from autograder.compare import (Comparison, compare_exception, compare_predicted, compare_produced, compare_warning,
                                 short, show)
 from autograder.model import (BoolAnswer, Check, ConventionExpectation, Exercise, ExprAnswer, Key, Limits, NoneAnswer,
@@ -45,7 +45,9 @@ class Evidence:
     while reading a prediction (`stopped_names`; see grade's runs again after a fatal step); the code
     cells that raised, ran past their limit or ended a run (`cell_faults`: index -> (status, what)); and,
     where the notebook's sources are known, what they say (`facts`), where each exercise was observed
-    (`positions`) and the cells' labels."""
+    (`positions`) and the cells' labels; per exercise, the commit record of its predictions or why none
+    can be trusted (`commits`); and whether an exercise without a commit is `sealed` (a self-check shows
+    no expected value before the learner's predictions are committed)."""
 
     observations: wire.Observations
     end: RunEnd
@@ -55,6 +57,8 @@ class Evidence:
     facts: sources.Facts | None = None
     positions: dict[str, sources.Position] = field(default_factory=dict)
     labels: tuple[str, ...] = ()
+    commits: dict[str, commit.Commit | str] = field(default_factory=dict)
+    sealed: bool = False
 
     def label(self, i: int) -> str:
         """A code cell as a student finds it ("cell 9 ('ex1-produce')")."""
@@ -329,13 +333,42 @@ def _base(check: Check) -> Outcome:
                    why=check.why)
 
 
+def _commit_text(key: Key, name: str, record: commit.Commit, final: dict[str, Any] | None) -> tuple[str, bool]:
+    """(what the outcome says about the commit, whether the final cell differs from it)."""
+    committed = record.values[name]
+    when = record.time.replace("T", " ").replace("Z", " UTC")
+    text = f"{name} = {show(committed)}, committed {when}"
+    revised = final is None or (final != committed and show(final) != show(committed))
+    if revised:
+        now = ("could not be read" if final is None else "no longer sets it" if final["t"] in ("undefined", "ellipsis")
+               else f"says {show(final)}")
+        graded = "the committed value" if key.grading.prediction_policy == "first" else "the final cell"
+        text += f"; revised after the answer was shown: the cell now {now} (graded: {graded})"
+    return text, revised
+
+
 def judge_prediction(key: Key, check: Check, evidence: Evidence, point: Point) -> Outcome:
     """One prediction check: the variable's value, compared leniently with the expectation at the
-    student's own point."""
+    student's own point. With a commit record, the committed value is graded (policy "first") or the final
+    cell (policy "last"), and the outcome says which value was committed, when, and whether the cell
+    was revised after the answer was shown. A prediction obtained by running autograd or a PRODUCE
+    function fails (grading's `predictions` "worked-out"; see autograder.worked)."""
     obs = evidence.observations
     ex = key.exercise(check.exercise)
     base = _base(check)
     value = obs.names.get(check.name)
+    record = evidence.commits.get(check.exercise)
+    ran_then = None   # the committed value was obtained by running code, as the cell stood at the commit
+    graded_commit = False
+    if isinstance(record, commit.Commit) and check.name in record.values:
+        commit_text, revised = _commit_text(key, check.name, record, value)
+        base = replace(base, commit=commit_text)
+        if key.grading.prediction_policy == "first":
+            value, graded_commit = record.values[check.name], True
+            if key.grading.predictions == "worked-out" and record.computed and check.name in record.computed:
+                ran_then = f"{record.computed[check.name]} (as its cell stood when it was committed)"
+    elif isinstance(record, str):
+        base = replace(base, commit=f"{record}, so it was not trusted: the prediction was graded as its cell stands")
     if check.name in obs.duplicated:
         return replace(base, status="error", message=TAMPERED)
     if value is None:
@@ -359,12 +392,60 @@ def judge_prediction(key: Key, check: Check, evidence: Evidence, point: Point) -
     c = compare_predicted(expected, value, key.grading.prediction(check))
     oracle = h.oracle(key, check, ex.where(point))
     base = replace(base, convention=h.convention(key, check, values, show(expected)),
-                   version_note=version_note(key, check, obs.torch_version))
+                   version_note=version_note(key, check, obs.torch_version), expected=show(expected), oracle=oracle,
+                   observed=show(value))
+    ran = _ran(key, evidence, check)
+    if graded_commit:   # the committed value is graded: judged as its cell stood then (a later rewrite is not)
+        ran = (ran or ran_then) if ran_then else None
+    if ran is not None:
+        return replace(base, status="failed", message=ran)
     if c.ok:
-        return replace(base, score=check.points, message=f"{check.name} = {show(value)}",
-                       expected=show(expected), oracle=oracle, observed=show(value))
-    return replace(base, status="failed", message=f"{check.name}: {c.detail}", expected=show(expected),
-                   oracle=oracle, observed=show(value))
+        return replace(base, score=check.points, message=f"{check.name} = {show(value)}")
+    return replace(base, status="failed", message=f"{check.name}: {c.detail}")
+
+
+def ran(key: Key, evidence: Evidence, check: Check) -> str | None:
+    """The message of a prediction obtained by running code (see autograder.worked), or None."""
+    return _ran(key, evidence, check)
+
+
+def _ran(key: Key, evidence: Evidence, check: Check) -> str | None:
+    """The message of a prediction obtained by running code (see autograder.worked), or None."""
+    after = _after(evidence, check.exercise)
+    if key.grading.predictions != "worked-out" or evidence.facts is None or after is None:
+        return None
+    produce = frozenset(f for e in key.exercises for f in e.functions)
+    names = frozenset(c.name for c in key.checks if c.kind == "predict" and c.name)
+    found = worked.finding(evidence.facts, check.name, after, produce, names, evidence.labels)
+    return None if found is None else worked.message(check.name, found, evidence.label(found.cell))
+
+
+def filled(key: Key, exercise: str, obs: wire.Observations) -> dict[str, dict[str, Any]] | None:
+    """The wire Values of every prediction of `exercise` when each is filled in (defined, not `...`), else
+    None. An exercise without predictions has nothing to commit: None."""
+    names = [c.name for c in key.checks if c.exercise == exercise and c.kind == "predict" and c.name]
+    values = {n: obs.names.get(n) for n in names}
+    if not names or any(v is None or v["t"] in ("undefined", "ellipsis") for v in values.values()):
+        return None
+    return values
+
+
+def sealed(o: Outcome, exercise: str, name: str | None = None) -> Outcome:
+    """An outcome as a self-check shows it before the exercise's predictions are committed: no expected
+    value, oracle or convention; a written prediction is not judged yet."""
+    later = (f"expected values are shown once every prediction of exercise {exercise} is filled in and committed by "
+             f"running its check cell in the notebook")
+    if o.kind == "predict":
+        if o.status not in ("passed", "failed"):
+            return replace(o, expected=None, oracle=None, convention=None, why=None)
+        return replace(o, status="missing", score=0.0, expected=None, oracle=None, convention=None, details=(), why=None,
+                       message=f"{name} = {o.observed} is written down; it is judged when every prediction of exercise "
+                               f"{exercise} is filled in (run this check again then)")
+    message = o.message
+    if o.status == "failed":
+        message = message.split("): ")[0] + ")" if "): " in message else o.check_id
+        message = f"{message}: not the expected value ({later})"
+    return replace(o, message=message, expected=None, oracle=None, convention=None, details=(), why=None)
 
 
 def judge_production(key: Key, check: Check, evidence: Evidence, points: list[Point], warned: set[str]) -> Outcome:
@@ -495,16 +576,37 @@ def for_report(o: Outcome) -> Outcome:
 
 def outcomes(key: Key, evidence: Evidence, points: list[Point]) -> tuple[Outcome, ...]:
     """Judge every check of `key` against `evidence` at the student's `points` (own point first, then
-    the fresh points). Pure but for sympy evaluation; never raises for a student's fault.
+    the fresh points). Pure but for sympy evaluation; never raises for a student's fault. With
+    `evidence.sealed`, an exercise with predictions and no commit record is shown `sealed`.
 
     Returns one Outcome per check, in the key's order."""
     out = []
     warned: set[str] = set()
+    closed = {e.id for e in key.exercises if evidence.sealed and not isinstance(evidence.commits.get(e.id), commit.Commit)
+              and any(c.exercise == e.id and c.kind == "predict" and c.name for c in key.checks)}
     for check in key.checks:
         o = (judge_prediction(key, check, evidence, points[0]) if check.kind == "predict"
              else judge_production(key, check, evidence, points, warned))
-        out.append(for_report(o))
+        out.append(for_report(sealed(o, check.exercise, check.name) if check.exercise in closed else o))
     return tuple(out)
+
+
+def commit_notes(key: Key, evidence: Evidence) -> list[str]:
+    """When predictions that are filled in were not judged with a commit record: which exercises, and why
+    (none was found, or the one found was not trusted)."""
+    out, unrecorded = [], []
+    for ex in key.exercises:
+        record = evidence.commits.get(ex.id)
+        if isinstance(record, str):
+            out.append(f"exercise {ex.id}: {record}, so it was not trusted: its predictions were graded as their "
+                       f"cells stand")
+        elif record is None and not evidence.sealed and filled(key, ex.id, evidence.observations) is not None:
+            unrecorded.append(ex.id)
+    if unrecorded:
+        which = f"exercise {unrecorded[0]}" if len(unrecorded) == 1 else f"exercises {', '.join(unrecorded)}"
+        out.insert(0, f"{which}: no commit record (the check cell was not run with every prediction filled in, or "
+                      f"its output was cleared), so the predictions were graded as their cells stand")
+    return out
 
 
 def notes(key: Key, evidence: Evidence, labels: tuple[str, ...] | list[str], cell_notes: bool = True) -> list[str]:

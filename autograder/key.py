@@ -20,7 +20,8 @@ from autograder import analytic, compare, judge, plan, sandbox, sources, wire
 from autograder.grade import end_of
 from autograder.keyfile import load_key, public_key, to_json, with_digest
 from autograder.model import Check, Key, NoneAnswer, RaisesExpectation, SeqAnswer, ValueExpectation, WarnsExpectation
-from autograder.notebook import LAB_CALL, METADATA_KEY, check_cell_exercise, code_cells, read_notebook, student_copy
+from autograder.notebook import (LAB_CALL, METADATA_KEY, check_cell_exercise, code_cell_labels, code_cells, read_notebook,
+                                 student_copy)
 from autograder.report import write_json_atomic
 from autograder.spec import Assignment, SpecError, load_spec
 
@@ -130,9 +131,12 @@ def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None) ->
         checks.append(_with_reference(check, first, a, nb_path))
     key = with_digest(replace(key, checks=tuple(checks)))
     scores = []
+    facts = sources.Facts.of(cells)   # the solution's predictions must be worked out too (autograder.worked)
     for i, student in enumerate(SAMPLE_STUDENTS):
         obs, run = (first, first_run) if i == 0 else _run(key, cells, student, "solution notebook", worker)
-        outcomes = judge.outcomes(key, judge.Evidence(obs, end_of(run)), plan.points_for(key, student))
+        outcomes = judge.outcomes(key, judge.Evidence(obs, end_of(run), facts=facts, positions=facts.positions(key),
+                                                      labels=tuple(code_cell_labels(nb))),
+                                  plan.points_for(key, student))
         scores.append(sum(o.score for o in outcomes))
         for o in outcomes:
             if o.status != "passed":
@@ -277,6 +281,7 @@ def _release(solution_dir: Path, root: Path, assignments_dir: str | Path | None,
         if isinstance(old_secret, str) and old_secret:
             key = replace(key, fresh_seed=old_secret)
     write_json_atomic(out / "public_key.json", to_json(public_key(key)), mode=0o644, durable=True)
+    (out / ".autograd-lab-commits.json").unlink(missing_ok=True)   # a learner's commit records never ship
     write_json_atomic(kdir / "key.json", to_json(key), mode=0o600, durable=True)
     return Release(key.assignment, str(nb_out), str(out / "public_key.json"), str(kdir / "key.json"),
                    len(key.checks), solution_score, float(sum(o.score for o in outcomes)), key.max_score)

@@ -13,7 +13,8 @@ Format "autograd-lab/key", version 1 (one JSON object):
     sympy_version        the sympy that parsed the answers at release
     grading              {submission_timeout, call_timeout, cell_timeout, memory_mb, processes, output_mb,
                           disk_mb (model.Limits), fresh_points, predict_rtol, predict_atol, float32_rtol,
-                          float32_atol, float64_rtol, float64_atol (model.Grading)}
+                          float32_atol, float64_rtol, float64_atol, predictions ("worked-out" | "any"),
+                          prediction_policy ("first" | "last") (model.Grading)}
     parameters           {name: {"kind": "real", "low", "high", "sign", "decimals"} |
                                 {"kind": "integer", "low", "high"} | {"kind": "fixed", "value"}}
     exercises            [{id, title, functions: [name], args: [{name, param, params, shape, tensor, dtype,

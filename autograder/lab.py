@@ -4,7 +4,7 @@ separate trusted process (`selfcheck`) judges it with the public key and returns
 comparison never runs in the kernel, and the kernel keeps only the key's ProbePlan (no expected value).
 
 May import: stdlib, torch (its version), IPython (the kernel's namespace), autograder.model, autograder.keyfile, autograder.plan, autograder.identity,
-autograder.probe, autograder.wire, autograder.selfcheck, autograder.report, autograder.render.terminal,
+autograder.probe, autograder.wire, autograder.selfcheck, autograder.report, autograder.commit, autograder.render.terminal,
 autograder.render.html (only when Jupyter asks for the HTML view).
 """
 from __future__ import annotations
@@ -49,8 +49,8 @@ class SelfCheck:
     """The result of `Lab.check`: shows as the open report, as text in a terminal and as HTML (a
     table per exercise, statuses in colour and in words) in Jupyter."""
 
-    def __init__(self, text: str, report: Any = None) -> None:
-        self.text, self.report = text, report
+    def __init__(self, text: str, report: Any = None, record: dict[str, Any] | None = None) -> None:
+        self.text, self.report, self.record = text, report, record
 
     def __repr__(self) -> str:
         return self.text
@@ -66,11 +66,16 @@ class SelfCheck:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         """Everything Jupyter keeps of the check in the saved notebook: the text, the HTML table and the
-        report itself (REPORT_MIME), which tools (and tests) read back exactly as it was shown."""
+        report itself (REPORT_MIME), which tools (and tests) read back exactly as it was shown, and the
+        exercise's commit record (commit.COMMIT_MIME), which the grader reads."""
+        from autograder.commit import COMMIT_MIME
+
         bundle: dict[str, Any] = {"text/plain": self.text}
         if self.report is not None:
             bundle["text/html"] = self._repr_html_()
             bundle[REPORT_MIME] = self.report.to_dict()
+        if self.record is not None:
+            bundle[COMMIT_MIME] = self.record
         return bundle
 
     @property
@@ -115,6 +120,10 @@ class Lab:
         self.key_path = path
         self._plan = plan.ProbePlan.of(data)   # only what the observation needs: the expectations stay on disk
         _watch_cells()
+        from autograder import commit
+
+        self.folder = Path.cwd()   # the notebook's folder: its commit records are kept here, whatever cwd becomes
+        commit.seed_from_notebooks(self.folder, assignment, self.student)   # records a notebook carries in from elsewhere
         self.parameters = Parameters(plan.draw_point(data.parameters, assignment, self.student, "own"))
         if self.student == PLACEHOLDER_ID:
             self.parameters.warning = identity.placeholder_warning()
@@ -130,7 +139,7 @@ class Lab:
         exercise = str(exercise)
         if inside_probe():
             return SelfCheck(f"(self-check of exercise {exercise} skipped while grading)")
-        from autograder import probe, selfcheck, wire
+        from autograder import commit, probe, selfcheck, wire
         from autograder.render.terminal import render
         from autograder.report import Report
 
@@ -151,14 +160,20 @@ class Lab:
         global _HELPER
         if _HELPER is None:
             _HELPER = selfcheck.ToolServer()
+        store = commit.Store(self.folder)
+        known = store.get(self.assignment, self.student, exercise)
         out = _HELPER.ask({"key": str(self.key_path), "student": self.student, "exercise": [exercise],
-                           "cells": [c["source"] for c in _CELLS], "labels": [c["label"] for c in _CELLS]}, stream)
+                           "cells": [c["source"] for c in _CELLS], "labels": [c["label"] for c in _CELLS],
+                           "records": [known] if known else []}, stream)
         report = Report.from_dict(json.loads(out))
+        record = report.commits.get(exercise)
+        if record is not None and not self.grading:
+            store.put(record)   # the first commit stays: a re-run, a restart or "Run all" shows it again
         if self.grading:
             if report.status != "graded":
                 raise RuntimeError(f"autograd-lab: exercise {exercise} was NOT GRADED: {report.reason}")
             return GradedScore(report.score or 0.0, report)
-        return SelfCheck(render(report), report)
+        return SelfCheck(render(report), report, record)
 
 
 class GradedScore(float):

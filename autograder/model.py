@@ -113,8 +113,11 @@ class Tolerance:
 
 @dataclass(frozen=True)
 class Grading:
-    """How checks are compared: the fresh points drawn besides the student's own, and the tolerances
-    (relative/absolute) of predictions and of produced float32 and float64 values."""
+    """How checks are compared: the fresh points drawn besides the student's own, the tolerances
+    (relative/absolute) of predictions and of produced float32 and float64 values, and the prediction
+    rules: `predictions` "worked-out" (a prediction computed by running autograd or a PRODUCE function
+    fails; see autograder.worked) or "any"; `prediction_policy` "first" (the value committed before the
+    answer was shown is graded; see autograder.commit) or "last" (the final cell is graded)."""
 
     fresh_points: int = 2                # points drawn besides the student's own
     predict_rtol: float = 2e-3           # a hand-computed prediction: about 3 significant figures
@@ -123,6 +126,8 @@ class Grading:
     float32_atol: float = 1e-5
     float64_rtol: float = 1e-9
     float64_atol: float = 1e-9
+    predictions: Literal["worked-out", "any"] = "worked-out"
+    prediction_policy: Literal["first", "last"] = "first"
 
     def prediction(self, check: Check) -> Tolerance:
         """The tolerance of a prediction check (its own rtol/atol where the spec sets them)."""

@@ -58,6 +58,9 @@ def read_notebook(path: str | Path) -> Any:
                                 f"{first!r}); hand in the .ipynb file saved from Jupyter") from None
         raise NotebookError(f"{p.name} is not valid JSON ({e.msg}: line {e.lineno}, column {e.colno}); "
                             f"the file may be truncated: re-save it from Jupyter") from None
+    except RecursionError:
+        raise NotebookError(f"{p.name} is JSON nested too deeply to be a Jupyter notebook; hand in the .ipynb "
+                            f"file saved from Jupyter") from None
     if not isinstance(data, dict) or ("cells" not in data and "worksheets" not in data):
         raise NotebookError(f"{p.name} is JSON but not a Jupyter notebook (no cells)")
     try:

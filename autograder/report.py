@@ -56,6 +56,15 @@ def installed_torch() -> str:
         return "not installed"
 
 
+def torch_note(report: Report) -> str | None:
+    """What every view says at the top when the run's torch is not the key's reference release, else None."""
+    run, ref = report.versions.get("torch"), report.versions.get("torch_key")
+    if not run or not ref or run == ref or report.status != "graded":
+        return None
+    return (f"This run used torch {run}; the expected values come from sympy and from a reference run on torch "
+            f"{ref}. Checks marked version-sensitive say where your torch may behave differently.")
+
+
 def points(x: float) -> str:
     """Points as every view writes them: "4", "0.5"."""
     return f"{x:g}"
@@ -72,8 +81,9 @@ class Outcome:
     API contract), `why` says in one line why it matters, `details` hold extra lines
     (per point, warnings). `convention` names a convention where torch and sympy differ and shows
     both values; `version_note` flags a version-sensitive check graded on another torch version
-    than the one it was observed on. Hidden checks keep `expected`, `oracle`, `details` and
-    `convention` empty.
+    than the one it was observed on. `commit` (predictions) says which value was committed before the
+    answer was shown, and when, and whether the final cell differs ("revised after the answer was shown").
+    Hidden checks keep `expected`, `oracle`, `details` and `convention` empty.
     """
 
     check_id: str
@@ -92,6 +102,7 @@ class Outcome:
     details: tuple[str, ...] = ()
     convention: str | None = None
     version_note: str | None = None
+    commit: str | None = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +114,8 @@ class Report:
     wall time. A batch sets `fingerprint` (the submission's content, the key and the grader version it
     was made from), `modified` (the file's time) and, when the batch has several submissions of one
     student, `superseded_by` on those that do not count (the most recently modified one counts).
+    `commits` holds, per exercise id, the commit record (see autograder.commit) its predictions were
+    judged with.
     """
 
     assignment: str
@@ -122,6 +135,7 @@ class Report:
     fingerprint: str = ""               # what the report depends on (batch.fingerprint): unchanged -> not regraded
     modified: str = ""                  # the file's modification time (UTC, ISO 8601), set by a batch
     superseded_by: str = ""             # set by a batch: another submission of the same student counts instead
+    commits: dict[str, Any] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         """Number of outcomes per status, in STATUSES order."""

@@ -5,9 +5,12 @@ run in the kernel, and only the first check pays for starting Python and importi
 
 Protocol (one request after another over the helper's stdin and stdout): a JSON header line
 {"key": path of the public key, "student": id, "exercise": [id], "cells": [source of each cell the kernel
-ran], "labels": [how the student finds each of them], "size": n}, then n bytes of the probe's results
+ran], "labels": [how the student finds each of them], "records": [the exercise's commit record, if the
+notebook has one], "size": n}, then n bytes of the probe's results
 stream (wire format: hello, a record per cell the kernel ran, the exercise's records, done); the answer
-is one line, the Report's JSON.
+is one line, the Report's JSON (its "commits" hold the exercise's record: the one sent, or the one made now
+when every prediction is filled in). With a public key an exercise without a commit shows no expected
+value; only a full key (nbgrader autograde on the instructor's machine) judges it open.
 
 May import: stdlib, autograder.sandbox (its bounded read), autograder.keyfile (in serve), autograder.grade
 (in serve).
@@ -88,6 +91,7 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> int:
         if stamp not in keys:
             keys[stamp] = load_key(path)
         report = report_from_results(keys[stamp], body, str(header["student"]), header.get("exercise"),
-                                     cells=header.get("cells"), labels=header.get("labels"))
+                                     cells=header.get("cells"), labels=header.get("labels"),
+                                     records=header.get("records"), seal=keys[stamp].public)
         stdout.write(json.dumps(report.to_dict()).encode() + b"\n")
         stdout.flush()

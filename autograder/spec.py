@@ -54,6 +54,9 @@ def _ident(where: str, value: Any, what: str) -> str:
     return value
 
 
+WORDS = {"predictions": ("worked-out", "any"), "prediction_policy": ("first", "last")}   # [grading] words
+
+
 def _number(where: str, value: Any, what: str, positive: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (positive and value <= 0):
         raise SpecError(f"{where}: {what} must be a {'positive ' if positive else ''}number, got {value!r}")
@@ -224,6 +227,10 @@ def load_spec(path: str | Path) -> Assignment:
     g = data.get("grading", {})
     _keys(f"{src} [grading]", g, set(LIMIT_NAMES) | {f.name for f in fields(Grading)})
     for k, v in g.items():
+        if k in WORDS:
+            if v not in WORDS[k]:
+                raise SpecError(f"{src} [grading]: {k} = {v!r} must be one of {', '.join(map(repr, WORDS[k]))}")
+            continue
         _number(f"{src} [grading]", v, k, positive=True)
     for k in (f.name for f in fields(Limits) if isinstance(f.default, int)):
         if k in g and not isinstance(g[k], int):

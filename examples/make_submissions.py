@@ -6,13 +6,23 @@ by grade_id at parameter point p), `CODE` (the right PRODUCE cell sources), `sce
 returning student -> (what it shows, cell sources by nbgrader grade_id, expected statuses that are
 not "passed"; {"*": "missing"} sets every check) for the misconceptions, and an optional
 `extra_files(out)` that writes files that are not the released notebook with some cells answered.
-Every assignment also gets "ada", fully correct, and "gus", not attempted. The test suite grades the
-notebooks and compares every status.
+Every assignment also gets "ada", fully correct, and "gus", not attempted, and three scenarios about
+predictions: "pat" (a right prediction obtained by running autograd in the PREDICT cell), "rex" (a
+placeholder guess committed for exercise 1, then the right answers pasted in after they were shown)
+and "noah" (right, but handed in with no commit records). The test suite grades the notebooks and
+compares every status.
+
+Commit records (autograder.commit): each notebook carries, in the output of each exercise's check cell,
+the record a learner's first self-check with every prediction filled in would have made: the values the
+cells set (observed by the grader's own probe, in the sandbox), at a fixed time. A scenario's
+`"*committed"` (grade_id -> source) gives the PREDICT cells as they stood at that first check, and
+`"*records": False` leaves the records out.
 
 Run again after a change to a released notebook:  .venv/bin/python examples/make_submissions.py [ID ...]
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import sys
@@ -20,7 +30,9 @@ from pathlib import Path
 
 import nbformat
 
+from autograder import commit, judge, plan, sandbox, sources, wire
 from autograder.keyfile import load_key
+from autograder.notebook import check_cell_exercise, code_cells
 from autograder.plan import draw_point
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,9 +47,14 @@ def sig(x: float) -> str:
 
 
 def answered(released: Path, student: str, sources: dict[str, str]):
-    """The released notebook with STUDENT_ID set to `student` and the cells named (by nbgrader
-    grade_id) in `sources` replaced. Raises SystemExit for a grade_id the notebook does not have."""
+    """The released notebook with STUDENT_ID set to `student`, the cells named (by nbgrader grade_id) in
+    `sources` replaced, and `sources["*append"]`, if given, as a last code cell of the student's own.
+    Raises SystemExit for a grade_id the notebook does not have."""
     nb = nbformat.read(released, as_version=4)
+    sources = dict(sources)
+    appended = sources.pop("*append", None)   # a code cell of the student's own, after the notebook's last
+    if appended is not None:
+        nb.cells.append(nbformat.v4.new_code_cell(appended, id="student-scratch"))
     unknown = set(sources) - {c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells}
     if unknown:
         raise SystemExit(f"{released.name}/{student}: no cell with grade_id {sorted(unknown)}")
@@ -48,6 +65,75 @@ def answered(released: Path, student: str, sources: dict[str, str]):
         elif gid in sources:
             cell.source = sources[gid]
     return nb
+
+
+COMMIT_TIME = 1796040000.0   # 2026-11-30T12:00:00Z: the synthesized records' time (reports stay reproducible)
+
+
+def observed_names(key, cells: list[str], student: str, worker: sandbox.Worker) -> dict[str, dict]:
+    """The wire Values of the prediction variables where each exercise is observed (the grader's probe, in the
+    sandbox; the produce functions are not called)."""
+    facts = sources.Facts.of(cells)
+    positions = {e: p.after for e, p in facts.positions(key).items()}
+    request = plan.probe_request(key, cells, student, None, positions)
+    request = {**request, "observe": [{**entry, "calls": []} for entry in request["observe"]]}
+    run = worker.run(request, key.limits)
+    return dict(wire.parse_results(run.results).names)
+
+
+def with_records(nb, key, student: str, committed_nb, worker: sandbox.Worker) -> None:
+    """Put into each check cell's outputs the commit record of its exercise, made from the predictions of
+    `committed_nb` (the notebook as it stood at the first self-check), when all of them are filled in."""
+    names = observed_names(key, code_cells(committed_nb), student, worker)
+    cells = code_cells(committed_nb)
+    facts = sources.Facts.of(cells)
+    evidence = judge.Evidence(wire.Observations("", (), {}, {}, True), judge.RunEnd(0, False), facts=facts,
+                              positions=facts.positions(key))
+    for cell in nb.cells:
+        ex = check_cell_exercise(cell.source) if cell.cell_type == "code" else None
+        if ex is None:
+            continue
+        preds = [c.name for c in key.checks if c.exercise == ex and c.kind == "predict" and c.name]
+        values = {n: names.get(n) for n in preds}
+        if not preds or any(v is None or v["t"] in ("undefined", "ellipsis") for v in values.values()):
+            continue
+        setting = sorted({i for n in preds if (i := facts.defining_cell(n, len(cells) - 1)) is not None})
+        computed = {c.name: m for c in key.checks if c.exercise == ex and c.name in values
+                    if (m := judge.ran(key, evidence, c)) is not None}
+        record = commit.make(key.assignment, student, ex, values, [cells[i] for i in setting], when=COMMIT_TIME,
+                             computed=computed)
+        cell.outputs = [nbformat.v4.new_output("display_data", data={
+            commit.COMMIT_MIME: record, "text/plain": f"(exercise {ex}: predictions committed)"})]
+
+
+def prediction_scenarios(module, params, key) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
+    """"pat", "rex" and "noah" (see the module docstring) of an assignment."""
+    first = next(e.id for e in key.exercises
+                 if any(c.exercise == e.id and c.kind == "predict" and c.name for c in key.checks))
+    names = {c.name: c.id for c in key.checks if c.kind == "predict" and c.name}
+    out = {}
+    right = module.predictions(params("pat"))
+    for gid, src in right.items():
+        lines = src.splitlines()
+        at = next((i for i, line in enumerate(lines) if line.partition(" = ")[0] in names and " = " in line), None)
+        if at is None:
+            continue
+        name, _, value = lines[at].partition(" = ")
+        lines[at:at + 1] = ["_x = torch.tensor(0.0, requires_grad=True)", "(_x * 0).backward()",
+                            f"{name} = ({value}) if _x.grad is not None else None   # checked with autograd"]
+        out["pat"] = ("right predictions, but one of them is worked out with autograd in its PREDICT cell",
+                      {**right, gid: "\n".join(lines), **module.CODE}, {names[name]: "failed"})
+        break
+    right = module.predictions(params("rex"))
+    ex_names = [c.name for c in key.checks if c.exercise == first and c.kind == "predict" and c.name]
+    gid = next(g for g, src in right.items() if any(src.startswith(f"{n} = ") or f"\n{n} = " in src for n in ex_names))
+    guess = "\n".join(f"{n} = 999.0   # a placeholder guess" for n in ex_names)
+    out["rex"] = (f"committed placeholder guesses for exercise {first}, saw the answers, then pasted them in: graded "
+                  f"on the committed guesses", {**right, **module.CODE, "*committed": {gid: guess}},
+                  {names[n]: "failed" for n in ex_names})
+    out["noah"] = ("right, but handed in without commit records (the check cells' outputs were cleared)",
+                   {**module.predictions(params("noah")), **module.CODE, "*records": False}, {})
+    return out
 
 
 def load_scenarios(assignment: str):
@@ -75,9 +161,10 @@ def assignments() -> list[str]:
     return sorted(p.stem for p in SCENARIOS.glob("*.py"))
 
 
-def main(assignment: str, out: Path | None = None) -> None:
+def main(assignment: str, out: Path | None = None, worker: sandbox.Worker | None = None) -> None:
     """Write `assignment`'s scenario notebooks and expected statuses into `out`
-    (default examples/submissions/<id>)."""
+    (default examples/submissions/<id>); `worker`: a warm sandbox worker to observe with (default: one of
+    its own)."""
     out = out or OUT / assignment
     module = load_scenarios(assignment)
     released = ROOT / "assignments" / assignment
@@ -85,16 +172,31 @@ def main(assignment: str, out: Path | None = None) -> None:
     check_ids = [c.id for c in key.checks]   # public checks: hidden ones are not listed
     params = lambda s: draw_point(key.parameters, assignment, s, "own")
     out.mkdir(parents=True, exist_ok=True)
-    for student, (what, sources, statuses) in every_scenario(module, params).items():
-        nbformat.write(answered(released / key.notebook, student, sources), out / f"{student}.ipynb")
-        bad = set(statuses) - set(check_ids) - {"*"}
-        if bad:
-            raise SystemExit(f"{assignment}/{student}: unknown check ids {sorted(bad)}")
-        expected = {c: statuses.get(c, statuses.get("*", "passed")) for c in check_ids}
-        (out / f"{student}.expected.json").write_text(json.dumps(
-            {"scenario": what, "status": "graded", "checks": expected}, indent=1) + "\n")
+    every = {**every_scenario(module, params), **prediction_scenarios(module, params, key)}
+    with (sandbox.Worker() if worker is None else contextlib.nullcontext(worker)) as worker:
+        for student, (what, cell_sources, statuses) in every.items():
+            cell_sources = dict(cell_sources)
+            committed = cell_sources.pop("*committed", {})
+            records = cell_sources.pop("*records", True)
+            nb = answered(released / key.notebook, student, cell_sources)
+            if records:
+                with_records(nb, key, student, answered(released / key.notebook, student,
+                                                        {**cell_sources, **committed}), worker)
+            write_example(out, student, nb, what, statuses, check_ids, assignment)
     for student, record in getattr(module, "extra_files", lambda out: {})(out).items():
         (out / f"{student}.expected.json").write_text(json.dumps(record, indent=1) + "\n")
+
+
+def write_example(out: Path, student: str, nb, what: str, statuses: dict[str, str], check_ids: list[str],
+                  assignment: str) -> None:
+    """Write one example notebook and its expected statuses."""
+    nbformat.write(nb, out / f"{student}.ipynb")
+    bad = set(statuses) - set(check_ids) - {"*"}
+    if bad:
+        raise SystemExit(f"{assignment}/{student}: unknown check ids {sorted(bad)}")
+    expected = {c: statuses.get(c, statuses.get("*", "passed")) for c in check_ids}
+    (out / f"{student}.expected.json").write_text(json.dumps(
+        {"scenario": what, "status": "graded", "checks": expected}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Shared fixtures: the real assignment released once per session into a temporary folder."""
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -14,10 +15,12 @@ SOLUTION = ROOT / "solutions" / ASSIGNMENT
 EXAMPLES = ROOT / "examples" / "submissions" / ASSIGNMENT
 
 
-def run_cli(*args: str, cwd: Path = ROOT, timeout: float = 600) -> subprocess.CompletedProcess:
-    """Run `python -m autograder ARGS` as a user would; returns the completed process (text)."""
+def run_cli(*args: str, cwd: Path = ROOT, timeout: float = 600,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run `python -m autograder ARGS` as a user would (with `env` over this process's environment); returns
+    the completed process (text)."""
     return subprocess.run([sys.executable, "-m", "autograder", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, env={**os.environ, **env} if env else None)
 
 
 @pytest.fixture(scope="session")

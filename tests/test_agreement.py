@@ -1,10 +1,16 @@
 """Graded as seen: for every example submission of every assignment, the statuses each `lab.check` cell shows
 when the notebook runs top to bottom in a real Jupyter kernel (nbclient) are the statuses the batch grader
-gives the same saved notebook, check by check (both with the public key, so both draw the same points)."""
+gives the same saved notebook, check by check (both with the public key, so both draw the same points).
+Each notebook runs in a folder of its own beside a copy of its public key, as a student runs it; the commit
+records it carries (autograder.commit) are read there by its Lab, as the grader reads them. One difference
+is by design: before an exercise's predictions are all filled in, the self-check does not judge the ones
+written ("... is written down"), while the grader grades them as their cells stand."""
 from __future__ import annotations
 
 import asyncio
 import json
+import shutil
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -25,18 +31,22 @@ _SHOWN: dict[str, dict[Path, dict[str, str]]] = {}
 
 
 async def _run(path: Path, limit: asyncio.Semaphore) -> dict[str, str]:
-    """check id -> status, as the notebook's lab.check cells show them, run top to bottom in a kernel."""
+    """check id -> status, as the notebook's lab.check cells show them, run top to bottom in a kernel
+    ("written down" for a prediction not judged before its exercise's predictions are all filled in)."""
     async with limit:
-        nb = nbformat.read(path, as_version=4)
-        folder = ROOT / "assignments" / path.parent.name   # beside its public key, as a student runs it
-        await NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
-                             resources={"metadata": {"path": str(folder)}}).async_execute()
+        with tempfile.TemporaryDirectory() as folder:
+            shutil.copy(ROOT / "assignments" / path.parent.name / "public_key.json", folder)
+            shutil.copy(path, folder)
+            nb = nbformat.read(path, as_version=4)
+            await NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
+                                 resources={"metadata": {"path": folder}}).async_execute()
     shown = {}
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             report = out.get("data", {}).get(REPORT_MIME)
             if report:
-                shown.update({o["check_id"]: o["status"] for o in report["outcomes"]})
+                shown.update({o["check_id"]: "written down" if " is written down; " in o["message"] else o["status"]
+                              for o in report["outcomes"]})
     return shown
 
 
@@ -60,4 +70,6 @@ def test_the_self_check_in_a_kernel_and_the_batch_grader_agree(path, worker):
     assert report.status == "graded", report.reason
     graded = {o.check_id: o.status for o in report.outcomes}
     shown = shown_in_a_kernel(path)
-    assert shown == graded, {c: (shown.get(c), s) for c, s in graded.items() if shown.get(c) != s}
+    differ = {c: (shown.get(c), s) for c, s in graded.items() if shown.get(c) != s
+              and not (shown.get(c) == "written down" and s in ("passed", "failed"))}
+    assert not differ, differ

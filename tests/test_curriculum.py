@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 
 import nbformat
 import pytest
@@ -106,7 +107,8 @@ def test_a_report_made_on_another_torch_flags_the_version_sensitive_checks(tmp_p
 def test_the_solution_runs_top_to_bottom_in_a_kernel_and_every_self_check_passes(assignment, tmp_path_factory, worker):
     r, key = released(assignment, tmp_path_factory, worker)
     nb = nbformat.read(ROOT / "solutions" / assignment / key.notebook, as_version=4)
-    out = ROOT / "assignments" / assignment   # beside its public key, as a student runs it
+    out = tmp_path_factory.mktemp(f"run-{assignment}")   # beside its public key, as a student runs it
+    shutil.copy(ROOT / "assignments" / assignment / "public_key.json", out)
     NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(out)}}).execute()
     checked = set()
     for cell in nb.cells:
@@ -151,13 +153,13 @@ def test_every_example_report_equals_its_golden_report(assignment, tmp_path_fact
 
 
 @pytest.mark.parametrize("assignment", IDS)
-def test_the_committed_examples_are_what_the_generator_writes(assignment, tmp_path):
+def test_the_committed_examples_are_what_the_generator_writes(assignment, tmp_path, worker):
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("make_submissions", ROOT / "examples" / "make_submissions.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    module.main(assignment, tmp_path)
+    module.main(assignment, tmp_path, worker)
     folder = ROOT / "examples" / "submissions" / assignment
     written = sorted(p.name for p in tmp_path.iterdir())
     assert written == sorted(p.name for p in folder.iterdir())

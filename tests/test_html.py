@@ -211,7 +211,7 @@ def test_chromium_shows_student_markup_as_text(browser, tmp_path):
 
 # ----------------------------------------------------------------------------- the notebook's view
 
-def test_a_self_check_shows_as_an_html_table_in_jupyter(released):
+def test_a_self_check_shows_as_an_html_table_in_jupyter(released, tmp_path, monkeypatch):
     import torch
 
     from autograder.lab import Lab, SelfCheck
@@ -220,14 +220,16 @@ def test_a_self_check_shows_as_an_html_table_in_jupyter(released):
         (x**2 * torch.sin(x)).backward()
         return x.grad
 
+    monkeypatch.chdir(tmp_path)   # the commit records are kept beside the notebook: here
     lab = Lab(ASSIGNMENT, "dev", key=released[0] / "public_key.json")
-    result = lab.check("2", namespace={"ex2": ex2, "p2_returns": ..., "p2_grad": None})
+    result = lab.check("2", namespace={"ex2": ex2, "p2_returns": 1.5, "p2_grad": None})
     html = result._repr_html_()
     page = Parsed(html)
     assert html.startswith('<div class="agl-report">') and not {"html", "head", "body"} & set(page.tags)
     assert "table" in page.tags and "th" in page.tags
     assert "2.produce.returns ex2: what autograd.grad returns FAILED 0 / 1" in page.text
-    assert "2.predict.returns predicted: what autograd.grad returns missing 0 / 1" in page.text
+    assert "2.predict.returns predicted: what autograd.grad returns FAILED 0 / 1" in page.text
+    assert "commit: p2_returns = 1.5, committed " in page.text
     assert "2.predict.grad predicted: x.grad after autograd.grad ok 1 / 1" in page.text
     assert "expected a tuple of 1 item" in page.text and "student dev" in page.text
     assert repr(result) == result.text and "2.produce.returns" in repr(result)   # the text view is unchanged

@@ -12,7 +12,7 @@ from autograder.identity import is_id_note
 from autograder.render.terminal import printable
 from autograder.report import STATUSES, Report
 
-FIXED_COLUMNS = ("submission", "student", "status", "score", "max_score", "counts")
+FIXED_COLUMNS = ("submission", "student", "status", "score", "max_score", "counts", "predictions")
 # The columns, in order, of nbgrader's `nbgrader export` grades.csv (nbgrader/plugins/export.py, CsvExportPlugin).
 NBGRADER_COLUMNS = ("assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",
                     "raw_score", "late_submission_penalty", "score", "max_score")
@@ -33,6 +33,18 @@ def counts(r: Report) -> str:
     return f"no ({r.superseded_by} counts)" if r.superseded_by else "yes"
 
 
+def predictions(r: Report) -> str:
+    """How the report's predictions stand to their commit records (autograder.commit), for staff at a glance:
+    "revised after the answer: 2" (predictions whose cell changed after the commit), "no record: 1, 3"
+    (exercises with written predictions graded without a commit record); "" when neither."""
+    revised = sum(1 for o in r.outcomes if o.kind == "predict" and o.commit and "revised after the answer" in o.commit)
+    unrecorded = list(dict.fromkeys(o.exercise for o in r.outcomes if o.kind == "predict" and o.status != "missing"
+                                    and o.exercise not in r.commits))
+    parts = ([f"revised after the answer: {revised}"] if revised else []) + (
+        [f"no record: {', '.join(unrecorded)}"] if unrecorded else [])
+    return "; ".join(parts)
+
+
 def check_ids(reports: list[Report]) -> list[str]:
     """Every check id seen, in first-seen order."""
     seen: dict[str, None] = {}
@@ -44,7 +56,8 @@ def check_ids(reports: list[Report]) -> list[str]:
 
 def to_csv(reports: list[Report]) -> str:
     """One row per submission: submission, student, status (graded | not_gradable), score (empty
-    when not gradable, never 0), max_score, counts (see `counts`), then each check's status. Text a
+    when not gradable, never 0), max_score, counts (see `counts`), predictions (see `predictions`), then
+    each check's status. Text a
     submission chose is neutralised for spreadsheets (`cell`)."""
     ids = check_ids(reports)
     buf = io.StringIO()
@@ -54,7 +67,7 @@ def to_csv(reports: list[Report]) -> str:
         by_id = {o.check_id: o.status for o in r.outcomes}
         score = "" if r.score is None else f"{r.score:g}"
         w.writerow([cell(r.submission), cell(r.student), r.status, score, f"{r.max_score:g}", counts(r),
-                    *(by_id.get(i, "") for i in ids)])
+                    predictions(r), *(by_id.get(i, "") for i in ids)])
     return buf.getvalue()
 
 

@@ -51,7 +51,7 @@ import re
 from typing import Any
 
 from autograder.render.terminal import printable
-from autograder.report import STATUS_WORDS, Outcome, Report, points
+from autograder.report import STATUS_WORDS, Outcome, Report, points, torch_note
 
 VISIBILITY = {"public": "visible", "hidden": "after_published"}
 MEANING = {status: w.meaning for status, w in STATUS_WORDS.items()}
@@ -118,6 +118,8 @@ def check_output(o: Outcome) -> str:
         items.append(f"- **Convention (torch and calculus differ here):** {_text(o.convention)}")
     if o.version_note:
         items.append(f"- **Torch version note:** {_text(o.version_note)}")
+    if o.commit:
+        items.append(f"- **Commit (predicted before the answer was shown):** {_text(o.commit)}")
     if items:
         parts.append("\n".join(items))
     if o.details:
@@ -179,6 +181,8 @@ def summary_output(report: Report) -> str:
         score = f"**Score: {points(got)} / {_plural(of, 'point')}**"
     tally = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
     parts = [title, score + (f"\n\nVisible checks: {tally}." if tally else ""), "\n".join(_context(report))]
+    if torch_note(report):
+        parts.append(f"**Note:** {_text(torch_note(report))}")
     if report.notes:
         parts.append("**Notes**\n\n" + _block("\n".join(f"- {n}" for n in report.notes)))
     parts.append("Each check below shows what was expected, where that expectation comes from, what was "

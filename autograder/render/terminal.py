@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import textwrap
 
-from autograder.report import STATUS_WORDS, Outcome, Report, points
+from autograder.report import STATUS_WORDS, Outcome, Report, points, torch_note
 
 # Control characters a submission could put in a message (terminal escapes that clear the screen or
 # fake a score) are shown as visible escapes instead.
@@ -40,6 +40,8 @@ def outcome_lines(o: Outcome, width: int = 100, id_width: int = 22, title_width:
         lines += wrap(f"convention: {o.convention}")
     if o.version_note:
         lines += wrap(f"note: {o.version_note}")
+    if o.commit:
+        lines += wrap(f"commit: {o.commit}")
     for d in o.details:
         lines += wrap(d)
     return lines
@@ -56,6 +58,8 @@ def render(report: Report, width: int = 100) -> str:
                f"sympy {v.get('sympy', '?')} · autograder {v.get('grader', '?')}")
     if report.isolation:
         out.append(f"sandbox: {report.isolation}")
+    if torch_note(report):
+        out.append(f"NOTE: {torch_note(report)}")
     if report.status == "not_gradable":
         out += ["", "NOT GRADED: " + report.reason, "No score was given: this is not a 0."]
         return printable("\n".join(out))

@@ -105,6 +105,18 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
         "    return result")})
     out["jade"] = ("correct, but reads a non-leaf .grad, which warns (full credit; the warning is shown)",
                    {**predictions(p), **code}, {})
+
+    p = params("kim")
+    code = dict(CODE, **{"ex2-produce": ("def f(x):\n    return x**2 * torch.sin(x)\n\n\n"
+                                         "def ex2(x):\n    return torch.autograd.grad(f(x), x)")})
+    scratch = ("# scratch: trying other things after the exercises\n"
+               "def f(x):\n    return x ** 3\n\n"
+               "p1_grad = 0.0\n"
+               "torch.set_default_dtype(torch.float64)\n"
+               "torch.set_grad_enabled(False)")
+    out["kim"] = ("right, then a scratch cell at the end redefines her helper f, a prediction and torch's "
+                  "settings: graded as she saw each check (notes name what was redefined)",
+                  {**predictions(p), **code, "*append": scratch}, {})
     return out
 
 
