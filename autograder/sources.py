@@ -26,7 +26,7 @@ def parse(source: str) -> ast.Module | None:
         return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         pass
-    kept = [("" if line.lstrip().startswith(("%", "!")) or line.rstrip().endswith("?") else line)
+    kept = [("" if line.lstrip().startswith(("%", "!")) or line.split("#")[0].rstrip().endswith("?") else line)
             for line in source.splitlines()]
     try:
         return ast.parse("\n".join(kept))
@@ -140,12 +140,13 @@ class Facts:
     binds: tuple[frozenset[str], ...]
     trees: tuple[ast.Module | None, ...]
     checks: tuple[str | None, ...]
+    sources: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, cells: list[str]) -> Facts:
         """The facts of `cells` (each code cell's source, in order)."""
         trees = tuple(parse(c) for c in cells)
-        return cls(tuple(bindings(t) for t in trees), trees, tuple(check_cell_exercise(c) for c in cells))
+        return cls(tuple(bindings(t) for t in trees), trees, tuple(check_cell_exercise(c) for c in cells), tuple(cells))
 
     def binding_cells(self, name: str, upto: int | None = None) -> list[int]:
         """The indices of the cells that bind `name` (up to and including `upto`)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 from dataclasses import dataclass
 
 from autograder.sources import Facts
@@ -91,49 +92,58 @@ def _module_level(stmt: ast.stmt):
         todo += list(ast.iter_child_nodes(n))
 
 
-def _writes(stmt: ast.stmt) -> set[str]:
-    """The notebook names a statement may set or change: what it binds at the cell's level (a `def` or
-    `class` its name; `global` declarations inside functions), the roots of item and attribute targets
-    (`a[0] = ...`, `math.fabs = ...`), and the objects whose methods it calls as statements
-    (`vals.append(...)`)."""
-    out: set[str] = set()
+def _effects(stmt: ast.stmt) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """(names a statement binds at the cell's level: assignments, `def`/`class`, imports, walrus, `global`
+    declarations inside functions; names it may change in place: roots of item and attribute targets
+    (`a[0] = ...`, `math.fabs = ...`); roots of objects whose methods it calls (`v.append(...)`,
+    `b.copy_(g)`))."""
+    binds: set[str] = set()
+    changes: set[str] = set()
+    receivers: set[str] = set()
     for n in ast.walk(stmt):
         if isinstance(n, ast.Global):
-            out |= set(n.names)
+            binds |= set(n.names)
     for n in _module_level(stmt):
         if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
-            out.add(n.id)
+            binds.add(n.id)
         elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.add(n.name)
+            binds.add(n.name)
         elif isinstance(n, (ast.Import, ast.ImportFrom)):
-            out |= {(a.asname or a.name).split(".")[0] for a in n.names if a.name != "*"}
+            binds |= {(a.asname or a.name).split(".")[0] for a in n.names if a.name != "*"}
         elif isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name):
-            out.add(n.target.id)
-        targets = (n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, (ast.AugAssign, ast.AnnAssign))
-                   else [])
-        out |= {r for t in targets if isinstance(t, (ast.Attribute, ast.Subscript)) and (r := _root(t)) is not None}
-        if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute):
-            r = _root(n.value.func.value)
+            binds.add(n.target.id)
+        targets = (n.targets if isinstance(n, (ast.Assign, ast.Delete)) else
+                   [n.target] if isinstance(n, (ast.AugAssign, ast.AnnAssign)) else [])
+        changes |= {r for t in targets if isinstance(t, (ast.Attribute, ast.Subscript)) and (r := _root(t)) is not None}
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            r = _root(n.func.value)
             if r is not None:
-                out.add(r)
-    return out
+                receivers.add(r)
+    return frozenset(binds), frozenset(changes), frozenset(receivers)
 
 
-def _slice(stmts: list[ast.stmt], name: str, _writes=_writes) -> tuple[list[ast.stmt], set[str]]:
-    """The top-level statements of a cell that take part in setting `name`, read backwards from its last
-    write (a statement counts when it writes a name still needed; its names are then needed too), and the
-    names they take from outside the cell. One pass: linear in the cell's length."""
-    needed, picked, bound = {name}, [], set()
-    last = max((i for i, s in enumerate(stmts) if name in _writes(s)), default=-1)
-    for s in reversed(stmts[: last + 1]):
-        writes = _writes(s)
-        if writes & needed:
-            loaded, binds = _names(s)
-            picked.append(s)
-            needed |= loaded | writes
-            bound |= binds
-    picked.reverse()
-    return picked, needed - bound - {name} if picked else set()
+def _slice(stmts: list[ast.stmt], name: str, writes) -> tuple[list[ast.stmt], set[str], int]:
+    """The top-level statements of a cell up to the last one that writes `name` which take part in setting
+    it: a statement counts when it writes a name still needed, or binds a new name from one (an alias,
+    `b = a`); its names are then needed too. Returns them, the names they take from outside the cell, and
+    the index of that last statement (-1: none)."""
+    last = max((i for i, st in enumerate(stmts) if name in writes(st)), default=-1)
+    head = stmts[: last + 1]
+    facts = [(*_names(st), writes(st)) for st in head]
+    needed, chosen = {name}, set()
+    for _ in range(5):   # a fixed point; five passes follow aliases of aliases
+        grew = False
+        for i in range(len(head) - 1, -1, -1):
+            loaded, bound, w = facts[i]
+            if i not in chosen and (w & needed or (loaded & needed and bound)):
+                chosen.add(i)
+                needed |= loaded | w | bound
+                grew = True
+        if not grew:
+            break
+    picked = [head[i] for i in sorted(chosen)]
+    bound_here = set().union(*(facts[i][1] for i in chosen)) if chosen else set()
+    return picked, needed - bound_here - {name}, last
 
 
 def _import_runs(n: ast.Import | ast.ImportFrom) -> str | None:
@@ -179,8 +189,6 @@ def _runs(stmt: ast.stmt) -> str | None:
                 return "`**` keyword arguments"
             if n.arg == "requires_grad" and not (isinstance(n.value, ast.Constant) and n.value.value is False):
                 return "`requires_grad=`"
-        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in AUTOGRAD | HIDDEN:
-            return f"the name {n.value!r} as a string"
         elif isinstance(n, (ast.Import, ast.ImportFrom)):
             what = _import_runs(n)
             if what is not None:
@@ -188,13 +196,13 @@ def _runs(stmt: ast.stmt) -> str | None:
     return None
 
 
-def _imported(stmts: list[ast.stmt], name: str, _writes=_writes) -> ast.Import | ast.ImportFrom | None:
+def _imported(stmts: list[ast.stmt], name: str, writes) -> ast.Import | ast.ImportFrom | None:
     """The cell's last top-level statement that writes `name`, when it is an import of it."""
     last = None
     for s in stmts:
         if isinstance(s, (ast.Import, ast.ImportFrom)) and name in {(a.asname or a.name).split(".")[0] for a in s.names}:
             last = s
-        elif name in _writes(s):
+        elif name in writes(s):
             last = None
     return last
 
@@ -214,36 +222,74 @@ def finding(facts: Facts, name: str, after: int, produce: frozenset[str], predic
 
 def _finding(facts: Facts, name: str, after: int, produce: frozenset[str], predictions: frozenset[str],
              labels: tuple[str, ...]) -> Finding | None:
-    cache: dict[int, set[str]] = facts.scratch.setdefault("worked.writes", {})   # shared by a notebook's predictions
-    writes = lambda s: cache[id(s)] if id(s) in cache else cache.setdefault(id(s), _writes(s))
+    scratch = facts.scratch   # shared by a notebook's predictions
+    effects: dict[int, tuple[frozenset[str], ...]] = scratch.setdefault("worked.effects", {})
+    bodies = [list(t.body) if t is not None else None for t in facts.trees]
+    if "worked.modules" not in scratch:
+        scratch["worked.modules"] = frozenset(
+            a.asname or a.name.split(".")[0] for b in bodies if b for st in b if isinstance(st, (ast.Import, ast.ImportFrom))
+            for a in st.names if a.name != "*")
+    modules = scratch["worked.modules"]
+
+    def eff(st: ast.stmt) -> tuple[frozenset[str], ...]:
+        if id(st) not in effects:
+            effects[id(st)] = _effects(st)
+        return effects[id(st)]
+
+    def binds(st: ast.stmt) -> frozenset[str]:
+        return eff(st)[0]
+
+    def changes(st: ast.stmt) -> frozenset[str]:
+        return eff(st)[1] | (eff(st)[2] - modules)   # calling a module's functions does not change the module
+
+    def writes(st: ast.stmt) -> frozenset[str]:
+        return binds(st) | changes(st)
+
+    if "worked.cells" not in scratch:   # per cell: (names it binds, names it changes in place)
+        scratch["worked.cells"] = [(frozenset().union(*map(binds, b)), frozenset().union(*map(changes, b)))
+                                   if b is not None else (frozenset(), frozenset()) for b in bodies]
+    per_cell = scratch["worked.cells"]
     label = lambda i: labels[i] if i < len(labels) else f"code cell {i + 1}"
     produce_cells = {i for f in produce for i in facts.binding_cells(f)}
-    bodies = [list(t.body) if t is not None else None for t in facts.trees]
     home = facts.defining_cell(name, after)
     if home is None or bodies[home] is None:
         return Finding(f"no plain top-level assignment sets {name} (a prediction is written as `{name} = ...` at "
                        f"the top of its PREDICT cell, not inside a block, a function or a cell magic)",
                        max(after, 0) if home is None else home)
+    word = re.compile(rf"\b{re.escape(name)}\b")
     for i in range(home + 1, after + 1):   # set again, later, somewhere the syntax tree does not show at the top
-        if bodies[i] is None or any(name in writes(s) for s in bodies[i]):
+        unread = bodies[i] is None and word.search(facts.sources[i] if i < len(facts.sources) else "")
+        if unread or name in per_cell[i][0] | per_cell[i][1]:
             return Finding(f"{label(i)} changes {name} inside a block or cell magic after its PREDICT cell", i)
-    todo, seen, budget = [(name, home)], set(), MAX_STATEMENTS
+    todo: list[tuple[str, int, int]] = [(name, home, home)]
+    seen: set[tuple[str, int]] = set()
+    budget, targets = MAX_STATEMENTS, 0
     while todo:
-        target, upto = todo.pop()
-        cells = [home] if target == name else [
-            i for i in range(upto, -1, -1) if bodies[i] is not None and any(target in writes(s) for s in bodies[i])]
-        if not cells:
-            if target in produce:
-                return Finding(f"{target}, your PRODUCE function", upto)
-            if hasattr(builtins, target) and target in HIDDEN:
-                return Finding(f"`{target}`", upto)
-            stars = [i for i in range(upto + 1) if bodies[i] is not None and any(
-                isinstance(s, ast.ImportFrom) and any(a.name == "*" for a in s.names) and _import_runs(s) for s in bodies[i])]
-            if stars and not hasattr(builtins, target):
-                return Finding(f"{target}, from a `from ... import *` that brings in autograd", stars[-1])
-            continue
+        target, upto, used_in = todo.pop()
+        targets += 1
+        if targets > MAX_STATEMENTS:
+            return Finding("more names than the grader reads to trace a prediction", used_in)
+        if target == name:
+            cells = [home]
+        else:
+            bound_at = next((i for i in range(upto, -1, -1) if target in per_cell[i][0]), None)
+            if bound_at is None:
+                if target in produce:
+                    return Finding(f"{target}, your PRODUCE function", used_in)
+                if hasattr(builtins, target) or target in predictions:   # a prediction not set: its own check says so
+                    if target in HIDDEN:
+                        return Finding(f"`{target}`", used_in)
+                    continue
+                stars = [i for i in range(used_in + 1) if bodies[i] is not None and any(
+                    isinstance(st, ast.ImportFrom) and any(a.name == "*" for a in st.names) and _import_runs(st)
+                    for st in bodies[i])]
+                if stars:
+                    return Finding(f"{target}, from a `from ... import *` that brings in autograd", stars[-1])
+                return Finding(f"{target}, which no cell visibly sets (set what a prediction uses with plain "
+                               f"assignments, not exec, globals() or magics)", used_in)
+            cells = [bound_at] + [i for i in range(bound_at + 1, upto + 1) if target in per_cell[i][1]]
         for cell in cells:
-            if (target, cell) in seen:
+            if (target, cell) in seen or bodies[cell] is None:
                 continue
             seen.add((target, cell))
             stmts = bodies[cell]
@@ -260,18 +306,26 @@ def _finding(facts: Facts, name: str, after: int, produce: frozenset[str], predi
                 return Finding(f"{target}, your PRODUCE function", cell)
             if cell in produce_cells and target != name and target in facts.binds[cell]:
                 return Finding(f"{target}, which a PRODUCE cell defines", cell)
-            picked, outside = _slice(stmts, target, writes)
-            for s in picked:
-                what = _runs(s)
+            picked, outside, last = _slice(stmts, target, writes)
+            for st in picked:
+                what = _runs(st)
                 if what is not None:
                     return Finding(what, cell)
-                for n in ast.walk(s):
+                for n in ast.walk(st):
                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in produce:
                         return Finding(f"{n.id}, your PRODUCE function", cell)
-            todo += [(other, cell - 1) for other in sorted(outside) if cell > 0]
+            if target == name:   # what changes the prediction's objects after it is set, up to its check
+                needed = {target} | outside | set().union(*(_names(st)[0] | writes(st) for st in picked))
+                later = [(cell, st) for st in stmts[last + 1:]] + [
+                    (i, st) for i in range(cell + 1, after + 1) if bodies[i] and per_cell[i][1] & needed
+                    for st in bodies[i]]
+                for i, st in later:
+                    if changes(st) & needed and (what := _runs(st)) is not None:
+                        return Finding(what, i)
+            todo += [(other, cell - 1, cell) for other in sorted(outside) if cell > 0]
     return None
 
 
 def message(name: str, found: Finding, label: str) -> str:
     """The failed check's message."""
-    return f"{name} was not worked out: it uses {found.what}, in {label}. {RULE[0].upper()}{RULE[1:]}"
+    return f"{name} was not worked out ({found.what}, in {label}). {RULE[0].upper()}{RULE[1:]}"

@@ -83,10 +83,30 @@ def test_a_prediction_that_runs_autograd_or_a_produce_function_is_named(cell, wh
     (["p2 = torch.ones(1).grad", "p1 = p2"], "`torch.ones(1).grad`", 1),
     (["from torch.func import *", "p1 = grad(torch.sin)(torch.tensor(P.x0))"],
      "grad, from a `from ... import *` that brings in autograd", 1),
+    (["from torch.autograd import *\np1 = grad(torch.ones(1), [])"], "grad, from a `from ... import *`", 1),
+    (["exec('g = torch.ones(1).grad')", "p1 = g"], "g, which no cell visibly sets", 2),
+    (["%%capture\ng = torch.ones(1).grad", "p1 = g"], "g, which no cell visibly sets", 2),
+    (["buf = torch.zeros(())\np1 = buf\nx = torch.tensor(1.0, requires_grad=True)\n(x * x).backward()\n"
+      "buf.copy_(x.grad)"], "`x.grad`", 1),
+    (["buf = torch.zeros(())\np1 = buf", "x = torch.tensor(1.0, requires_grad=True)\n(x * x).backward()\n"
+      "_ = buf.copy_(x.grad)"], "`x.grad`", 2),
+    (["a = [0.0]\nb = a\nb[0] = torch.ones(1).grad\np1 = a[0]"], "`torch.ones(1).grad`", 1),
+    (["v = []\n_ = v.append(torch.ones(1).grad)\np1 = v[0]"], "`torch.ones(1).grad`", 1),
 ])
 def test_what_hides_the_cell_that_sets_a_prediction_is_named(cells, what, cell):
     found = _finding(*cells, name="p1")
     assert found is not None and found.what.startswith(what) and found.cell == cell, found
+
+
+@pytest.mark.parametrize("cells, name", [
+    (["x = torch.tensor(3.0, requires_grad=True)\n(x * x).backward()", "x = P.x0\np1 = 2 * x", "p2 = 3 * x"], "p2"),
+    (["p1 = 2 * P.x0", "def ex1(x)\n    return x   # a syntax error in a PRODUCE cell"], "p1"),
+    (["p1 = 2 * P.x0", "%%time\ndef ex1(x):\n    return x"], "p1"),
+    (["r = {'returns': None, 'grad': 2 * P.x0}\np1 = r['grad']"], "p1"),
+    (["%precision 4\np1 = 2 * P.x0   # is it 2x?"], "p1"),
+])
+def test_honest_predictions_beside_other_code_are_predictions(cells, name):
+    assert _finding(*cells, name=name) is None
 
 
 def test_a_produce_cell_may_import_and_a_deep_or_long_cell_is_read_in_bounded_time():
