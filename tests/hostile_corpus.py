@@ -620,12 +620,12 @@ CASES: list[Case] = [
     Case("background-child-forges-records-after-the-run", notebook(append=[BACKGROUND_CHILD]),
          extra=quick_and_no_channel_note),
     Case("reads-the-key-and-the-solutions", read_key_and_solutions, {"1.predict.returns": "failed"},
-         phrase="was not worked out: it uses `import os`", extra=_all_denied),
+         phrase="was not worked out (`import os`", extra=_all_denied),
     Case("reads-another-copy-of-the-solutions", read_another_copy, {"1.predict.returns": "failed"},
-         phrase="was not worked out: it uses `open`", extra=_all_denied),
+         phrase="was not worked out (`open`", extra=_all_denied),
     Case("writes-outside-its-folder", write_outside, extra=nothing_written),
     Case("opens-network-sockets", open_sockets, {"1.predict.returns": "failed"},
-         phrase="was not worked out: it uses `import socket`", extra=no_connection),
+         phrase="was not worked out (`import socket`", extra=no_connection),
 
     # ------------------------------------------------------------ floods
     Case("prints-ten-million-lines", notebook(append=["print('\\n'.join(map(str, range(10**7))))"]),
@@ -719,7 +719,7 @@ CASES: list[Case] = [
                    "ex1-produce": "def ex1(x):\n    return (x * x).backward(create_graph=True)",
                    "ex3-produce": ("def ex3(x):\n    d, = torch.autograd.grad(x**2 * torch.sin(x), x, create_graph=True)\n"
                                    "    return d")}),
-         {"1.predict.grad": ("failed", "was not worked out: it uses `requires_grad=`")}),
+         {"1.predict.grad": ("failed", "was not worked out (`requires_grad=`")}),
     Case("float64-and-float16-tensors",
          notebook({"ex1-predict": "p1_returns = None\np1_grad = torch.tensor(-2.36, dtype=torch.float16)",
                    "ex3-predict": "p3_derivative = torch.tensor(2.712, dtype=torch.float64)\np3_grad = 17.7",
@@ -754,7 +754,7 @@ CASES: list[Case] = [
                    "ex1-produce": "def ex1(x):\n    (x * x).backward()\n    return Liar()",
                    "ex3-produce": ("def ex3(x):\n    torch.autograd.grad(x**2 * torch.sin(x), x)\n"
                                    "    return torch.tensor(999.0).as_subclass(LyingTensor)")}),
-         {"1.predict.grad": ("failed", "was not worked out: it uses `object.__hash__`"),
+         {"1.predict.grad": ("failed", "was not worked out (`object.__hash__`"),
           "3.predict.derivative": ("failed", "was not worked out"),
           "1.produce.returns": ("failed", "expected None"), "3.produce.derivative": ("failed", "999.0 instead of")}),
     Case("classes-functions-and-modules-as-answers",
