@@ -172,15 +172,18 @@ class _Progress:
 
 
 def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1,
-                progress: bool = True, conceal: list[str] | None = None, force: bool = False) -> BatchResult:
+                progress: bool = True, conceal: list[str] | None = None, force: bool = False,
+                grid: Any = None) -> BatchResult:
     """Grade `subs` with `jobs` at once; write `out/reports/<name>.json` (each atomically, as soon as
     it is graded), `out/gradebook.csv` (rebuilt from the reports) and `out/grades.csv` (the same
     scores in the columns of nbgrader's grades.csv export). A submission whose report is
     already there with the same fingerprint (content, student, key, grader version) is not graded
     again unless `force`: a batch killed at any point and run again finishes the rest, and loses or
     duplicates nothing. Each run happens in a fresh child of one warm sandbox.Worker and cannot see
-    `conceal` (e.g. the key's folder), the output folder or the submissions' folders. A submission's
-    own faults are in its report; this never raises for them.
+    `conceal` (e.g. the key's folder), the output folder or the submissions' folders. With `grid` (an
+    autograder.cluster.Grid), the submissions that need grading are graded on its Dask cluster instead
+    (`jobs` is then the cluster's affair: one per Dask worker thread) and their reports are written here, each as it
+    completes. A submission's own faults are in its report; this never raises for them.
 
     Raises:
         OSError: the sandbox worker could not start (a grader fault; nothing is graded).
@@ -197,17 +200,28 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
     kept = {s.name: None if force else _reusable(reports_dir / report_file(s.name), fps[s.name]) for s in subs}
     bar = _Progress(len(subs), progress)
 
+    def done(sub: Submission, report: Report) -> Report:   # a new report: written at once, atomically
+        report = replace(report, submission=sub.name, fingerprint=fps[sub.name], modified=_modified(sub.path))
+        report.write(reports_dir / report_file(sub.name))
+        bar.update(sub, report, False)
+        return report
+
     def one(sub: Submission, worker: Any) -> Report:
         report = kept[sub.name]
         if report is None:
-            report = grade_notebook(sub.path, key, worker=worker, source=sub.source)
-            report = replace(report, submission=sub.name, fingerprint=fps[sub.name], modified=_modified(sub.path))
-            report.write(reports_dir / report_file(sub.name))
-        bar.update(sub, report, kept[sub.name] is not None)
+            return done(sub, grade_notebook(sub.path, key, worker=worker, source=sub.source))
+        bar.update(sub, report, True)
         return report
 
     try:
-        if any(r is None for r in kept.values()):
+        todo = [s for s in subs if kept[s.name] is None]
+        if grid is not None:
+            for s in subs:
+                if kept[s.name] is not None:
+                    bar.update(s, kept[s.name], True)
+            graded = {sub.name: done(sub, report) for sub, report in grid.grade(todo, key, unseen)}
+            reports = tuple(kept[s.name] or graded[s.name] for s in subs)
+        elif todo:
             from autograder.sandbox import Worker
 
             with Worker(unseen) as worker, ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:

@@ -7,7 +7,7 @@ or the notebook is not gradable; 2 usage, spec, key or build error (the message 
 May import: stdlib, autograder (its version), autograder.model; inside a subcommand: autograder.keyfile,
 autograder.notebook, autograder.grade, autograder.batch, autograder.course, autograder.key, autograder.spec,
 autograder.gradescope, autograder.selfcheck, autograder.report, autograder.render.terminal,
-autograder.render.gradebook, autograder.render.html, autograder.render.gradescope.
+autograder.render.gradebook, autograder.render.html, autograder.render.gradescope, autograder.cluster.
 """
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ EXAMPLES = {
     "grade": "examples:\n  autograder grade examples/submissions/01-backward-vs-grad --out out/\n"
              "  autograder grade a.ipynb b.ipynb --out out/ --assignment 01-backward-vs-grad --jobs 2\n"
              "  autograder grade --nbgrader ~/course --assignment 01-backward-vs-grad\n"
-             "  autograder grade subs/ --out out/ --feedback --gradescope results.json",
+             "  autograder grade subs/ --out out/ --feedback --gradescope results.json\n"
+             "  autograder grade subs/ --out out/ --scheduler tcp://scheduler-host:8786",
 }
 EXAMPLES["gradescope-bundle"] = ("examples:\n  autograder gradescope-bundle 01-backward-vs-grad\n"
                                  "  autograder gradescope-bundle 01-backward-vs-grad --out ~/upload/01.zip")
@@ -100,6 +101,9 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--student", help="grade the one notebook given as this student id (whatever the file, its "
                    "folder or its STUDENT_ID say)")
     g.add_argument("--force", action="store_true", help="grade again even submissions whose report is up to date")
+    g.add_argument("--scheduler", metavar="ADDRESS", help="grade on a running Dask cluster (tcp://host:8786), or on "
+                   "a LocalCluster of N worker processes started for this batch (local:N); needs "
+                   "pip install 'autograd-lab[dask]'. Reports are written here, as without it")
     g.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE", help=LIMIT_HELP)
     g.add_argument("--json", action="store_true", help="print the reports as one JSON list instead of the summary")
     b = sub.add_parser("gradescope-bundle", help="write the zip that runs this grader on Gradescope",
@@ -269,10 +273,25 @@ def _grade(args: argparse.Namespace) -> int:
     if not subs:
         return _fail("no .ipynb files found in " + " ".join(args.paths))
     out = Path(args.out)
+    grid = None
+    if args.scheduler:   # connected before anything is graded: an unreachable cluster grades nothing
+        try:
+            from autograder import cluster
+        except ImportError as e:
+            return _fail(f"--scheduler needs Dask ({e}): pip install 'autograd-lab[dask]'")
+        try:
+            grid = cluster.Grid(args.scheduler)
+        except cluster.Unreachable as e:
+            return _fail(str(e))
+        if not args.json:
+            print(cluster.describe(grid), file=sys.stderr)
     try:
-        result = grade_batch(subs, key, out, args.jobs, conceal=_conceal_for(key_path), force=args.force)
+        result = grade_batch(subs, key, out, args.jobs, conceal=_conceal_for(key_path), force=args.force, grid=grid)
     except OSError as e:
         return _fail(f"not graded: the sandbox could not start ({e}); this is not the students' fault")
+    finally:
+        if grid is not None:
+            grid.close()
     _write_views(args, key, subs, result.reports, out)
     if args.json:
         print(json.dumps([r.to_dict() for r in result.reports], indent=1))

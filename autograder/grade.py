@@ -243,6 +243,13 @@ def _not_gradable(key: Key, submission: str, student: str, reason: str, paramete
                   seconds=round(time.monotonic() - start, 3))
 
 
+def not_gradable_report(key: Key, submission: str, student: str, reason: str) -> Report:
+    """A "not_gradable" report (score None) of `submission` for `student`, saying `reason`: for a
+    submission that never reached a sandbox (a file a batch could not read, a task a cluster lost). A
+    reason that starts with "not graded:" marks a grader fault (graded again by the next batch)."""
+    return _not_gradable(key, submission, student, reason, {}, time.monotonic()).encodable()
+
+
 def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, notes: list[str], start: float,
             labels: tuple[str, ...] | list[str] = (), request: dict[str, Any] | None = None,
             rerun: Rerun | None = None, facts: sources.Facts | None = None,

@@ -136,6 +136,7 @@ class Report:
     modified: str = ""                  # the file's modification time (UTC, ISO 8601), set by a batch
     superseded_by: str = ""             # set by a batch: another submission of the same student counts instead
     commits: dict[str, Any] = field(default_factory=dict)
+    graded_by: str = ""                 # the Dask worker that graded it (grade --scheduler); "" on this machine
 
     def counts(self) -> dict[str, int]:
         """Number of outcomes per status, in STATUSES order."""

@@ -13,6 +13,12 @@ process tree.
 Run (after `autograder release solutions/01-backward-vs-grad`):
     .venv/bin/python benchmarks/batch.py                  # N = 200; nbgrader takes ~15 min
     .venv/bin/python benchmarks/batch.py --n 40 --nbgrader-n 10
+    .venv/bin/python benchmarks/batch.py --nbgrader-n 0 --scheduler local:2   # and on Dask, in the same run
+
+With --scheduler ADDRESS|local:N it also grades the same submissions on Dask (`grade --scheduler`), prints
+that rate next to the local one (with and without the cluster's start), checks that the scores are the same,
+and measures the per-task overhead Dask adds: a task that carries a notebook's bytes and returns a report's
+length of JSON, timed one at a time (round trip) and many at once (wall time per task).
 """
 from __future__ import annotations
 
@@ -126,6 +132,51 @@ def sandbox_overhead(runs: int = 50) -> tuple[float, float]:
     return statistics.median(times), times[int(len(times) * 0.9)]
 
 
+def dask_overhead(address: str, size: int, tasks: int = 400) -> tuple[float, float]:
+    """(median round-trip ms of one task sent alone, ms per task when `tasks` are sent at once) on the
+    cluster at `address` (local:N: a LocalCluster started here), each task carrying `size` bytes and
+    returning as many characters, as a grading task does."""
+    import logging
+
+    from distributed import Client, LocalCluster, wait
+
+    cluster = None
+    if address.startswith("local:"):
+        cluster = LocalCluster(n_workers=int(address[6:]), threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=logging.ERROR)
+    with Client(cluster or address) as client:
+        payload = os.urandom(size)
+        client.submit(_echo, payload, pure=False).result()
+        alone = []
+        for _ in range(50):
+            start = time.perf_counter()
+            client.submit(_echo, payload, pure=False).result()
+            alone.append((time.perf_counter() - start) * 1000)
+        start = time.perf_counter()
+        wait([client.submit(_echo, payload, pure=False) for _ in range(tasks)])
+        many = (time.perf_counter() - start) * 1000 / tasks
+    if cluster is not None:
+        cluster.close()
+    return statistics.median(alone), many
+
+
+def _echo(data: bytes) -> str:
+    return "x" * len(data)
+
+
+def same_scores(a: Path, b: Path) -> tuple[int, int]:
+    """(reports with the same status, score and check statuses, reports) in two output folders."""
+    import json
+
+    same = total = 0
+    for p in sorted((a / "reports").glob("*.json")):
+        x, y = json.loads(p.read_text()), json.loads((b / "reports" / p.name).read_text())
+        total += 1
+        same += (x["status"], x["score"], [o["status"] for o in x["outcomes"]]) == \
+                (y["status"], y["score"], [o["status"] for o in y["outcomes"]])
+    return same, total
+
+
 def nbgrader_course(subs: list[Path], course: Path) -> None:
     """A course directory nbgrader can autograde: the solution as source, then each submission in
     submitted/<student>/<assignment>/ beside the public key its Lab reads."""
@@ -168,6 +219,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=200, help="submissions (default 200)")
     ap.add_argument("--nbgrader-n", type=int, help="how many of them nbgrader grades (default: all; 0: skip nbgrader)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--scheduler", metavar="ADDRESS", help="also grade on Dask: a scheduler's address, or local:N")
     args = ap.parse_args()
     nb_n = args.n if args.nbgrader_n is None else min(args.n, args.nbgrader_n)
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
@@ -190,6 +242,22 @@ def main() -> None:
         ours_rate = args.n / ours_s
         print(f"autograd-lab grade --jobs {args.jobs}: {args.n} in {ours_s:.2f} s = {ours_rate:.1f} submissions/s, "
               f"peak memory {ours_mem / 2**20:.0f} MiB")
+
+        if args.scheduler:
+            on_dask = [str(tmp / "dask") if c == str(tmp / "ours") else c for c in cmd] + ["--scheduler", args.scheduler]
+            dask_s, dask_mem, done = timed(on_dask, ROOT)
+            if done.returncode != 0:
+                sys.exit(f"autograder grade --scheduler failed:\n{done.stderr[-2000:]}")
+            batch_s = float(done.stdout.split(" submissions in ")[1].split(" s")[0])
+            print(f"autograd-lab grade --scheduler {args.scheduler}: {args.n} in {dask_s:.2f} s = "
+                  f"{args.n / dask_s:.1f} submissions/s with the cluster's start; the batch itself {batch_s:.2f} s = "
+                  f"{args.n / batch_s:.1f} submissions/s (local: {ours_rate:.1f}); peak memory {dask_mem / 2**20:.0f} MiB")
+            same, total = same_scores(tmp / "ours", tmp / "dask")
+            print(f"scores: Dask and local agree on {same} of {total} reports")
+            size = int(statistics.median(p.stat().st_size for p in subs_dir.glob("*.ipynb")))
+            alone, many = dask_overhead(args.scheduler, size)
+            print(f"Dask per-task overhead ({size} bytes each way): {alone:.1f} ms round trip alone (median), "
+                  f"{many:.2f} ms per task when 400 are sent at once")
 
         if nb_n == 0:
             return

@@ -58,6 +58,8 @@ def render(report: Report, width: int = 100) -> str:
                f"sympy {v.get('sympy', '?')} · autograder {v.get('grader', '?')}")
     if report.isolation:
         out.append(f"sandbox: {report.isolation}")
+    if report.graded_by:
+        out.append(f"graded by: {report.graded_by}")
     if torch_note(report):
         out.append(f"NOTE: {torch_note(report)}")
     if report.status == "not_gradable":

@@ -1,0 +1,258 @@
+"""cluster: batch grading on a Dask cluster (`autograder grade --scheduler ADDRESS|local:N`). The client side
+(`Grid`) connects to a scheduler, ships the key once per Dask worker (a worker plugin, `KeyPlugin`), sends each
+submission as bytes with where its student id comes from and the key's id, and yields each report, parsed from
+JSON, as its task completes. The worker side (`KeyPlugin`, `grade_on_worker`) keeps one warm sandbox.Worker per
+Dask worker process for the life of the plugin and grades every submission in a fresh sandboxed fork of it,
+exactly as a local batch does. Only `autograder.batch`'s caller imports this module, and only with
+`--scheduler`: without it, Dask is never imported.
+
+Faults: a task whose Dask worker died is run again on another worker by the scheduler; after the scheduler's
+`distributed.scheduler.allowed-failures` deaths (Dask's default: 3) it gives up with KilledWorker, and the
+submission gets a "not graded:" report that says so (graded again by the next run, never scored 0).
+
+May import: stdlib, distributed, dask, autograder (its version), autograder.grade, autograder.identity,
+autograder.keyfile, autograder.model, autograder.report, autograder.sandbox.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import shutil
+import socket
+import tempfile
+import threading
+import uuid
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from distributed import Client, KilledWorker, LocalCluster, as_completed, get_worker
+from distributed.diagnostics.plugin import WorkerPlugin
+
+from autograder import __version__, identity
+from autograder.grade import grade_notebook, not_gradable_report
+from autograder.keyfile import from_json, to_json
+from autograder.model import Key
+from autograder.report import Report
+
+CONNECT_TIMEOUT = 10.0    # seconds to reach a scheduler before `grade` gives up (exit 2)
+WORKERS_TIMEOUT = 60.0    # seconds to wait for a first worker on a scheduler that has none
+PLUGIN_PREFIX = "autograd-lab-key-"
+
+
+class Unreachable(Exception):
+    """The scheduler cannot be reached, has no workers, or the address is not one (nothing was graded)."""
+
+
+def key_id(key: Key) -> str:
+    """The id a key is shipped under: sha256 of its JSON form as the grader holds it (limits given with
+    `--limit` included), hex, first 16 characters. Two batches with the same key share it."""
+    text = json.dumps(to_json(key), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+class KeyPlugin(WorkerPlugin):
+    """Runs in each Dask worker process: holds the key (from its JSON form) and one warm sandbox.Worker,
+    started in `setup` and closed in `teardown` (when the batch unregisters the plugin or the Dask worker
+    closes). A submission's bytes land in a private inbox folder that no run can see (nor the Dask
+    worker's own folder, nor its working folder).
+
+    Args:
+        key_json: keyfile.to_json(key) of the grader's key (a full key: it holds the fresh-point secret).
+        version: the client's autograder version; a worker with another version grades nothing.
+        conceal: folders, as the client names them, that no run may see where they exist on the worker
+            (the key's folder and project, the output and submission folders: a LocalCluster shares the
+            client's disk).
+    """
+
+    def __init__(self, key_json: dict[str, Any], version: str, conceal: list[str] | None = None) -> None:
+        self.key_json, self.version, self.conceal = key_json, version, list(conceal or [])
+        self.key: Key | None = None
+        self.sandbox: Any = None
+        self.problem = ""
+        self.where = ""
+        self.inbox = ""
+
+    def __getstate__(self) -> dict[str, Any]:   # what the scheduler sends to each worker: the key, the version
+        return {"key_json": self.key_json, "version": self.version, "conceal": self.conceal}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["key_json"], state["version"], state["conceal"])  # type: ignore[misc]
+
+    def setup(self, worker: Any) -> None:
+        self.where = f"Dask worker {worker.name} at {worker.address} on {socket.gethostname()}"
+        self._lock = threading.Lock()
+        if self.version != __version__:
+            self.problem = (f"{self.where} has autograd-lab {__version__}, the client {self.version}: install the "
+                            f"same version on every worker")
+            return
+        self.key = from_json(self.key_json)
+        self.inbox = tempfile.mkdtemp(prefix="autograd-lab-inbox-")
+        self._start(worker.local_directory)
+
+    def _start(self, local_directory: str = "") -> None:
+        from autograder.sandbox import Worker
+
+        try:
+            self.sandbox = Worker([self.inbox, *([local_directory] if local_directory else []), *self.conceal])
+            self.problem = ""
+        except OSError as e:
+            self.problem = f"the sandbox could not start on {self.where} ({e})"
+
+    def teardown(self, worker: Any) -> None:
+        if self.sandbox is not None:
+            self.sandbox.close()
+            self.sandbox = None
+        if self.inbox:
+            shutil.rmtree(self.inbox, ignore_errors=True)
+
+    def grade(self, data: bytes, filename: str, folder: str | None, rule: str, given: str | None) -> str:
+        """Grade one submission: `data` (the notebook file's bytes) saved as `filename` (a bare file name)
+        in the inbox, its student id resolved by `identity` from the file name, `folder` (its student
+        folder), `rule` and `given`. Returns the report's JSON text, with `graded_by` set. Raises
+        RuntimeError when this worker cannot grade (another autograder version, no sandbox)."""
+        with self._lock:
+            if self.problem and self.sandbox is None and self.key is not None:
+                self._start()   # one more try: a sandbox that failed at setup may start now
+        if self.problem or self.key is None:
+            raise RuntimeError(self.problem or "no key on this worker")
+        box = Path(self.inbox) / uuid.uuid4().hex
+        box.mkdir()
+        try:
+            name = Path(filename).name
+            path = box / (name if name not in ("", ".", "..") else "submission.ipynb")
+            path.write_bytes(data)
+            source = identity.Source(path, folder, rule, given)  # type: ignore[arg-type]
+            report = grade_notebook(path, self.key, worker=self.sandbox, source=source)
+        finally:
+            shutil.rmtree(box, ignore_errors=True)
+        return json.dumps(replace(report, graded_by=self.where).to_dict())
+
+
+def grade_on_worker(data: bytes, filename: str, folder: str | None, rule: str, given: str | None,
+                    key_ref: str) -> str:
+    """The task each submission is: grade it with the key this Dask worker holds under `key_ref`
+    (see key_id). Returns the report's JSON text. Raises LookupError when the key is not here."""
+    plugin = get_worker().plugins.get(PLUGIN_PREFIX + key_ref)
+    if plugin is None:
+        raise LookupError(f"this Dask worker holds no key {key_ref}")
+    return plugin.grade(data, filename, folder, rule, given)
+
+
+class Grid:
+    """A connection to a Dask cluster that grades submissions. `Grid(address)` connects to a running
+    scheduler ("tcp://host:8786"); `Grid("local:N")` starts a LocalCluster of N worker processes (one
+    thread each) on this machine and closes it with the Grid. Use as a context manager, or `close()`.
+
+    Raises:
+        Unreachable: no scheduler answers at `address` within CONNECT_TIMEOUT seconds, it has no worker
+            within WORKERS_TIMEOUT seconds, or `address` is not an address.
+    """
+
+    def __init__(self, address: str) -> None:
+        self.address, self.cluster, self._shipped = address, None, set[str]()
+        try:
+            if address.startswith("local:"):
+                n = address.partition(":")[2]
+                if not n.isdigit() or not 1 <= int(n) <= 256:
+                    raise Unreachable(f"--scheduler local:N needs a number of workers from 1 to 256, not {n!r}")
+                self.cluster = LocalCluster(n_workers=int(n), threads_per_worker=1, processes=True,
+                                            dashboard_address=None, silence_logs=logging.ERROR)
+                self.client = Client(self.cluster, timeout=CONNECT_TIMEOUT)
+            else:
+                self.client = Client(address, timeout=CONNECT_TIMEOUT)
+        except Unreachable:
+            raise
+        except (OSError, TimeoutError, ValueError, TypeError) as e:
+            self._close_cluster()
+            raise Unreachable(f"cannot reach a Dask scheduler at {address} ({type(e).__name__}: {e}); start one "
+                              "(`dask scheduler`) and its workers, or use --scheduler local:N") from None
+        try:
+            self.client.wait_for_workers(1, timeout=WORKERS_TIMEOUT)
+        except (OSError, TimeoutError) as e:
+            self.close()
+            raise Unreachable(f"the Dask scheduler at {address} has no workers ({type(e).__name__}); start "
+                              f"some with `dask worker {address}`") from None
+
+    def workers(self) -> int:
+        """How many Dask workers the scheduler knows now."""
+        return len(self.client.scheduler_info(n_workers=-1).get("workers", {}))
+
+    def _ship(self, key: Key, conceal: list[str]) -> str:
+        ref = key_id(key)
+        if ref not in self._shipped:   # once per batch: the scheduler gives it to every worker, new ones too
+            self.client.register_plugin(KeyPlugin(to_json(key), __version__, conceal), name=PLUGIN_PREFIX + ref)
+            self._shipped.add(ref)
+        return ref
+
+    def grade(self, subs: list[Any], key: Key, conceal: list[str] | None = None) -> Iterator[tuple[Any, Report]]:
+        """Grade `subs` (batch.Submission) on the cluster; yields (submission, report) as each completes,
+        in completion order. `conceal`: folders no run may see (see KeyPlugin). A submission whose file
+        cannot be read here, or whose task failed or killed its workers, gets a not-gradable report that
+        says why; this never raises for one submission."""
+        ref = self._ship(key, list(conceal or []))
+        futures = {}
+        for sub in subs:
+            try:
+                data = Path(sub.path).read_bytes()
+            except OSError as e:
+                yield sub, not_gradable_report(key, Path(sub.path).name, _student(sub),
+                                               f"cannot read {Path(sub.path).name}: {e.strerror}")
+                continue
+            src = sub.source
+            fut = self.client.submit(grade_on_worker, data, src.path.name, src.folder, src.rule, src.given, ref,
+                                     pure=False, key=f"grade-{sub.name[:100]}-{uuid.uuid4().hex[:8]}")
+            futures[fut] = sub
+        for fut in as_completed(list(futures)):
+            sub = futures.pop(fut)
+            yield sub, self._result(fut, sub, key)
+            fut.release()
+
+    def _result(self, fut: Any, sub: Any, key: Key) -> Report:
+        name = Path(sub.path).name
+        try:
+            return Report.from_dict(json.loads(fut.result()))
+        except KilledWorker:
+            reason = ("not graded: every Dask worker that ran it died (the scheduler gave up after its "
+                      "allowed-failures); the sandbox should stop a submission first, so this is not the "
+                      "student's fault: the next run grades it again")
+        except Exception as e:  # noqa: BLE001  (a task's error is the grader's fault, never a crash of the batch)
+            reason = f"not graded: grading failed on the Dask cluster ({type(e).__name__}: {str(e)[:300]}); " \
+                     "this is not the student's fault: the next run grades it again"
+        return not_gradable_report(key, name, _student(sub), reason)
+
+    def close(self) -> None:
+        """Unregister the shipped keys (each worker closes its sandbox and forgets the key), disconnect, and
+        close a local cluster."""
+        try:
+            for ref in self._shipped:
+                self.client.unregister_worker_plugin(PLUGIN_PREFIX + ref)
+        except Exception:  # noqa: BLE001, S110  (a cluster already gone has nothing left to close)
+            pass
+        self._shipped.clear()
+        if getattr(self, "client", None) is not None:
+            self.client.close()
+        self._close_cluster()
+
+    def _close_cluster(self) -> None:
+        if self.cluster is not None:
+            self.cluster.close()
+            self.cluster = None
+
+    def __enter__(self) -> Grid:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _student(sub: Any) -> str:
+    return sub.source.given or Path(sub.path).stem
+
+
+def describe(grid: Grid) -> str:
+    """One line for the terminal: where a batch is graded."""
+    where = f"a local Dask cluster ({grid.address})" if grid.cluster is not None else f"the Dask cluster at {grid.address}"
+    return f"grading on {where}: {grid.workers()} worker(s); reports are written here"

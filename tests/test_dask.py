@@ -1,0 +1,227 @@
+"""Batch grading on a Dask cluster (`grade --scheduler`): a real LocalCluster of worker processes on this
+machine gives the same reports as a local batch, loses nothing when a worker is killed mid-batch, reports a
+submission that keeps killing workers as not graded, resumes, and refuses an unreachable scheduler."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import nbformat
+import pytest
+
+from conftest import EXAMPLES, ROOT, run_cli
+
+distributed = pytest.importorskip("distributed", reason="pip install 'autograd-lab[dask]'")
+
+SLEEP = 8   # seconds the slow submission's last cell sleeps: long enough to kill its worker meanwhile
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A LocalCluster of 2 worker processes (1 thread each) whose scheduler gives a task up after its
+    second worker death (allowed-failures 1), and a client to watch and kill its workers."""
+    import dask
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        lc = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    client = distributed.Client(lc)
+    yield lc, client
+    client.close()
+    lc.close()
+
+
+@pytest.fixture
+def scheduler(cluster):
+    """The cluster's address, with both workers up (a test before may have killed some)."""
+    lc, client = cluster
+    client.wait_for_workers(2, timeout=120)
+    return lc.scheduler_address
+
+
+def _reports(out):
+    return {p.name: json.loads(p.read_text()) for p in sorted((out / "reports").glob("*.json"))}
+
+
+def _slow_copy(folder, name="slow"):
+    """ada's work as `folder`/`name`/ada.ipynb (submission name "<name>/ada.ipynb", graded as ada), with a
+    last cell that sleeps SLEEP seconds."""
+    nb = nbformat.read(EXAMPLES / "ada.ipynb", as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(f"import time\ntime.sleep({SLEEP})"))
+    (folder / name).mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, folder / name / "ada.ipynb")
+
+
+def _kill_worker_running(client, task_prefix, deadline):
+    """SIGKILL the Dask worker process on which a task whose key starts with `task_prefix` runs, once it has
+    run for a second there; returns the worker's address (None if none ran it before `deadline`)."""
+    while time.monotonic() < deadline:
+        for address, keys in client.processing().items():
+            if any(str(k).startswith(task_prefix) for k in keys):
+                time.sleep(1.0)
+                pid = client.run(os.getpid, workers=[address]).get(address)
+                if pid:
+                    os.kill(pid, signal.SIGKILL)
+                    while address in client.scheduler_info(n_workers=-1)["workers"] and time.monotonic() < deadline:
+                        time.sleep(0.05)   # until the scheduler knows: its task is then elsewhere or failed
+                    return address
+        time.sleep(0.05)
+    return None
+
+
+def test_a_batch_on_the_cluster_gives_the_local_batchs_reports(released, scheduler, tmp_path):
+    _, key_path = released
+    local = run_cli("grade", str(EXAMPLES), "--out", str(tmp_path / "local"), "--key", str(key_path))
+    assert local.returncode == 0, local.stderr
+    p = run_cli("grade", str(EXAMPLES), "--out", str(tmp_path / "dask"), "--key", str(key_path),
+                "--scheduler", scheduler, "--feedback", "--gradescope", str(tmp_path / "gs"))
+    assert p.returncode == 0, p.stderr
+    assert f"grading on the Dask cluster at {scheduler}: 2 worker(s)" in p.stderr
+    ours, theirs = _reports(tmp_path / "dask"), _reports(tmp_path / "local")
+    assert sorted(ours) == sorted(theirs) and len(ours) == len(list(EXAMPLES.glob("*.ipynb")))
+    for name, report in ours.items():
+        same = theirs[name]
+        assert (report["status"], report["score"]) == (same["status"], same["score"])
+        differ = [k for k in report if report[k] != same[k]]   # outcomes, notes, commits, isolation: the same
+        assert set(differ) <= {"seconds", "graded_by"}, (name, differ)
+        assert same["graded_by"] == ""
+        assert report["graded_by"].startswith("Dask worker ") and " at tcp://127.0.0.1:" in report["graded_by"]
+    assert ours["ada.json"]["score"] == 26 and ours["ivan.json"]["status"] == "not_gradable"
+    gradebook = (tmp_path / "dask" / "gradebook.csv").read_text()
+    assert gradebook == (tmp_path / "local" / "gradebook.csv").read_text()
+    assert (tmp_path / "dask" / "feedback" / "ada.html").is_file() and (tmp_path / "gs" / "ada.json").is_file()
+    again = run_cli("grade", str(EXAMPLES), "--out", str(tmp_path / "dask"), "--key", str(key_path),
+                    "--scheduler", scheduler)
+    n = len(ours)
+    assert again.returncode == 0 and f"({n} unchanged since the last run, kept" in again.stdout, again.stdout
+
+
+def test_a_worker_killed_mid_batch_loses_nothing(released, cluster, scheduler, tmp_path):
+    _, key_path = released
+    subs = tmp_path / "subs"
+    _slow_copy(subs)
+    for student in ("ben", "cleo", "dev"):
+        shutil.copy(EXAMPLES / f"{student}.ipynb", subs)
+    done: dict = {}
+    grading = threading.Thread(target=lambda: done.update(p=run_cli(
+        "grade", str(subs), "--out", str(tmp_path / "out"), "--key", str(key_path), "--scheduler", scheduler)))
+    grading.start()
+    killed = _kill_worker_running(cluster[1], "grade-slow/", time.monotonic() + 120)
+    grading.join()
+    assert killed, "the slow submission never ran"
+    assert done["p"].returncode == 0, done["p"].stderr
+    reports = _reports(tmp_path / "out")
+    assert {n: (r["status"], r["score"]) for n, r in reports.items()} == {
+        "slow__ada.json": ("graded", 26), "ben.json": ("graded", 20), "cleo.json": ("graded", 24), "dev.json": ("graded", 21)}
+    assert killed not in reports["slow__ada.json"]["graded_by"]   # graded again by a worker that lived
+
+
+def test_a_submission_whose_workers_keep_dying_is_not_graded_and_the_next_run_grades_it(released, cluster,
+                                                                                          scheduler, tmp_path):
+    _, key_path = released
+    subs = tmp_path / "subs"
+    _slow_copy(subs)
+    shutil.copy(EXAMPLES / "ben.ipynb", subs)
+    done: dict = {}
+    grading = threading.Thread(target=lambda: done.update(p=run_cli(
+        "grade", str(subs), "--out", str(tmp_path / "out"), "--key", str(key_path), "--scheduler", scheduler)))
+    grading.start()
+    deadline = time.monotonic() + 180
+    first = _kill_worker_running(cluster[1], "grade-slow/", deadline)
+    second = _kill_worker_running(cluster[1], "grade-slow/", deadline)
+    grading.join()
+    assert first and second
+    assert done["p"].returncode == 0, done["p"].stderr
+    slow = _reports(tmp_path / "out")["slow__ada.json"]
+    assert (slow["status"], slow["score"]) == ("not_gradable", None)
+    assert slow["reason"].startswith("not graded: every Dask worker that ran it died"), slow["reason"]
+    assert "the next run grades it again" in slow["reason"]
+    assert _reports(tmp_path / "out")["ben.json"]["score"] == 20
+    cluster[1].wait_for_workers(2, timeout=120)
+    again = run_cli("grade", str(subs), "--out", str(tmp_path / "out"), "--key", str(key_path), "--scheduler", scheduler)
+    assert again.returncode == 0, again.stderr
+    assert "(1 unchanged since the last run, kept" in again.stdout
+    assert (_reports(tmp_path / "out")["slow__ada.json"]["status"], _reports(tmp_path / "out")["slow__ada.json"]["score"]) == \
+           ("graded", 26)
+
+
+def test_a_client_killed_mid_batch_finishes_the_rest_when_run_again(released, scheduler, tmp_path):
+    _, key_path = released
+    subs = tmp_path / "subs"
+    shutil.copytree(EXAMPLES, subs)
+    for i in range(3):
+        _slow_copy(subs, f"slow{i}")
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "autograder", "grade", str(subs), "--out", str(out), "--key", str(key_path),
+           "--scheduler", scheduler]
+    client = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and len(list((out / "reports").glob("*.json"))) < 3:
+        time.sleep(0.05)
+    client.send_signal(signal.SIGKILL)
+    client.wait()
+    written = len(list((out / "reports").glob("*.json")))
+    total = len(list(subs.rglob("*.ipynb")))
+    assert 3 <= written < total
+    p = run_cli("grade", str(subs), "--out", str(out), "--key", str(key_path), "--scheduler", scheduler)
+    assert p.returncode == 0, p.stderr
+    reports = _reports(out)
+    assert len(reports) == total and not list((out / "reports").glob(".*.tmp"))
+    assert f"({written} unchanged since the last run, kept" in p.stdout
+    assert all(reports[f"slow{i}__ada.json"]["score"] == 26 for i in range(3))
+
+
+def test_local_n_starts_a_cluster_for_the_batch(released, tmp_path):
+    _, key_path = released
+    p = run_cli("grade", str(EXAMPLES / "ada.ipynb"), str(EXAMPLES / "ben.ipynb"), "--out", str(tmp_path / "out"),
+                "--key", str(key_path), "--scheduler", "local:2")
+    assert p.returncode == 0, p.stderr
+    assert "grading on a local Dask cluster (local:2): 2 worker(s)" in p.stderr
+    reports = _reports(tmp_path / "out")
+    assert (reports["ada.json"]["score"], reports["ben.json"]["score"]) == (26, 20)
+    assert all(r["graded_by"].startswith("Dask worker ") for r in reports.values())
+
+
+@pytest.mark.parametrize("address, says", [
+    ("tcp://127.0.0.1:9", "cannot reach a Dask scheduler at tcp://127.0.0.1:9"),
+    ("local:0", "--scheduler local:N needs a number of workers from 1 to 256, not '0'"),
+    ("nonsense://x", "cannot reach a Dask scheduler at nonsense://x"),
+])
+def test_a_scheduler_that_cannot_be_used_is_an_error_before_anything_is_graded(released, tmp_path, address, says):
+    _, key_path = released
+    p = run_cli("grade", str(EXAMPLES / "ada.ipynb"), "--out", str(tmp_path / "out"), "--key", str(key_path),
+                "--scheduler", address)
+    assert p.returncode == 2
+    assert says in p.stderr, p.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_without_a_scheduler_dask_is_never_imported(released, tmp_path):
+    _, key_path = released
+    code = ("import sys\nfrom autograder.cli import main\n"
+            f"rc = main(['grade', {str(EXAMPLES / 'ada.ipynb')!r}, '--out', {str(tmp_path / 'out')!r}, "
+            f"'--key', {str(key_path)!r}])\n"
+            "print(rc, sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))")
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.stdout.strip().splitlines()[-1] == "0 []", p.stdout + p.stderr
+
+
+def test_a_worker_with_another_autograder_version_grades_nothing_and_says_so(key, scheduler, tmp_path):
+    from autograder import cluster
+    from autograder.batch import find_submissions
+    from autograder.keyfile import to_json
+
+    [sub] = find_submissions([str(EXAMPLES / "ada.ipynb")], key)
+    with cluster.Grid(scheduler) as grid:
+        ref = cluster.key_id(key)   # what a client of another version would have shipped
+        grid.client.register_plugin(cluster.KeyPlugin(to_json(key), "0.0.0"), name=cluster.PLUGIN_PREFIX + ref)
+        grid._shipped.add(ref)
+        [(graded, report)] = list(grid.grade([sub], key))
+    assert graded is sub and (report.status, report.score) == ("not_gradable", None)
+    assert report.reason.startswith("not graded: grading failed on the Dask cluster (RuntimeError: Dask worker ")
+    assert "has autograd-lab 0.1.0, the client 0.0.0: install the same version on every worker" in report.reason
