@@ -94,7 +94,8 @@ def _parser() -> argparse.ArgumentParser:
                    "submission), or FILE/<submission>.json for each of several")
     g.add_argument("--key", help="key.json (default: build/<assignment>/key.json)")
     g.add_argument("--assignment", help="assignment id (default: from the notebooks' metadata or folder names)")
-    g.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once (default: cores)")
+    g.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once (default: cores; "
+                   "with --scheduler, the Dask workers' threads decide)")
     g.add_argument("--ids", choices=("file", "notebook"), default="file", help="whose parameters each "
                    "submission is graded with: the file's (or its folder's) name (default), or the notebook's own "
                    "STUDENT_ID (for downloads renamed by a learning platform)")
@@ -102,7 +103,7 @@ def _parser() -> argparse.ArgumentParser:
                    "folder or its STUDENT_ID say)")
     g.add_argument("--force", action="store_true", help="grade again even submissions whose report is up to date")
     g.add_argument("--scheduler", metavar="ADDRESS", help="grade on a running Dask cluster (tcp://host:8786), or on "
-                   "a LocalCluster of N worker processes started for this batch (local:N); needs "
+                   "a LocalCluster of N worker processes started for this batch (local:N, N from 1 to 256); needs "
                    "pip install 'autograd-lab[dask]'. Reports are written here, as without it")
     g.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE", help=LIMIT_HELP)
     g.add_argument("--json", action="store_true", help="print the reports as one JSON list instead of the summary")
@@ -274,14 +275,17 @@ def _grade(args: argparse.Namespace) -> int:
         return _fail("no .ipynb files found in " + " ".join(args.paths))
     out = Path(args.out)
     grid = None
-    if args.scheduler:   # connected before anything is graded: an unreachable cluster grades nothing
+    if args.scheduler is not None:   # connected before anything is graded: an unusable cluster grades nothing
+        if not args.scheduler.strip():
+            return _fail("--scheduler needs an address (tcp://host:8786) or local:N")
         try:
             from autograder import cluster
         except ImportError as e:
-            return _fail(f"--scheduler needs Dask ({e}): pip install 'autograd-lab[dask]'")
+            return _fail(f"--scheduler needs Dask ({e}): pip install 'autograd-lab[dask]' (in this project's "
+                         "folder: pip install -e '.[dask]')")
         try:
-            grid = cluster.Grid(args.scheduler)
-        except cluster.Unreachable as e:
+            grid = cluster.Grid(args.scheduler, say=lambda line: print(line, file=sys.stderr, flush=True))
+        except cluster.ClusterError as e:
             return _fail(str(e))
         if not args.json:
             print(cluster.describe(grid), file=sys.stderr)
@@ -289,6 +293,10 @@ def _grade(args: argparse.Namespace) -> int:
         result = grade_batch(subs, key, out, args.jobs, conceal=_conceal_for(key_path), force=args.force, grid=grid)
     except OSError as e:
         return _fail(f"not graded: the sandbox could not start ({e}); this is not the students' fault")
+    except Exception as e:
+        if grid is not None and isinstance(e, cluster.ClusterError):   # a worker cannot grade: nothing was graded
+            return _fail(str(e))
+        raise
     finally:
         if grid is not None:
             grid.close()

@@ -8,28 +8,32 @@ exactly as a local batch does. Only `autograder.batch`'s caller imports this mod
 
 Faults: a task whose Dask worker died is run again on another worker by the scheduler; after the scheduler's
 `distributed.scheduler.allowed-failures` deaths (Dask's default: 3) it gives up with KilledWorker, and the
-submission gets a "not graded:" report that says so (graded again by the next run, never scored 0).
+submission gets a "not graded:" report that says so (graded again by the next run, never scored 0). A
+scheduler plugin (`KeyReaper`) unregisters the key when the client that shipped it leaves, killed or not.
 
-May import: stdlib, distributed, dask, autograder (its version), autograder.grade, autograder.identity,
+May import: stdlib, distributed, autograder (its version), autograder.grade, autograder.identity,
 autograder.keyfile, autograder.model, autograder.report, autograder.sandbox.
 """
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
+import os
 import shutil
 import socket
 import tempfile
 import threading
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from distributed import Client, KilledWorker, LocalCluster, as_completed, get_worker
-from distributed.diagnostics.plugin import WorkerPlugin
+from distributed import Client, KilledWorker, LocalCluster, get_worker, wait
+from distributed.diagnostics.plugin import SchedulerPlugin, WorkerPlugin
 
 from autograder import __version__, identity
 from autograder.grade import grade_notebook, not_gradable_report
@@ -38,12 +42,16 @@ from autograder.model import Key
 from autograder.report import Report
 
 CONNECT_TIMEOUT = 10.0    # seconds to reach a scheduler before `grade` gives up (exit 2)
-WORKERS_TIMEOUT = 60.0    # seconds to wait for a first worker on a scheduler that has none
+# seconds to wait for a worker when the scheduler has none (at the start, or after losing them all)
+WORKERS_TIMEOUT = float(os.environ.get("AUTOGRAD_LAB_WORKERS_TIMEOUT") or 60)
 PLUGIN_PREFIX = "autograd-lab-key-"
+REAPER_PREFIX = "autograd-lab-reaper-"
 
 
-class Unreachable(Exception):
-    """The scheduler cannot be reached, has no workers, or the address is not one (nothing was graded)."""
+class ClusterError(Exception):
+    """The cluster cannot grade, and nothing was graded: the scheduler cannot be reached or is not one, it
+    has no workers, the address is not one, or a worker cannot grade (another autograder version, no
+    sandbox)."""
 
 
 def key_id(key: Key) -> str:
@@ -82,7 +90,8 @@ class KeyPlugin(WorkerPlugin):
         self.__init__(state["key_json"], state["version"], state["conceal"])  # type: ignore[misc]
 
     def setup(self, worker: Any) -> None:
-        self.where = f"Dask worker {worker.name} at {worker.address} on {socket.gethostname()}"
+        named = "" if str(worker.name) == worker.address else f" {worker.name}"
+        self.where = f"Dask worker{named} at {worker.address} on {socket.gethostname()}"
         self._lock = threading.Lock()
         if self.version != __version__:
             self.problem = (f"{self.where} has autograd-lab {__version__}, the client {self.version}: install the "
@@ -144,54 +153,108 @@ def grade_on_worker(data: bytes, filename: str, folder: str | None, rule: str, g
 class Grid:
     """A connection to a Dask cluster that grades submissions. `Grid(address)` connects to a running
     scheduler ("tcp://host:8786"); `Grid("local:N")` starts a LocalCluster of N worker processes (one
-    thread each) on this machine and closes it with the Grid. Use as a context manager, or `close()`.
+    thread each, listening on 127.0.0.1 only) and closes it with the Grid. Use as a context manager, or
+    `close()`. `say` prints a line for the person waiting (default: nothing).
 
     Raises:
-        Unreachable: no scheduler answers at `address` within CONNECT_TIMEOUT seconds, it has no worker
-            within WORKERS_TIMEOUT seconds, or `address` is not an address.
+        ClusterError: no scheduler answers at `address` within CONNECT_TIMEOUT seconds (nor anything that
+            speaks Dask's protocol as a scheduler), it has no worker within WORKERS_TIMEOUT seconds, or
+            `address` is not an address.
     """
 
-    def __init__(self, address: str) -> None:
-        self.address, self.cluster, self._shipped = address, None, set[str]()
-        try:
-            if address.startswith("local:"):
-                n = address.partition(":")[2]
-                if not n.isdigit() or not 1 <= int(n) <= 256:
-                    raise Unreachable(f"--scheduler local:N needs a number of workers from 1 to 256, not {n!r}")
+    def __init__(self, address: str, say: Callable[[str], None] | None = None) -> None:
+        self.address, self.cluster, self.client, self._shipped = address, None, None, set[str]()
+        self.say = say or (lambda line: None)
+        if address.startswith("local:"):
+            n = address.partition(":")[2]
+            if not n.isdigit() or not 1 <= int(n) <= 256:
+                raise ClusterError(f"--scheduler local:N needs a number of workers from 1 to 256, not {n!r}")
+            try:
                 self.cluster = LocalCluster(n_workers=int(n), threads_per_worker=1, processes=True,
                                             dashboard_address=None, silence_logs=logging.ERROR)
-                self.client = Client(self.cluster, timeout=CONNECT_TIMEOUT)
-            else:
-                self.client = Client(address, timeout=CONNECT_TIMEOUT)
-        except Unreachable:
-            raise
-        except (OSError, TimeoutError, ValueError, TypeError) as e:
-            self._close_cluster()
-            raise Unreachable(f"cannot reach a Dask scheduler at {address} ({type(e).__name__}: {e}); start one "
-                              "(`dask scheduler`) and its workers, or use --scheduler local:N") from None
+            except Exception as e:  # noqa: BLE001  (any failure to start is a usage error here, exit 2)
+                raise ClusterError(f"could not start a local Dask cluster ({type(e).__name__}: {e})") from None
+        self.client = self._connect(self.cluster or address)
         try:
-            self.client.wait_for_workers(1, timeout=WORKERS_TIMEOUT)
+            if self.workers() == 0:
+                self.say(f"waiting up to {WORKERS_TIMEOUT:.0f} s for a Dask worker to join {address} ...")
+                self.client.wait_for_workers(1, timeout=WORKERS_TIMEOUT)
         except (OSError, TimeoutError) as e:
             self.close()
-            raise Unreachable(f"the Dask scheduler at {address} has no workers ({type(e).__name__}); start "
+            raise ClusterError(f"the Dask scheduler at {address} has no workers ({type(e).__name__}); start "
                               f"some with `dask worker {address}`") from None
+        except Exception as e:  # noqa: BLE001  (a worker's or nanny's address answers, but not as a scheduler)
+            self.close()
+            raise ClusterError(f"the server at {address} speaks Dask's protocol but is not a scheduler "
+                              f"({type(e).__name__}: {str(e)[:200]}): give the address `dask scheduler` prints, "
+                              "not a worker's") from None
+
+    def _connect(self, target: Any) -> Any:
+        """A Client of `target` (an address or a LocalCluster), within CONNECT_TIMEOUT seconds whatever
+        answers there (Dask's own timeout covers the connection, not a server that never speaks)."""
+        box: dict[str, Any] = {}
+
+        def connect() -> None:
+            try:
+                box["client"] = Client(target, timeout=CONNECT_TIMEOUT)
+            except BaseException as e:  # noqa: BLE001  (reported below, with the address)
+                box["error"] = e
+        thread = threading.Thread(target=connect, daemon=True, name="autograd-lab-connect")
+        thread.start()
+        thread.join(CONNECT_TIMEOUT + 5)
+        if "client" in box:
+            return box["client"]
+        self._close_cluster()
+        e = box.get("error")
+        if isinstance(e, TypeError):   # it answered Dask's handshake with a worker's or a nanny's calls
+            raise ClusterError(f"the server at {self.address} speaks Dask's protocol but is not a scheduler "
+                               f"({type(e).__name__}: {str(e)[:200]}): give the address `dask scheduler` prints, "
+                               "not a worker's")
+        if isinstance(e, (OSError, TimeoutError, ValueError)):
+            why = f"{type(e).__name__}: {str(e)[:200]}"
+        elif e is not None:
+            why = f"what answers there does not speak Dask's protocol ({type(e).__name__}: {str(e)[:120]})"
+        else:
+            why = (f"nothing answered as a Dask scheduler within {CONNECT_TIMEOUT + 5:.0f} s (a dashboard's or "
+                   "another server's port?)")
+        raise ClusterError(f"cannot reach a Dask scheduler at {self.address} ({why}); start one (`dask scheduler`) "
+                          "and its workers, or use --scheduler local:N")
 
     def workers(self) -> int:
         """How many Dask workers the scheduler knows now."""
         return len(self.client.scheduler_info(n_workers=-1).get("workers", {}))
 
     def _ship(self, key: Key, conceal: list[str]) -> str:
+        """Send the key to every worker (once per batch), after a scheduler plugin that takes it back
+        should this client vanish; then ask each worker whether it can grade. Raises ClusterError (nothing
+        graded) when one cannot: another autograder version, or no sandbox."""
         ref = key_id(key)
-        if ref not in self._shipped:   # once per batch: the scheduler gives it to every worker, new ones too
-            self.client.register_plugin(KeyPlugin(to_json(key), __version__, conceal), name=PLUGIN_PREFIX + ref)
-            self._shipped.add(ref)
+        if ref in self._shipped:
+            return ref
+        try:
+            self.client.register_plugin(KeyReaper(self.client.id, PLUGIN_PREFIX + ref), name=REAPER_PREFIX + ref)
+        except Exception as e:  # noqa: BLE001  (a scheduler that refuses plugins still grades)
+            self.say(f"note: the scheduler did not take the plugin that removes the key if grade is killed "
+                     f"({type(e).__name__}); stop a killed batch's key with a new run or by restarting the cluster")
+        self.client.register_plugin(KeyPlugin(to_json(key), __version__, conceal), name=PLUGIN_PREFIX + ref)
+        self._shipped.add(ref)
+        problems = {a: p for a, p in self.client.run(_problem, PLUGIN_PREFIX + ref).items() if p}
+        if problems:
+            raise ClusterError(f"{len(problems)} Dask worker(s) cannot grade, so nothing was graded: "
+                              + "; ".join(sorted(problems.values())[:5]) + ". Fix or stop them, then grade again")
         return ref
 
     def grade(self, subs: list[Any], key: Key, conceal: list[str] | None = None) -> Iterator[tuple[Any, Report]]:
         """Grade `subs` (batch.Submission) on the cluster; yields (submission, report) as each completes,
         in completion order. `conceal`: folders no run may see (see KeyPlugin). A submission whose file
-        cannot be read here, or whose task failed or killed its workers, gets a not-gradable report that
-        says why; this never raises for one submission."""
+        cannot be read here, whose task failed or killed its workers, or that was waiting when the cluster
+        had no worker for WORKERS_TIMEOUT seconds, gets a not-gradable report that says why.
+
+        Raises:
+            ClusterError: before anything is graded, when a worker cannot grade (see _ship).
+        """
+        if not subs:
+            return
         ref = self._ship(key, list(conceal or []))
         futures = {}
         for sub in subs:
@@ -205,10 +268,29 @@ class Grid:
             fut = self.client.submit(grade_on_worker, data, src.path.name, src.folder, src.rule, src.given, ref,
                                      pure=False, key=f"grade-{sub.name[:100]}-{uuid.uuid4().hex[:8]}")
             futures[fut] = sub
-        for fut in as_completed(list(futures)):
-            sub = futures.pop(fut)
-            yield sub, self._result(fut, sub, key)
-            fut.release()
+        pending, alone_since = set(futures), None
+        while pending:
+            try:
+                done = wait(list(pending), timeout=5, return_when="FIRST_COMPLETED").done
+            except TimeoutError:
+                done = set()
+            for fut in done:
+                pending.discard(fut)
+                yield futures[fut], self._result(fut, futures[fut], key)
+                fut.release()
+            if done or self.workers():
+                alone_since = None
+            elif alone_since is None:
+                alone_since = time.monotonic()
+                self.say(f"the Dask cluster has no workers left: waiting up to {WORKERS_TIMEOUT:.0f} s for one")
+            elif time.monotonic() - alone_since > WORKERS_TIMEOUT:
+                for fut in pending:
+                    fut.cancel()
+                    yield futures[fut], not_gradable_report(
+                        key, Path(futures[fut].path).name, _student(futures[fut]),
+                        f"not graded: the Dask cluster lost all its workers and none joined within "
+                        f"{WORKERS_TIMEOUT:.0f} s; this is not the student's fault: the next run grades it")
+                return
 
     def _result(self, fut: Any, sub: Any, key: Key) -> Report:
         name = Path(sub.path).name
@@ -232,7 +314,7 @@ class Grid:
         except Exception:  # noqa: BLE001, S110  (a cluster already gone has nothing left to close)
             pass
         self._shipped.clear()
-        if getattr(self, "client", None) is not None:
+        if self.client is not None:
             self.client.close()
         self._close_cluster()
 
@@ -246,6 +328,31 @@ class Grid:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _problem(name: str, dask_worker: Any = None) -> str:
+    """On a worker (Client.run): why it cannot grade with the plugin `name` ("" if it can)."""
+    plugin = dask_worker.plugins.get(name)
+    if plugin is None:
+        return f"{dask_worker.address} did not receive the key"
+    return plugin.problem
+
+
+class KeyReaper(SchedulerPlugin):
+    """Runs in the scheduler: when the client that shipped a key leaves (closed, or killed), the key's
+    worker plugin is unregistered (every worker closes its sandbox and forgets the key) and this plugin
+    removes itself. Args: client_id (Client.id), plugin (the KeyPlugin's name)."""
+
+    def __init__(self, client_id: str, plugin: str) -> None:
+        self.client_id, self.plugin = client_id, plugin
+        self.name = REAPER_PREFIX + plugin[len(PLUGIN_PREFIX):]
+
+    def remove_client(self, scheduler: Any, client: str) -> None:
+        if client != self.client_id:
+            return
+        if self.plugin in scheduler.worker_plugins:
+            asyncio.ensure_future(scheduler.unregister_worker_plugin(None, self.plugin))
+        scheduler.remove_plugin(name=self.name)
 
 
 def _student(sub: Any) -> str:

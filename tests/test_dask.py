@@ -225,3 +225,116 @@ def test_a_worker_with_another_autograder_version_grades_nothing_and_says_so(key
     assert graded is sub and (report.status, report.score) == ("not_gradable", None)
     assert report.reason.startswith("not graded: grading failed on the Dask cluster (RuntimeError: Dask worker ")
     assert "has autograd-lab 0.1.0, the client 0.0.0: install the same version on every worker" in report.reason
+
+
+def test_a_cluster_with_a_worker_that_cannot_grade_grades_nothing(key, scheduler, monkeypatch):
+    from autograder import cluster
+    from autograder.batch import find_submissions
+
+    [sub] = find_submissions([str(EXAMPLES / "ada.ipynb")], key)
+    monkeypatch.setattr(cluster, "__version__", "0.0.0")   # this client ships another version than its workers run
+    with cluster.Grid(scheduler) as grid, pytest.raises(cluster.ClusterError) as caught:
+        list(grid.grade([sub], key))
+    assert str(caught.value).startswith("2 Dask worker(s) cannot grade, so nothing was graded: Dask worker ")
+    assert "has autograd-lab 0.1.0, the client 0.0.0: install the same version on every worker" in str(caught.value)
+
+
+def test_the_key_leaves_the_cluster_when_the_client_that_shipped_it_is_killed(released, cluster, scheduler, tmp_path):
+    _, key_path = released
+    subs = tmp_path / "subs"
+    _slow_copy(subs)
+    client = cluster[1]
+    cmd = [sys.executable, "-m", "autograder", "grade", str(subs), "--out", str(tmp_path / "out"), "--key",
+           str(key_path), "--scheduler", scheduler]
+    grading = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+
+    def keys_on_workers():
+        return {a: sorted(n for n in names if n.startswith("autograd-lab-key-"))
+                for a, names in client.run(lambda dask_worker: list(dask_worker.plugins)).items()}
+    while time.monotonic() < deadline and not any(keys_on_workers().values()):
+        time.sleep(0.1)
+    assert any(keys_on_workers().values()), "the key never reached the workers"
+    grading.send_signal(signal.SIGKILL)
+    grading.wait()
+    while time.monotonic() < deadline and any(keys_on_workers().values()):
+        time.sleep(0.1)
+    assert keys_on_workers() and not any(keys_on_workers().values())
+    assert not [n for n in client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.worker_plugins))
+                if n.startswith("autograd-lab-")]
+
+
+@pytest.mark.parametrize("server, says", [
+    ("silent", "(nothing answered as a Dask scheduler within 15 s (a dashboard's or another server's port?))"),
+    ("talks", "(what answers there does not speak Dask's protocol (MemoryError: "),
+    ("worker", "speaks Dask's protocol but is not a scheduler"),
+])
+def test_an_address_where_no_scheduler_answers_is_an_error_within_seconds(released, cluster, scheduler, tmp_path,
+                                                                           server, says):
+    import socket
+
+    _, key_path = released
+    if server == "worker":
+        address = next(iter(cluster[1].scheduler_info()["workers"]))
+    else:
+        listener = socket.create_server(("127.0.0.1", 0))
+        address = f"tcp://127.0.0.1:{listener.getsockname()[1]}"
+        kept = []
+
+        def serve():
+            while True:
+                try:
+                    conn, _ = listener.accept()
+                except OSError:
+                    return
+                kept.append(conn)
+                if server == "talks":   # an SSH-like banner, then bytes Dask reads as a frame length
+                    conn.sendall(b"SSH-2.0-OpenSSH_9.2\r\n" + b"\xff" * 64)
+        threading.Thread(target=serve, daemon=True).start()
+    start = time.monotonic()
+    p = run_cli("grade", str(EXAMPLES / "ada.ipynb"), "--out", str(tmp_path / "out"), "--key", str(key_path),
+                "--scheduler", address)
+    assert p.returncode == 2 and says in p.stderr, p.stderr
+    assert time.monotonic() - start < 60 and not (tmp_path / "out").exists()
+    if server != "worker":
+        listener.close()
+
+
+def test_a_batch_whose_cluster_loses_every_worker_ends_with_not_graded_reports(released, tmp_path):
+    _, key_path = released
+    subs = tmp_path / "subs"
+    _slow_copy(subs)
+    shutil.copy(EXAMPLES / "ben.ipynb", subs)
+    dask = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
+    scheduler = subprocess.Popen(dask + ["--host", "127.0.0.1", "--port", "0", "--dashboard-address", ":0"],
+                                 stderr=subprocess.PIPE, text=True)
+    try:
+        address = ""
+        while not address:
+            line = scheduler.stderr.readline()
+            assert line, "the scheduler did not start"
+            if "Scheduler at:" in line:
+                address = line.split("Scheduler at:")[1].strip()
+        threading.Thread(target=scheduler.stderr.read, daemon=True).start()
+        worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--no-nanny",
+                                   "--nthreads", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        client = distributed.Client(address)
+        client.wait_for_workers(1, timeout=120)
+        done: dict = {}
+        grading = threading.Thread(target=lambda: done.update(p=run_cli(
+            "grade", str(subs), "--out", str(tmp_path / "out"), "--key", str(key_path), "--scheduler", address,
+            env={"AUTOGRAD_LAB_WORKERS_TIMEOUT": "5"})))
+        grading.start()
+        assert _kill_worker_running(client, "grade-slow/", time.monotonic() + 120)
+        worker.wait()
+        grading.join()
+        client.close()
+    finally:
+        scheduler.kill()
+        scheduler.wait()
+    p = done["p"]
+    assert p.returncode == 0, p.stderr
+    assert "the Dask cluster has no workers left: waiting up to 5 s for one" in p.stderr
+    slow = _reports(tmp_path / "out")["slow__ada.json"]
+    assert (slow["status"], slow["score"]) == ("not_gradable", None)
+    assert slow["reason"].startswith("not graded: the Dask cluster lost all its workers and none joined within 5 s")
