@@ -111,9 +111,13 @@ def counted(reports: tuple[Report, ...]) -> tuple[Report, ...]:
 
 
 def report_file(name: str) -> str:
-    """The report file name of a submission name: "mia/backward-vs-grad.ipynb" -> "mia__backward-vs-grad.json"."""
-    stem = name[:-6] if name.endswith(".ipynb") else name
-    return stem.replace("/", "__") + ".json"
+    """The report file name of a submission name: "mia/backward-vs-grad.ipynb" -> "mia__backward-vs-grad.json"
+    (a name longer than 180 bytes: its first 120 bytes, "-" and 12 hex digits of its sha256)."""
+    stem = (name[:-6] if name.endswith(".ipynb") else name).replace("/", "__")
+    if len(stem.encode("utf-8", "surrogateescape")) > 180:   # the file system's 255 bytes, with the temp name's
+        digest = hashlib.sha256(stem.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+        stem = stem.encode("utf-8", "surrogateescape")[:120].decode("utf-8", "ignore") + "-" + digest
+    return stem + ".json"
 
 
 def fingerprint(path: str | Path, key: Key, source: identity.Source) -> str:
@@ -125,7 +129,7 @@ def fingerprint(path: str | Path, key: Key, source: identity.Source) -> str:
     h = hashlib.sha256()
     for part in (__version__, key.digest, key.fresh_seed or "", json.dumps(grading_json(key.limits, key.grading), sort_keys=True),
                  source.path.name, source.folder or "", source.rule, source.given or ""):
-        h.update(part.encode() + b"\0")
+        h.update(part.encode("utf-8", "surrogateescape") + b"\0")
     try:
         h.update(Path(path).read_bytes())
     except OSError as e:   # unreadable now: grade it (its report says why), never reuse

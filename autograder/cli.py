@@ -278,6 +278,9 @@ def _grade(args: argparse.Namespace) -> int:
     if args.scheduler is not None:   # connected before anything is graded: an unusable cluster grades nothing
         if not args.scheduler.strip():
             return _fail("--scheduler needs an address (tcp://host:8786) or local:N")
+        import signal
+
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)   # Dask's sockets expect Python's default: EPIPE, not a kill
         try:
             from autograder import cluster
         except ImportError as e:

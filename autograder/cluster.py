@@ -11,7 +11,7 @@ Faults: a task whose Dask worker died is run again on another worker by the sche
 submission gets a "not graded:" report that says so (graded again by the next run, never scored 0). A
 scheduler plugin (`KeyReaper`) unregisters the key when the client that shipped it leaves, killed or not.
 
-May import: stdlib, distributed, autograder (its version), autograder.grade, autograder.identity,
+May import: stdlib, dask, distributed, autograder (its version), autograder.grade, autograder.identity,
 autograder.keyfile, autograder.model, autograder.report, autograder.sandbox.
 """
 from __future__ import annotations
@@ -32,6 +32,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import dask
 from distributed import Client, KilledWorker, LocalCluster, get_worker, wait
 from distributed.diagnostics.plugin import SchedulerPlugin, WorkerPlugin
 
@@ -54,6 +55,19 @@ class ClusterError(Exception):
     sandbox)."""
 
 
+def _code_digest() -> str:
+    """sha256 (hex, 16 characters) of this autograder package's source files: workers must run the very
+    code the client runs, not only the same version number."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+CODE = _code_digest()
+
+
 def key_id(key: Key) -> str:
     """The id a key is shipped under: sha256 of its JSON form as the grader holds it (limits given with
     `--limit` included), hex, first 16 characters. Two batches with the same key share it."""
@@ -69,7 +83,8 @@ class KeyPlugin(WorkerPlugin):
 
     Args:
         key_json: keyfile.to_json(key) of the grader's key (a full key: it holds the fresh-point secret).
-        version: the client's autograder version; a worker with another version grades nothing.
+        version: the client's autograder version and code digest ("0.1.0+<CODE>"); a worker that runs
+            other code grades nothing.
         conceal: folders, as the client names them, that no run may see where they exist on the worker
             (the key's folder and project, the output and submission folders: a LocalCluster shares the
             client's disk).
@@ -93,12 +108,13 @@ class KeyPlugin(WorkerPlugin):
         named = "" if str(worker.name) == worker.address else f" {worker.name}"
         self.where = f"Dask worker{named} at {worker.address} on {socket.gethostname()}"
         self._lock = threading.Lock()
-        if self.version != __version__:
-            self.problem = (f"{self.where} has autograd-lab {__version__}, the client {self.version}: install the "
-                            f"same version on every worker")
+        if self.version != f"{__version__}+{CODE}":
+            self.problem = (f"{self.where} has autograd-lab {__version__}+{CODE}, the client {self.version}: "
+                            f"install the same version (the same code) on every worker")
             return
         self.key = from_json(self.key_json)
-        self.inbox = tempfile.mkdtemp(prefix="autograd-lab-inbox-")
+        # in the Dask worker's own folder, which Dask removes when a new worker finds it dead
+        self.inbox = tempfile.mkdtemp(prefix="autograd-lab-inbox-", dir=worker.local_directory)
         self._start(worker.local_directory)
 
     def _start(self, local_directory: str = "") -> None:
@@ -106,9 +122,16 @@ class KeyPlugin(WorkerPlugin):
 
         try:
             self.sandbox = Worker([self.inbox, *([local_directory] if local_directory else []), *self.conceal])
-            self.problem = ""
         except OSError as e:
             self.problem = f"the sandbox could not start on {self.where} ({e})"
+            return
+        if not self.sandbox.isolation.startswith("bwrap"):   # a run could reach the scheduler: refuse
+            self.problem = (f"{self.where} cannot isolate submissions ({self.sandbox.isolation}); on a cluster a "
+                            "submission could reach the scheduler and every worker: install bubblewrap there")
+            self.sandbox.close()
+            self.sandbox = None
+            return
+        self.problem = ""
 
     def teardown(self, worker: Any) -> None:
         if self.sandbox is not None:
@@ -153,7 +176,7 @@ def grade_on_worker(data: bytes, filename: str, folder: str | None, rule: str, g
 class Grid:
     """A connection to a Dask cluster that grades submissions. `Grid(address)` connects to a running
     scheduler ("tcp://host:8786"); `Grid("local:N")` starts a LocalCluster of N worker processes (one
-    thread each, listening on 127.0.0.1 only) and closes it with the Grid. Use as a context manager, or
+    thread each, on 127.0.0.1 over TLS with a certificate of its own) and closes it with the Grid. Use as a context manager, or
     `close()`. `say` prints a line for the person waiting (default: nothing).
 
     Raises:
@@ -170,8 +193,12 @@ class Grid:
             if not n.isdigit() or not 1 <= int(n) <= 256:
                 raise ClusterError(f"--scheduler local:N needs a number of workers from 1 to 256, not {n!r}")
             try:
-                self.cluster = LocalCluster(n_workers=int(n), threads_per_worker=1, processes=True,
-                                            dashboard_address=None, silence_logs=logging.ERROR)
+                # TLS with a certificate made for this batch (no other process, no other account on this
+                # machine can connect), no HTTP routes, and no Dask memory limit (each run has its own)
+                with dask.config.set({"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}):
+                    self.cluster = LocalCluster(n_workers=int(n), threads_per_worker=1, processes=True,
+                                                dashboard_address=None, silence_logs=logging.ERROR, security=True,
+                                                memory_limit=0)
             except Exception as e:  # noqa: BLE001  (any failure to start is a usage error here, exit 2)
                 raise ClusterError(f"could not start a local Dask cluster ({type(e).__name__}: {e})") from None
         self.client = self._connect(self.cluster or address)
@@ -220,6 +247,14 @@ class Grid:
         raise ClusterError(f"cannot reach a Dask scheduler at {self.address} ({why}); start one (`dask scheduler`) "
                           "and its workers, or use --scheduler local:N")
 
+    def _window(self) -> int:
+        """How many submissions may be on the cluster at once: 4 per worker thread, at least 16."""
+        try:
+            threads = sum(w.get("nthreads", 1) for w in self.client.scheduler_info(n_workers=-1)["workers"].values())
+        except Exception:  # noqa: BLE001  (a scheduler that does not answer now: the floor)
+            threads = 0
+        return max(16, 4 * threads)
+
     def workers(self) -> int:
         """How many Dask workers the scheduler knows now."""
         return len(self.client.scheduler_info(n_workers=-1).get("workers", {}))
@@ -228,17 +263,21 @@ class Grid:
         """Send the key to every worker (once per batch), after a scheduler plugin that takes it back
         should this client vanish; then ask each worker whether it can grade. Raises ClusterError (nothing
         graded) when one cannot: another autograder version, or no sandbox."""
-        ref = key_id(key)
-        if ref in self._shipped:
-            return ref
+        ref = f"{key_id(key)}-{uuid.uuid4().hex[:8]}"   # this batch's own: two batches never share a plugin
         try:
             self.client.register_plugin(KeyReaper(self.client.id, PLUGIN_PREFIX + ref), name=REAPER_PREFIX + ref)
         except Exception as e:  # noqa: BLE001  (a scheduler that refuses plugins still grades)
             self.say(f"note: the scheduler did not take the plugin that removes the key if grade is killed "
                      f"({type(e).__name__}); stop a killed batch's key with a new run or by restarting the cluster")
-        self.client.register_plugin(KeyPlugin(to_json(key), __version__, conceal), name=PLUGIN_PREFIX + ref)
+        self.client.register_plugin(KeyPlugin(to_json(key), f"{__version__}+{CODE}", conceal),
+                                    name=PLUGIN_PREFIX + ref)
         self._shipped.add(ref)
-        problems = {a: p for a, p in self.client.run(_problem, PLUGIN_PREFIX + ref).items() if p}
+        try:
+            problems = {a: p for a, p in self.client.run(_problem, PLUGIN_PREFIX + ref).items() if p}
+        except Exception as e:  # noqa: BLE001  (a worker that cannot even answer runs other code)
+            raise ClusterError(f"a Dask worker could not say whether it can grade ({type(e).__name__}: "
+                               f"{str(e)[:200]}): it runs other autograd-lab code; install the same version on "
+                               "every worker, then grade again") from None
         if problems:
             raise ClusterError(f"{len(problems)} Dask worker(s) cannot grade, so nothing was graded: "
                               + "; ".join(sorted(problems.values())[:5]) + ". Fix or stop them, then grade again")
@@ -256,20 +295,27 @@ class Grid:
         if not subs:
             return
         ref = self._ship(key, list(conceal or []))
-        futures = {}
-        for sub in subs:
-            try:
-                data = Path(sub.path).read_bytes()
-            except OSError as e:
-                yield sub, not_gradable_report(key, Path(sub.path).name, _student(sub),
-                                               f"cannot read {Path(sub.path).name}: {e.strerror}")
+        futures: dict[Any, Any] = {}
+        queue = list(reversed(subs))
+        pending: set[Any] = set()
+        alone_since = None
+        while queue or pending:
+            window = self._window() if queue else 0
+            while queue and len(pending) < window:   # bounded: the client and scheduler hold a few MB
+                sub = queue.pop()
+                try:
+                    data = Path(sub.path).read_bytes()
+                except OSError as e:
+                    yield sub, not_gradable_report(key, Path(sub.path).name, _student(sub, key),
+                                                   f"cannot read {Path(sub.path).name}: {e.strerror}")
+                    continue
+                src = sub.source
+                fut = self.client.submit(grade_on_worker, data, src.path.name, src.folder, src.rule, src.given, ref,
+                                         pure=False, key=f"grade-{sub.name[:100]}-{uuid.uuid4().hex[:8]}")
+                futures[fut] = sub
+                pending.add(fut)
+            if not pending:
                 continue
-            src = sub.source
-            fut = self.client.submit(grade_on_worker, data, src.path.name, src.folder, src.rule, src.given, ref,
-                                     pure=False, key=f"grade-{sub.name[:100]}-{uuid.uuid4().hex[:8]}")
-            futures[fut] = sub
-        pending, alone_since = set(futures), None
-        while pending:
             try:
                 done = wait(list(pending), timeout=5, return_when="FIRST_COMPLETED").done
             except TimeoutError:
@@ -278,16 +324,21 @@ class Grid:
                 pending.discard(fut)
                 yield futures[fut], self._result(fut, futures[fut], key)
                 fut.release()
-            if done or self.workers():
+            if done or self.workers():   # (workers() asked only when nothing completed for 5 s)
                 alone_since = None
             elif alone_since is None:
                 alone_since = time.monotonic()
                 self.say(f"the Dask cluster has no workers left: waiting up to {WORKERS_TIMEOUT:.0f} s for one")
             elif time.monotonic() - alone_since > WORKERS_TIMEOUT:
+                for sub in reversed(queue):
+                    yield sub, not_gradable_report(
+                        key, Path(sub.path).name, _student(sub, key),
+                        f"not graded: the Dask cluster lost all its workers and none joined within "
+                        f"{WORKERS_TIMEOUT:.0f} s; this is not the student's fault: the next run grades it")
                 for fut in pending:
                     fut.cancel()
                     yield futures[fut], not_gradable_report(
-                        key, Path(futures[fut].path).name, _student(futures[fut]),
+                        key, Path(futures[fut].path).name, _student(futures[fut], key),
                         f"not graded: the Dask cluster lost all its workers and none joined within "
                         f"{WORKERS_TIMEOUT:.0f} s; this is not the student's fault: the next run grades it")
                 return
@@ -303,7 +354,7 @@ class Grid:
         except Exception as e:  # noqa: BLE001  (a task's error is the grader's fault, never a crash of the batch)
             reason = f"not graded: grading failed on the Dask cluster ({type(e).__name__}: {str(e)[:300]}); " \
                      "this is not the student's fault: the next run grades it again"
-        return not_gradable_report(key, name, _student(sub), reason)
+        return not_gradable_report(key, name, _student(sub, key), reason)
 
     def close(self) -> None:
         """Unregister the shipped keys (each worker closes its sandbox and forgets the key), disconnect, and
@@ -355,8 +406,9 @@ class KeyReaper(SchedulerPlugin):
         scheduler.remove_plugin(name=self.name)
 
 
-def _student(sub: Any) -> str:
-    return sub.source.given or Path(sub.path).stem
+def _student(sub: Any, key: Key) -> str:
+    """The student id of a submission that was not graded, by the identity rules without its STUDENT_ID."""
+    return identity.resolve(sub.source, key.notebook, key.assignment, None).student
 
 
 def describe(grid: Grid) -> str:

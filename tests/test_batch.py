@@ -1,10 +1,13 @@
 """Does a batch name submissions uniquely, find each student's id, and keep one report per submission?"""
 import json
+import os
 import shutil
+import subprocess
+import sys
 
 from autograder.batch import find_submissions, report_file
 
-from conftest import EXAMPLES, run_cli
+from conftest import EXAMPLES, ROOT, run_cli
 
 
 def test_a_submissions_student_folder_is_found_below_the_folder_given(key, tmp_path):
@@ -218,3 +221,21 @@ def test_a_run_that_stops_new_processes_cannot_hang_the_batch_or_outlive_it(rele
     # Only this run's processes: other graders on the machine may have runs of their own at this moment.
     ps = subprocess.run(["ps", "-eo", "comm="], capture_output=True, text=True).stdout.split()
     assert "agl-stopper" not in ps, "a process of a run outlived its batch"
+
+
+def test_file_names_that_are_not_utf8_or_are_very_long_are_graded_like_any_other(released, tmp_path):
+    _, key_path = released
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    odd = os.fsdecode(b"ada\xff")                      # not UTF-8: a name a zip archive may hold
+    long = "a" * 240                                   # 246 bytes with .ipynb: no room for a temp name beside
+    for name in (odd, long):
+        shutil.copy(EXAMPLES / "ada.ipynb", subs / f"{name}.ipynb")
+    p = subprocess.run([sys.executable, "-m", "autograder", "grade", str(subs), "--out", str(tmp_path / "out"),
+                        "--key", str(key_path)], cwd=ROOT, capture_output=True, text=True, errors="replace")
+    assert p.returncode == 0, p.stderr
+    assert "2 submissions in" in p.stdout
+    long_report = tmp_path / "out" / "reports" / report_file(f"{long}.ipynb")
+    assert long_report.name.startswith("a" * 120 + "-") and len(long_report.name) == 120 + 1 + 12 + 5
+    assert json.loads(long_report.read_text())["status"] == "not_gradable"   # STUDENT_ID 'ada' vs the file name
+    assert len(list((tmp_path / "out" / "reports").glob("*.json"))) == 2

@@ -184,7 +184,8 @@ def test_local_n_starts_a_cluster_for_the_batch(released, tmp_path):
     assert "grading on a local Dask cluster (local:2): 2 worker(s)" in p.stderr
     reports = _reports(tmp_path / "out")
     assert (reports["ada.json"]["score"], reports["ben.json"]["score"]) == (26, 20)
-    assert all(r["graded_by"].startswith("Dask worker ") for r in reports.values())
+    assert all(r["graded_by"].startswith("Dask worker ") and " at tls://127.0.0.1:" in r["graded_by"]
+               for r in reports.values())   # the local cluster talks TLS: no other account can join it
 
 
 @pytest.mark.parametrize("address, says", [
@@ -211,22 +212,6 @@ def test_without_a_scheduler_dask_is_never_imported(released, tmp_path):
     assert p.stdout.strip().splitlines()[-1] == "0 []", p.stdout + p.stderr
 
 
-def test_a_worker_with_another_autograder_version_grades_nothing_and_says_so(key, scheduler, tmp_path):
-    from autograder import cluster
-    from autograder.batch import find_submissions
-    from autograder.keyfile import to_json
-
-    [sub] = find_submissions([str(EXAMPLES / "ada.ipynb")], key)
-    with cluster.Grid(scheduler) as grid:
-        ref = cluster.key_id(key)   # what a client of another version would have shipped
-        grid.client.register_plugin(cluster.KeyPlugin(to_json(key), "0.0.0"), name=cluster.PLUGIN_PREFIX + ref)
-        grid._shipped.add(ref)
-        [(graded, report)] = list(grid.grade([sub], key))
-    assert graded is sub and (report.status, report.score) == ("not_gradable", None)
-    assert report.reason.startswith("not graded: grading failed on the Dask cluster (RuntimeError: Dask worker ")
-    assert "has autograd-lab 0.1.0, the client 0.0.0: install the same version on every worker" in report.reason
-
-
 def test_a_cluster_with_a_worker_that_cannot_grade_grades_nothing(key, scheduler, monkeypatch):
     from autograder import cluster
     from autograder.batch import find_submissions
@@ -236,7 +221,8 @@ def test_a_cluster_with_a_worker_that_cannot_grade_grades_nothing(key, scheduler
     with cluster.Grid(scheduler) as grid, pytest.raises(cluster.ClusterError) as caught:
         list(grid.grade([sub], key))
     assert str(caught.value).startswith("2 Dask worker(s) cannot grade, so nothing was graded: Dask worker ")
-    assert "has autograd-lab 0.1.0, the client 0.0.0: install the same version on every worker" in str(caught.value)
+    assert f"has autograd-lab 0.1.0+{cluster.CODE}, the client 0.0.0+{cluster.CODE}: install the same version (the " \
+           "same code) on every worker" in str(caught.value)
 
 
 def test_the_key_leaves_the_cluster_when_the_client_that_shipped_it_is_killed(released, cluster, scheduler, tmp_path):
@@ -338,3 +324,41 @@ def test_a_batch_whose_cluster_loses_every_worker_ends_with_not_graded_reports(r
     slow = _reports(tmp_path / "out")["slow__ada.json"]
     assert (slow["status"], slow["score"]) == ("not_gradable", None)
     assert slow["reason"].startswith("not graded: the Dask cluster lost all its workers and none joined within 5 s")
+
+
+def _scheduler_process():
+    """A `dask scheduler` of its own on 127.0.0.1: (process, address)."""
+    proc = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port",
+                             "0", "--dashboard-address", ":0"], stderr=subprocess.PIPE, text=True)
+    address = ""
+    while not address:
+        line = proc.stderr.readline()
+        assert line, "the scheduler did not start"
+        if "Scheduler at:" in line:
+            address = line.split("Scheduler at:")[1].strip()
+    threading.Thread(target=proc.stderr.read, daemon=True).start()
+    return proc, address
+
+
+def test_a_worker_that_cannot_isolate_submissions_is_refused_before_anything_is_graded(released, tmp_path):
+    _, key_path = released
+    scheduler, address = _scheduler_process()
+    env = {**os.environ, "PATH": str(ROOT / ".venv" / "bin")}   # no bwrap on this worker's PATH
+    worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1"],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        client = distributed.Client(address)
+        client.wait_for_workers(1, timeout=120)
+        client.close()
+        p = run_cli("grade", str(EXAMPLES / "ada.ipynb"), "--out", str(tmp_path / "out"), "--key", str(key_path),
+                    "--scheduler", address)
+    finally:
+        worker.kill()
+        scheduler.kill()
+        worker.wait()
+        scheduler.wait()
+    assert p.returncode == 2, p.stderr
+    assert "1 Dask worker(s) cannot grade, so nothing was graded: Dask worker" in p.stderr
+    assert "cannot isolate submissions (own process only (bwrap is not installed)" in p.stderr, p.stderr
+    assert "a submission could reach the scheduler and every worker: install bubblewrap there" in p.stderr
+    assert not list((tmp_path / "out" / "reports").glob("*.json"))
