@@ -291,17 +291,8 @@ def test_a_batch_whose_cluster_loses_every_worker_ends_with_not_graded_reports(r
     subs = tmp_path / "subs"
     _slow_copy(subs)
     shutil.copy(EXAMPLES / "ben.ipynb", subs)
-    dask = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
-    scheduler = subprocess.Popen(dask + ["--host", "127.0.0.1", "--port", "0", "--dashboard-address", ":0"],
-                                 stderr=subprocess.PIPE, text=True)
+    scheduler, address = _scheduler_process()
     try:
-        address = ""
-        while not address:
-            line = scheduler.stderr.readline()
-            assert line, "the scheduler did not start"
-            if "Scheduler at:" in line:
-                address = line.split("Scheduler at:")[1].strip()
-        threading.Thread(target=scheduler.stderr.read, daemon=True).start()
         worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--no-nanny",
                                    "--nthreads", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         client = distributed.Client(address)
