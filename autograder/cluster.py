@@ -95,7 +95,7 @@ class KeyPlugin(WorkerPlugin):
         self.key: Key | None = None
         self.sandbox: Any = None
         self.problem = ""
-        self.where = ""
+        self.where = self.address = ""
         self.inbox = ""
 
     def __getstate__(self) -> dict[str, Any]:   # what the scheduler sends to each worker: the key, the version
@@ -107,6 +107,7 @@ class KeyPlugin(WorkerPlugin):
     def setup(self, worker: Any) -> None:
         named = "" if str(worker.name) == worker.address else f" {worker.name}"
         self.where = f"Dask worker{named} at {worker.address} on {socket.gethostname()}"
+        self.address = worker.address
         self._lock = threading.Lock()
         if self.version != f"{__version__}+{CODE}":
             self.problem = (f"{self.where} has autograd-lab {__version__}+{CODE}, the client {self.version}: "
@@ -149,7 +150,7 @@ class KeyPlugin(WorkerPlugin):
             if self.problem and self.sandbox is None and self.key is not None:
                 self._start()   # one more try: a sandbox that failed at setup may start now
         if self.problem or self.key is None:
-            raise RuntimeError(self.problem or "no key on this worker")
+            raise CannotGrade(self.address, self.problem or "no key on this worker")
         box = Path(self.inbox) / uuid.uuid4().hex
         box.mkdir()
         try:
@@ -163,14 +164,23 @@ class KeyPlugin(WorkerPlugin):
         return json.dumps(replace(report, graded_by=self.where).to_dict())
 
 
-def grade_on_worker(data: bytes, filename: str, folder: str | None, rule: str, given: str | None,
+class CannotGrade(RuntimeError):
+    """Raised by a task on a worker that cannot grade (it joined after the batch checked its workers):
+    the client sends the submission to another worker. Args: the worker's address, why."""
+
+    def __str__(self) -> str:
+        return str(self.args[-1])
+
+
+def grade_on_worker(data: bytes, filename: bytes, folder: bytes | None, rule: str, given: bytes | None,
                     key_ref: str) -> str:
     """The task each submission is: grade it with the key this Dask worker holds under `key_ref`
-    (see key_id). Returns the report's JSON text. Raises LookupError when the key is not here."""
+    (see Grid._ship). Names travel as bytes (os.fsencode: a file name need not be UTF-8). Returns the
+    report's JSON text. Raises CannotGrade when this worker cannot grade or does not hold the key."""
     plugin = get_worker().plugins.get(PLUGIN_PREFIX + key_ref)
     if plugin is None:
-        raise LookupError(f"this Dask worker holds no key {key_ref}")
-    return plugin.grade(data, filename, folder, rule, given)
+        raise CannotGrade(get_worker().address, f"{get_worker().address} holds no key {key_ref}")
+    return plugin.grade(data, os.fsdecode(filename), folder and os.fsdecode(folder), rule, given and os.fsdecode(given))
 
 
 class Grid:
@@ -187,6 +197,8 @@ class Grid:
 
     def __init__(self, address: str, say: Callable[[str], None] | None = None) -> None:
         self.address, self.cluster, self.client, self._shipped = address, None, None, set[str]()
+        self._bad: set[str] = set()          # workers that said they cannot grade
+        self._tries: dict[str, int] = {}     # submission name -> how often it met such a worker
         self.say = say or (lambda line: None)
         if address.startswith("local:"):
             n = address.partition(":")[2]
@@ -269,10 +281,10 @@ class Grid:
         except Exception as e:  # noqa: BLE001  (a scheduler that refuses plugins still grades)
             self.say(f"note: the scheduler did not take the plugin that removes the key if grade is killed "
                      f"({type(e).__name__}); stop a killed batch's key with a new run or by restarting the cluster")
-        self.client.register_plugin(KeyPlugin(to_json(key), f"{__version__}+{CODE}", conceal),
-                                    name=PLUGIN_PREFIX + ref)
         self._shipped.add(ref)
         try:
+            self.client.register_plugin(KeyPlugin(to_json(key), f"{__version__}+{CODE}", conceal),
+                                        name=PLUGIN_PREFIX + ref)
             problems = {a: p for a, p in self.client.run(_problem, PLUGIN_PREFIX + ref).items() if p}
         except Exception as e:  # noqa: BLE001  (a worker that cannot even answer runs other code)
             raise ClusterError(f"a Dask worker could not say whether it can grade ({type(e).__name__}: "
@@ -309,9 +321,7 @@ class Grid:
                     yield sub, not_gradable_report(key, Path(sub.path).name, _student(sub, key),
                                                    f"cannot read {Path(sub.path).name}: {e.strerror}")
                     continue
-                src = sub.source
-                fut = self.client.submit(grade_on_worker, data, src.path.name, src.folder, src.rule, src.given, ref,
-                                         pure=False, key=f"grade-{sub.name[:100]}-{uuid.uuid4().hex[:8]}")
+                fut = self._submit(sub, data, ref)
                 futures[fut] = sub
                 pending.add(fut)
             if not pending:
@@ -322,7 +332,12 @@ class Grid:
                 done = set()
             for fut in done:
                 pending.discard(fut)
-                yield futures[fut], self._result(fut, futures[fut], key)
+                again = self._elsewhere(fut, futures[fut], ref)
+                if again is not None:   # its worker cannot grade: another one grades it
+                    futures[again] = futures[fut]
+                    pending.add(again)
+                else:
+                    yield futures[fut], self._result(fut, futures[fut], key)
                 fut.release()
             if done or self.workers():   # (workers() asked only when nothing completed for 5 s)
                 alone_since = None
@@ -342,6 +357,29 @@ class Grid:
                         f"not graded: the Dask cluster lost all its workers and none joined within "
                         f"{WORKERS_TIMEOUT:.0f} s; this is not the student's fault: the next run grades it")
                 return
+
+    def _submit(self, sub: Any, data: bytes, ref: str, workers: list[str] | None = None) -> Any:
+        src, fs = sub.source, os.fsencode
+        name = sub.name.encode("ascii", "backslashreplace").decode()[:100]   # a task's key must be UTF-8
+        return self.client.submit(grade_on_worker, data, fs(src.path.name), src.folder and fs(src.folder), src.rule,
+                                  src.given and fs(src.given), ref, pure=False, workers=workers,
+                                  allow_other_workers=False, key=f"grade-{name}-{uuid.uuid4().hex[:8]}")
+
+    def _elsewhere(self, fut: Any, sub: Any, ref: str) -> Any:
+        """A new task for `sub` on the workers not known to be unable to grade, if `fut` failed with
+        CannotGrade and such workers remain (at most 3 tries per submission); else None."""
+        if fut.status != "error" or not isinstance(fut.exception(), CannotGrade):
+            return None
+        self._bad.add(fut.exception().args[0])
+        tries = self._tries[sub.name] = self._tries.get(sub.name, 0) + 1
+        good = [a for a in self.client.scheduler_info(n_workers=-1)["workers"] if a not in self._bad]
+        if tries > 3 or not good:
+            return None
+        try:
+            data = Path(sub.path).read_bytes()
+        except OSError:
+            return None
+        return self._submit(sub, data, ref, workers=good)
 
     def _result(self, fut: Any, sub: Any, key: Key) -> Report:
         name = Path(sub.path).name

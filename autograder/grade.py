@@ -64,6 +64,8 @@ def _grade_notebook(path: Path, key: Key, student: str | None, exercises: list[s
                     source: identity.Source | None, selfcheck: bool = False) -> Report:
     start = time.monotonic()
     key = key.only(exercises)
+    if student is None and source is not None:   # before the notebook is read: by the rules, without STUDENT_ID
+        student = identity.resolve(source, key.notebook, key.assignment, None).student
     try:
         nb = read_notebook(path)
     except NotebookError as e:

@@ -353,3 +353,50 @@ def test_a_worker_that_cannot_isolate_submissions_is_refused_before_anything_is_
     assert "cannot isolate submissions (own process only (bwrap is not installed)" in p.stderr, p.stderr
     assert "a submission could reach the scheduler and every worker: install bubblewrap there" in p.stderr
     assert not list((tmp_path / "out" / "reports").glob("*.json"))
+
+
+def test_odd_file_names_travel_to_the_workers(released, scheduler, tmp_path):
+    _, key_path = released
+    subs = tmp_path / "subs"
+    (subs / os.fsdecode(b"d\xe9v")).mkdir(parents=True)
+    shutil.copy(EXAMPLES / "ada.ipynb", subs / os.fsdecode(b"b\xe9n-\xff.ipynb"))   # not UTF-8
+    shutil.copy(EXAMPLES / "dev.ipynb", subs / os.fsdecode(b"d\xe9v") / "backward-vs-grad.ipynb")
+    shutil.copy(EXAMPLES / "ada.ipynb", subs / ("a" * 240 + ".ipynb"))
+    shutil.copy(EXAMPLES / "ada.ipynb", subs)
+    out = tmp_path / "out"
+    p = subprocess.run([sys.executable, "-m", "autograder", "grade", str(subs), "--out", str(out), "--key",
+                        str(key_path), "--scheduler", scheduler], cwd=ROOT, capture_output=True, text=True,
+                       errors="replace")
+    assert p.returncode == 0, p.stderr
+    reports = list((out / "reports").glob("*.json"))
+    assert len(reports) == 4
+    by_status = sorted((json.loads(r.read_text())["status"], json.loads(r.read_text())["graded_by"] != "")
+                       for r in reports)
+    assert by_status == [("graded", True), ("not_gradable", True), ("not_gradable", True), ("not_gradable", True)]
+
+
+def test_a_worker_that_cannot_grade_and_joins_mid_batch_takes_no_submission_away(released, cluster, scheduler,
+                                                                                  tmp_path):
+    _, key_path = released
+    subs = tmp_path / "subs"
+    for i in range(6):
+        _slow_copy(subs, f"slow{i}")
+    done: dict = {}
+    grading = threading.Thread(target=lambda: done.update(p=run_cli(
+        "grade", str(subs), "--out", str(tmp_path / "out"), "--key", str(key_path), "--scheduler", scheduler)))
+    grading.start()
+    while not any(str(k).startswith("grade-") for ks in cluster[1].processing().values() for k in ks):
+        time.sleep(0.05)
+    env = {**os.environ, "PATH": str(ROOT / ".venv" / "bin")}   # no bwrap: it cannot isolate a run
+    late = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", scheduler, "--nthreads", "1",
+                             "--name", "late"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        grading.join()
+    finally:
+        late.kill()
+        late.wait()
+    assert done["p"].returncode == 0, done["p"].stderr
+    reports = _reports(tmp_path / "out")
+    assert len(reports) == 6
+    assert {(r["status"], r["score"]) for r in reports.values()} == {("graded", 26)}
+    assert not any("late" in r["graded_by"] for r in reports.values())
