@@ -38,7 +38,7 @@ async def _run(path: Path, limit: asyncio.Semaphore) -> dict[str, str]:
             shutil.copy(ROOT / "assignments" / path.parent.name / "public_key.json", folder)
             shutil.copy(path, folder)
             nb = nbformat.read(path, as_version=4)
-            await NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
+            await NotebookClient(nb, timeout=120, startup_timeout=300, kernel_name="python3", allow_errors=True,
                                  resources={"metadata": {"path": folder}}).async_execute()
     shown = {}
     for cell in nb.cells:

@@ -109,7 +109,7 @@ def test_the_solution_runs_top_to_bottom_in_a_kernel_and_every_self_check_passes
     nb = nbformat.read(ROOT / "solutions" / assignment / key.notebook, as_version=4)
     out = tmp_path_factory.mktemp(f"run-{assignment}")   # beside its public key, as a student runs it
     shutil.copy(ROOT / "assignments" / assignment / "public_key.json", out)
-    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(out)}}).execute()
+    NotebookClient(nb, timeout=120, startup_timeout=300, kernel_name="python3", resources={"metadata": {"path": str(out)}}).execute()
     checked = set()
     for cell in nb.cells:
         gid = cell.metadata.get("nbgrader", {}).get("grade_id", "")

@@ -13,7 +13,7 @@ def _outputs(nb, grade_id):
 def test_the_solution_runs_top_to_bottom_and_every_self_check_passes(released):
     out, _ = released
     nb = nbformat.read(SOLUTION / "backward-vs-grad.ipynb", as_version=4)
-    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(out)}}).execute()
+    NotebookClient(nb, timeout=120, startup_timeout=300, kernel_name="python3", resources={"metadata": {"path": str(out)}}).execute()
     assert "(tensor(6.),)" in _outputs(nb, "worked-example")
     assert "Your parameters: x0 = " in _outputs(nb, "setup")
     for ex in "123456":
@@ -32,7 +32,7 @@ def test_the_blank_copy_self_check_shows_missing_and_a_wrong_answer_shows_why(re
     cell.source = "def ex2(x):\n    (x**2 * torch.sin(x)).backward()\n    return x.grad"
     cell = next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "ex2-predict")
     cell.source = "p2_returns = (1.0,)\np2_grad = None"   # predictions filled in: committed, so answers are shown
-    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(out)}}).execute()
+    NotebookClient(nb, timeout=120, startup_timeout=300, kernel_name="python3", resources={"metadata": {"path": str(out)}}).execute()
     one = _outputs(nb, "ex1-check")
     assert one.count("missing") >= 4 and "p1_grad is still ..." in one
     assert "sandbox: none: a self-check observes your code in your own notebook kernel" in one

@@ -183,7 +183,7 @@ def _cell(nb, grade_id):
 
 def _run(nb, folder: Path):
     """Run the notebook top to bottom in a new kernel (a restart and "Run all")."""
-    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
+    NotebookClient(nb, timeout=120, startup_timeout=300, kernel_name="python3", allow_errors=True,
                    resources={"metadata": {"path": str(folder)}}).execute()
     return nb
 
