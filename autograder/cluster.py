@@ -44,7 +44,14 @@ from autograder.report import Report
 
 CONNECT_TIMEOUT = 10.0    # seconds to reach a scheduler before `grade` gives up (exit 2)
 # seconds to wait for a worker when the scheduler has none (at the start, or after losing them all)
-WORKERS_TIMEOUT = float(os.environ.get("AUTOGRAD_LAB_WORKERS_TIMEOUT") or 60)
+def _seconds(text: str | None, default: float) -> float:
+    try:
+        return max(1.0, float(text)) if text else default
+    except ValueError:
+        return default
+
+
+WORKERS_TIMEOUT = _seconds(os.environ.get("AUTOGRAD_LAB_WORKERS_TIMEOUT"), 60.0)
 PLUGIN_PREFIX = "autograd-lab-key-"
 REAPER_PREFIX = "autograd-lab-reaper-"
 
