@@ -115,7 +115,6 @@ class KeyPlugin(WorkerPlugin):
         named = "" if str(worker.name) == worker.address else f" {worker.name}"
         self.where = f"Dask worker{named} at {worker.address} on {socket.gethostname()}"
         self.address = worker.address
-        self._lock = threading.Lock()
         if self.version != f"{__version__}+{CODE}":
             self.problem = (f"{self.where} has autograd-lab {__version__}+{CODE}, the client {self.version}: "
                             f"install the same version (the same code) on every worker")
@@ -152,10 +151,8 @@ class KeyPlugin(WorkerPlugin):
         """Grade one submission: `data` (the notebook file's bytes) saved as `filename` (a bare file name)
         in the inbox, its student id resolved by `identity` from the file name, `folder` (its student
         folder), `rule` and `given`. Returns the report's JSON text, with `graded_by` set. Raises
-        RuntimeError when this worker cannot grade (another autograder version, no sandbox)."""
-        with self._lock:
-            if self.problem and self.sandbox is None and self.key is not None:
-                self._start()   # one more try: a sandbox that failed at setup may start now
+        CannotGrade when this worker cannot grade (other code, no sandbox, no isolation): the client sends
+        the submission elsewhere, so a sandbox is never started again per task."""
         if self.problem or self.key is None:
             raise CannotGrade(self.address, self.problem or "no key on this worker")
         box = Path(self.inbox) / uuid.uuid4().hex
