@@ -27,6 +27,8 @@ from conftest import ROOT
 EXAMPLES = sorted(p for p in (ROOT / "examples" / "submissions").glob("*/*.ipynb")
                   if json.loads(p.with_suffix(".expected.json").read_text())["status"] == "graded")
 KERNELS_AT_ONCE = 3
+STARTS = 3   # a kernel that dies or stays silent before it answers kernel_info is started again, up to this often
+NOT_STARTED = ("Kernel died before replying to kernel_info", "Kernel didn't respond in")   # jupyter_client's words
 _SHOWN: dict[str, dict[Path, dict[str, str]]] = {}
 
 
@@ -34,12 +36,18 @@ async def _run(path: Path, limit: asyncio.Semaphore) -> dict[str, str]:
     """check id -> status, as the notebook's lab.check cells show them, run top to bottom in a kernel
     ("written down" for a prediction not judged before its exercise's predictions are all filled in)."""
     async with limit:
-        with tempfile.TemporaryDirectory() as folder:
-            shutil.copy(ROOT / "assignments" / path.parent.name / "public_key.json", folder)
-            shutil.copy(path, folder)
-            nb = nbformat.read(path, as_version=4)
-            await NotebookClient(nb, timeout=120, startup_timeout=300, kernel_name="python3", allow_errors=True,
-                                 resources={"metadata": {"path": folder}}).async_execute()
+        for attempt in range(STARTS):
+            with tempfile.TemporaryDirectory() as folder:
+                shutil.copy(ROOT / "assignments" / path.parent.name / "public_key.json", folder)
+                shutil.copy(path, folder)
+                nb = nbformat.read(path, as_version=4)
+                try:
+                    await NotebookClient(nb, timeout=120, startup_timeout=300, kernel_name="python3",
+                                         allow_errors=True, resources={"metadata": {"path": folder}}).async_execute()
+                    break
+                except RuntimeError as e:   # a kernel that never started (a busy machine): start another
+                    if not str(e).startswith(NOT_STARTED) or attempt == STARTS - 1:
+                        raise
     shown = {}
     for cell in nb.cells:
         for out in cell.get("outputs", []):
