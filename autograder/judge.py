@@ -14,9 +14,10 @@ from typing import Any, Union
 from autograder import analytic, commit, sources, wire, worked
 from autograder.compare import (Comparison, compare_exception, compare_predicted, compare_produced, compare_warning,
                                 short, show)
-from autograder.model import (BoolAnswer, Check, ConventionExpectation, Exercise, ExprAnswer, Key, Limits, NoneAnswer,
-                              RaisesExpectation, SeqAnswer, ValueExpectation, WarnsExpectation, answer_items)
-from autograder.report import Outcome, Status
+from autograder.model import (Answer, BoolAnswer, Check, ClassAnswer, ConventionExpectation, Exercise, ExprAnswer, Key,
+                              Limits, Misconception, NoneAnswer, RaisesExpectation, SeqAnswer, Tolerance,
+                              ValueExpectation, WarnsExpectation, answer_items)
+from autograder.report import Diagnosis, Outcome, Status
 
 Call = tuple[str, int]               # (produce function, point index)
 Point = dict[str, Any]
@@ -144,12 +145,70 @@ def warning_line(w: dict[str, str]) -> str:
 
 @dataclass(frozen=True)
 class Verdict:
-    """A handler's judgement of one produce call at one point: the comparison and the texts shown."""
+    """A handler's judgement of one produce call at one point: the comparison, the texts shown, and the
+    misconception a wrong value matches (None: none, or not unambiguously)."""
 
     comparison: Comparison
     expected: str
     observed: str
     convention: str | None = None
+    misconception: Diagnosis | None = None
+
+
+# ------------------------------------------------------------------------------------------------ misconceptions
+
+def right_answer(check: Check) -> Answer:
+    """The check's right answer as an Answer (an exception or warning as its class)."""
+    e = check.expectation
+    if isinstance(e, RaisesExpectation):
+        return ClassAnswer(e.exception)
+    if isinstance(e, WarnsExpectation):
+        return ClassAnswer(e.warning)
+    return e.answer
+
+
+def coincide(a: dict[str, Any], b: dict[str, Any], tol: Tolerance) -> bool:
+    """Are two values the same answer within `tol` (in either direction of the lenient comparison)?"""
+    return compare_predicted(a, b, tol).ok or compare_predicted(b, a, tol).ok
+
+
+def misconception_values(check: Check, values: Point, tol: Tolerance) -> tuple[list[tuple[Misconception, dict]], list[str]]:
+    """The misconceptions of `check` that can name a wrong value at `values` (symbol -> number), each with the
+    wire Value it leads to there; and the ids of those left out there: a misconception whose value cannot be
+    evaluated at this point, or coincides (within `tol`) with the right answer or with another misconception,
+    would not say unambiguously what the learner thought. Pure but for sympy evaluation."""
+    if not check.misconceptions:
+        return [], []
+    answer = fill(None, right_answer(check), values)
+    evaluated: list[tuple[Misconception, dict[str, Any]]] = []
+    left_out: list[str] = []
+    for m in check.misconceptions:
+        try:
+            evaluated.append((m, fill(None, m.answer, values)))
+        except (ValueError, TypeError, ArithmeticError):   # a pole, a complex value: no number at this point
+            left_out.append(m.id)
+    usable = []
+    for i, (m, v) in enumerate(evaluated):
+        if coincide(v, answer, tol) or any(coincide(v, w, tol) for j, (_, w) in enumerate(evaluated) if j != i):
+            left_out.append(m.id)
+        else:
+            usable.append((m, v))
+    return usable, left_out
+
+
+def diagnose(check: Check, values: Point, observed: dict[str, Any], tol: Tolerance, where: str) -> Diagnosis | None:
+    """The misconception `observed` (a wrong wire Value) matches within `tol` at `values`, or None: none
+    matches, or it matches one that is ambiguous at this point (see `misconception_values`)."""
+    usable, _ = misconception_values(check, values, tol)
+    found = [(m, v) for m, v in usable if compare_predicted(v, observed, tol).ok]
+    if len(found) != 1:
+        return None
+    m, v = found[0]
+    return Diagnosis(m.id, m.name, m.feedback, m.answer.text, show(v), where)
+
+
+def _dtype(v: dict[str, Any] | None) -> str:
+    return v.get("dtype", "float64") if v and v.get("t") == "tensor" else "float64"
 
 
 @dataclass(frozen=True)
@@ -167,7 +226,7 @@ class ValueHandler:
 
     def expected(self, key: Key, check: Check, values: Point, form: Any = None) -> dict[str, Any]:
         """The expected wire Value at `values` (symbol -> number)."""
-        return _fill(form, check.expectation.answer, values)
+        return fill(form, check.expectation.answer, values)
 
     def oracle(self, key: Key, check: Check, where: str) -> str:
         """Where the expected value comes from, in words."""
@@ -198,7 +257,9 @@ class ValueHandler:
         expected = self.expected(key, check, values, check.expectation.form)
         c = compare_produced(expected, observed, lambda dtype: key.grading.produced(check, dtype))
         expected_text = show(expected)
-        return Verdict(c, expected_text, show(observed), self.convention(key, check, values, expected_text))
+        diagnosis = None if c.ok else diagnose(check, values, observed, key.grading.produced(check, _dtype(observed)),
+                                               where)
+        return Verdict(c, expected_text, show(observed), self.convention(key, check, values, expected_text), diagnosis)
 
     def advice(self, key: Key, check: Check) -> str:
         """What to fix when the solution fails this check at release."""
@@ -260,7 +321,14 @@ class RaisesHandler:
                          else f"returned {show(rec.returned)}")
         if ref_exc:
             expected_text += f" (reference run raised {ref_exc['type']}: {short(ref_exc['message'], 120)})"
-        return Verdict(c, expected_text, observed_text)
+        diagnosis = None
+        if not c.ok:
+            seen = {"t": "class", "name": rec.exception["type"]} if rec.status == "raised" and rec.exception else \
+                rec.returned
+            if seen is not None:
+                diagnosis = diagnose(check, exercise.values(point), seen,
+                                     key.grading.produced(check, _dtype(seen)), exercise.where(point))
+        return Verdict(c, expected_text, observed_text, misconception=diagnosis)
 
     def advice(self, key: Key, check: Check) -> str:
         return ("Make raises = and phrase = match what the reference torch run raised (the class, and a few words "
@@ -302,17 +370,19 @@ def handler(check: Check) -> Handler:
     return HANDLERS[type(check.expectation)]
 
 
-def _fill(form: dict[str, Any] | None, answer: Any, values: Point) -> dict[str, Any]:
+def fill(form: dict[str, Any] | None, answer: Any, values: Point) -> dict[str, Any]:
     """The expected wire Value: the reference run's `form` with sympy's numbers at `values`. Without a form
     (predictions) numbers become floats (an int for a literal integer) and sequences tuples."""
     if isinstance(answer, NoneAnswer):
         return {"t": "none"}
     if isinstance(answer, BoolAnswer):
         return {"t": "bool", "v": answer.value}
+    if isinstance(answer, ClassAnswer):
+        return {"t": "class", "name": answer.name}
     if isinstance(answer, SeqAnswer):
         items = form["items"] if form else [None] * len(answer.items)
-        return {"t": "seq", "kind": form["kind"] if form else "tuple",
-                "items": [_fill(f, a, values) for f, a in zip(items, answer.items, strict=True)]}
+        return {"t": "seq", "kind": form["kind"] if form else answer.kind,
+                "items": [fill(f, a, values) for f, a in zip(items, answer.items, strict=True)]}
     nums = [wire.encode_float(x) for x in analytic.evaluate(answer.expr, values.keys(), values)]
     if form is not None and form["t"] == "int" and len(nums) == 1:
         return {"t": "int", "v": int(round(float(nums[0])))}
@@ -401,7 +471,8 @@ def judge_prediction(key: Key, check: Check, evidence: Evidence, point: Point) -
         return replace(base, status="failed", message=ran)
     if c.ok:
         return replace(base, score=check.points, message=f"{check.name} = {show(value)}")
-    return replace(base, status="failed", message=f"{check.name}: {c.detail}")
+    return replace(base, status="failed", message=f"{check.name}: {c.detail}",
+                   misconception=diagnose(check, values, value, key.grading.prediction(check), ex.where(point)))
 
 
 def ran(key: Key, evidence: Evidence, check: Check) -> str | None:
@@ -439,13 +510,15 @@ def sealed(o: Outcome, exercise: str, name: str | None = None) -> Outcome:
         if o.status not in ("passed", "failed"):
             return replace(o, expected=None, oracle=None, convention=None, why=None)
         return replace(o, status="missing", score=0.0, expected=None, oracle=None, convention=None, details=(), why=None,
+                       misconception=None,
                        message=f"{name} = {o.observed} is written down; it is judged when every prediction of exercise "
                                f"{exercise} is filled in (run this check again then)")
     message = o.message
     if o.status == "failed":
         message = message.split("): ")[0] + ")" if "): " in message else o.check_id
         message = f"{message}: not the expected value ({later})"
-    return replace(o, message=message, expected=None, oracle=None, convention=None, details=(), why=None)
+    return replace(o, message=message, expected=None, oracle=None, convention=None, details=(), why=None,
+                   misconception=None)
 
 
 def judge_production(key: Key, check: Check, evidence: Evidence, points: list[Point], warned: set[str]) -> Outcome:
@@ -504,6 +577,7 @@ def judge_production(key: Key, check: Check, evidence: Evidence, points: list[Po
                 f"right only at some points?" if first else "")
         return replace(base, status="failed", message=f"{what} at {where} ({label}): {v.comparison.detail}{hint}",
                        expected=v.expected, oracle=h.oracle(key, check, where), observed=v.observed,
+                       misconception=v.misconception,
                        details=tuple(f"warning (information, not graded): {w}" for w in warnings_seen))
     assert first is not None
     return replace(first, details=tuple(f"warning (information, not graded): {w}" for w in warnings_seen))
@@ -571,7 +645,7 @@ def for_report(o: Outcome) -> Outcome:
         return replace(o, message=short(o.message, 1000), observed=o.observed and short(o.observed, 1000),
                        expected=o.expected and short(o.expected, 1000))
     return replace(o, message=o.status, expected=None, oracle=None, observed=None, why=None, details=(),
-                   convention=None)
+                   convention=None, misconception=None)
 
 
 def outcomes(key: Key, evidence: Evidence, points: list[Point]) -> tuple[Outcome, ...]:

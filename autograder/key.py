@@ -19,7 +19,8 @@ from typing import Any
 from autograder import analytic, compare, judge, plan, sandbox, sources, wire
 from autograder.grade import end_of
 from autograder.keyfile import load_key, public_key, to_json, with_digest
-from autograder.model import Check, Key, NoneAnswer, RaisesExpectation, SeqAnswer, ValueExpectation, WarnsExpectation
+from autograder.model import (Check, Key, NoneAnswer, RaisesExpectation, SeqAnswer, Tolerance, ValueExpectation,
+                              WarnsExpectation)
 from autograder.notebook import (LAB_CALL, METADATA_KEY, check_cell_exercise, code_cell_labels, code_cells, read_notebook,
                                  student_copy)
 from autograder.report import write_json_atomic
@@ -28,6 +29,8 @@ from autograder.spec import Assignment, SpecError, load_spec
 __all__ = ["BuildError", "Release", "build_key", "load_key", "public_key", "release"]
 # Students whose parameters the solution is checked at when a key is built (3 points each).
 SAMPLE_STUDENTS = ("reference-a", "reference-b", "reference-c")
+# Students at whose own points release also evaluates every misconception, to say how often one is ambiguous.
+CLASS_STUDENTS = tuple(f"class-{i:03d}" for i in range(100))
 
 
 class BuildError(RuntimeError):
@@ -35,9 +38,35 @@ class BuildError(RuntimeError):
 
 
 @dataclass(frozen=True)
+class MisconceptionSummary:
+    """What release found of an assignment's named misconceptions: how many (distinct per exercise), on how
+    many checks, at how many (check, misconception, point) triples they were evaluated (the sample students'
+    points and CLASS_STUDENTS' own points), at how many of those one was ambiguous and so not used there
+    (its value coincides with the right answer or with another misconception of the check), and the checks
+    where that happens most, in words."""
+
+    misconceptions: int = 0
+    checks: int = 0
+    evaluated: int = 0
+    ambiguous: int = 0
+    most_ambiguous: tuple[str, ...] = ()
+
+    @property
+    def text(self) -> str:
+        """One line for the release summary."""
+        if not self.misconceptions:
+            return "no named misconceptions"
+        share = 100 * self.ambiguous / self.evaluated if self.evaluated else 0.0
+        line = (f"{self.misconceptions} named misconceptions on {self.checks} checks; ambiguous (not used) at "
+                f"{self.ambiguous} of {self.evaluated} check points ({share:.1f} %)")
+        return line + (": " + "; ".join(self.most_ambiguous) if self.most_ambiguous else "")
+
+
+@dataclass(frozen=True)
 class Release:
-    """What `release` wrote and measured: paths (strings), the number of checks, and the scores (points)
-    of the solution (lowest over the sample students) and of the blank copy, out of max_score."""
+    """What `release` wrote and measured: paths (strings), the number of checks, the scores (points)
+    of the solution (lowest over the sample students) and of the blank copy, out of max_score, and what
+    it found of the named misconceptions."""
 
     assignment: str
     student_notebook: str
@@ -47,6 +76,7 @@ class Release:
     solution_score: float
     blank_score: float
     max_score: float
+    misconceptions: MisconceptionSummary = MisconceptionSummary()
 
 
 def _skeleton(v: dict[str, Any]) -> dict[str, Any]:
@@ -144,6 +174,58 @@ def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None) ->
                 raise BuildError(f"{a.source} check {o.check_id!r}: the solution does not pass ({o.status}) for "
                                  f"sample student {student!r}: {o.message}. {judge.handler(check).advice(key, check)}")
     return key, nb, float(min(scores))
+
+
+def _misconception_tolerance(key: Key, check: Check) -> Tolerance:
+    """The tolerance a misconception of `check` is matched with (the check's own)."""
+    if check.kind == "predict":
+        return key.grading.prediction(check)
+    form = getattr(check.expectation, "form", None) or {}
+    return key.grading.produced(check, form.get("dtype", "float64") if form.get("t") == "tensor" else "float64")
+
+
+def check_misconceptions(key: Key, source: str) -> MisconceptionSummary:
+    """Check every misconception as answers are checked: it evaluates at every sample point and every
+    CLASS_STUDENTS own point, and differs from the right answer at the reference point (the first sample
+    student's own point); count where it is ambiguous (judge.misconception_values).
+
+    Raises:
+        BuildError: naming the spec file, the check, the misconception and the fix.
+    """
+    points = [p for s in SAMPLE_STUDENTS for p in plan.points_for(key, s)]
+    points += [plan.draw_point(key.parameters, key.assignment, s, "own") for s in CLASS_STUDENTS]
+    evaluated = ambiguous = 0
+    per_check: list[tuple[int, str]] = []
+    distinct = {(c.exercise, m.id) for c in key.checks for m in c.misconceptions}
+    for check in (c for c in key.checks if c.misconceptions):
+        ex = key.exercise(check.exercise)
+        tol = _misconception_tolerance(key, check)
+        left: dict[str, int] = {}
+        for i, point in enumerate(points):
+            values = ex.values(point)
+            for m in check.misconceptions:
+                try:
+                    judge.fill(None, m.answer, values)
+                except (ValueError, TypeError, ArithmeticError) as e:
+                    raise BuildError(f"{source} check {check.id!r}: misconception {m.id!r} has no value at "
+                                     f"{ex.where(point)} ({e}); write a value that holds at every point the "
+                                     f"parameters can take") from None
+            _, out = judge.misconception_values(check, values, tol)
+            if i == 0:
+                answer = judge.fill(None, judge.right_answer(check), values)
+                for m in check.misconceptions:
+                    if judge.coincide(judge.fill(None, m.answer, values), answer, tol):
+                        raise BuildError(f"{source} check {check.id!r}: misconception {m.id!r} gives the right answer "
+                                         f"at the reference point ({ex.where(point)}): a misconception must lead to a "
+                                         f"wrong value; fix its value")
+            evaluated += len(check.misconceptions)
+            ambiguous += len(out)
+            for mid in out:
+                left[mid] = left.get(mid, 0) + 1
+        per_check += [(n, f"{check.id} {mid} at {n} of {len(points)}") for mid, n in left.items()]
+    worst = tuple(text for _, text in sorted(per_check, key=lambda t: -t[0])[:3])
+    return MisconceptionSummary(len(distinct), sum(1 for c in key.checks if c.misconceptions), evaluated, ambiguous,
+                                worst)
 
 
 def _with_reference(check: Check, first: wire.Observations, a: Assignment, nb_path: Path) -> Check:
@@ -255,6 +337,7 @@ def _release(solution_dir: Path, root: Path, assignments_dir: str | Path | None,
     import nbformat
 
     key, nb, solution_score = build_key(solution_dir, worker)
+    misconceptions = check_misconceptions(key, str(solution_dir / "spec.toml"))
     try:
         blank = student_copy(nb)
     except RuntimeError as e:   # nbgrader: a solution region outside a solution cell, or unbalanced markers
@@ -284,4 +367,5 @@ def _release(solution_dir: Path, root: Path, assignments_dir: str | Path | None,
     (out / ".autograd-lab-commits.json").unlink(missing_ok=True)   # a learner's commit records never ship
     write_json_atomic(kdir / "key.json", to_json(key), mode=0o600, durable=True)
     return Release(key.assignment, str(nb_out), str(out / "public_key.json"), str(kdir / "key.json"),
-                   len(key.checks), solution_score, float(sum(o.score for o in outcomes)), key.max_score)
+                   len(key.checks), solution_score, float(sum(o.score for o in outcomes)), key.max_score,
+                   misconceptions)

@@ -25,6 +25,9 @@ Format "autograd-lab/key", version 1 (one JSON object):
                             expect = {"none": true} | {"bool": b} | {"expr": "sympy text"} | {"seq": [expect]}
                                      | {"raises": "Class", "phrase": "..."} | {"warns": "Class", "phrase": "..."}
                             a convention check has `convention` and `sympy` set and a value `expect`;
+                            a check with named misconceptions has "misconceptions": [{id, name, value, feedback}],
+                            where value is an answer object as `expect` is, or {"list": [...]} (a list instead
+                            of a tuple) or {"class": "Name"} (an exception class)
                             a produce check of a value also has "form" (the reference run's wire Value
                             without numbers, or null for None) and one of an exception "reference"
                             ({"exception": {type, mro, message, origin, statement}} or null)
@@ -43,9 +46,9 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
-from autograder.model import (Answer, Arg, BoolAnswer, Check, ConventionExpectation, Exercise, Expectation, ExprAnswer,
-                              Grading, HiddenChecks, Key, Limits, NoneAnswer, Parameter, RaisesExpectation,
-                              SeqAnswer, ValueExpectation, WarnsExpectation)
+from autograder.model import (Answer, Arg, BoolAnswer, Check, ClassAnswer, ConventionExpectation, Exercise, Expectation,
+                              ExprAnswer, Grading, HiddenChecks, Key, Limits, Misconception, NoneAnswer, Parameter,
+                              RaisesExpectation, SeqAnswer, ValueExpectation, WarnsExpectation)
 
 SCHEMA = "autograd-lab/key"
 VERSION = 1
@@ -68,6 +71,10 @@ def answer_json(a: Answer) -> dict[str, Any]:
         return {"bool": a.value}
     if isinstance(a, ExprAnswer):
         return {"expr": a.expr}
+    if isinstance(a, ClassAnswer):
+        return {"class": a.name}
+    if a.kind == "list":
+        return {"list": [answer_json(i) for i in a.items]}
     return {"seq": [answer_json(i) for i in a.items]}
 
 
@@ -91,6 +98,9 @@ def _check_json(c: Check) -> dict[str, Any]:
         out["form"] = e.form
     if c.kind == "produce" and isinstance(e, RaisesExpectation):
         out["reference"] = e.reference
+    if c.misconceptions:
+        out["misconceptions"] = [{"id": m.id, "name": m.name, "value": answer_json(m.answer), "feedback": m.feedback}
+                                 for m in c.misconceptions]
     return out
 
 
@@ -161,6 +171,10 @@ def answer_from(d: Any) -> Answer:
         return ExprAnswer(d["expr"])
     if isinstance(d, dict) and set(d) == {"seq"} and isinstance(d["seq"], list):
         return SeqAnswer(tuple(answer_from(i) for i in d["seq"]))
+    if isinstance(d, dict) and set(d) == {"list"} and isinstance(d["list"], list):
+        return SeqAnswer(tuple(answer_from(i) for i in d["list"]), "list")
+    if isinstance(d, dict) and set(d) == {"class"} and isinstance(d["class"], str):
+        return ClassAnswer(d["class"])
     raise ValueError(f"not an answer: {str(d)[:80]}")
 
 
@@ -178,7 +192,9 @@ def _expectation_from(c: dict[str, Any]) -> Expectation:
 def _check_from(c: dict[str, Any]) -> Check:
     return Check(c["id"], c["exercise"], c["kind"], c["title"], _expectation_from(c), c["why"], float(c["points"]),
                  c.get("visibility", "public"), c.get("name"), c.get("function"), c.get("observe"), c.get("rtol"),
-                 c.get("atol"), bool(c.get("version_sensitive", False)))
+                 c.get("atol"), bool(c.get("version_sensitive", False)),
+                 tuple(Misconception(str(m["id"]), str(m["name"]), answer_from(m["value"]), str(m["feedback"]))
+                       for m in c.get("misconceptions", ())))
 
 
 def _arg_from(a: dict[str, Any]) -> Arg:

@@ -245,17 +245,33 @@ class ExprAnswer:
 
 @dataclass(frozen=True)
 class SeqAnswer:
-    """A tuple of answers (what torch.autograd.grad returns, for instance)."""
+    """A tuple of answers (what torch.autograd.grad returns, for instance); `kind` "list" only where a
+    misconception expects a list instead (an expectation is always a tuple or the reference run's form)."""
 
     items: tuple[Answer, ...]
+    kind: Literal["tuple", "list"] = "tuple"
 
     @property
     def text(self) -> str:
         texts = [i.text for i in self.items]
+        if self.kind == "list":
+            return "[" + ", ".join(texts) + "]"
         return "(" + ", ".join(texts) + ("," if len(texts) == 1 else "") + ")"
 
 
-Answer = Union[NoneAnswer, BoolAnswer, ExprAnswer, SeqAnswer]
+@dataclass(frozen=True)
+class ClassAnswer:
+    """An exception or warning class by name: what a misconception expects where the call raises (or
+    the learner predicts it raises) something else, or nothing."""
+
+    name: str
+
+    @property
+    def text(self) -> str:
+        return self.name
+
+
+Answer = Union[NoneAnswer, BoolAnswer, ExprAnswer, SeqAnswer, ClassAnswer]
 
 
 def answer_items(answer: Answer) -> tuple[Answer, ...]:
@@ -316,10 +332,25 @@ Expectation = Union[ValueExpectation, ConventionExpectation, RaisesExpectation, 
 
 
 @dataclass(frozen=True)
+class Misconception:
+    """A named wrong mental model of a check: `answer` is the value it leads to (a sympy expression of the
+    exercise's parameters, None, a bool, a tuple or list, or a class name), `name` a few words ("one pass
+    short"), `feedback` one or two sentences for the learner whose wrong value it explains. `id` is unique
+    within its exercise (the spec's [[exercise.misconception]] lists the checks it applies to, and each of
+    those checks carries it)."""
+
+    id: str
+    name: str
+    answer: Answer
+    feedback: str
+
+
+@dataclass(frozen=True)
 class Check:
     """One graded check. A prediction reads the variable `name`; a production calls `function` and observes
     `observe` ("returned" or "<tensor argument>.grad"). `version_sensitive` checks are flagged in a report
-    made on another torch than the key's `torch_observed`."""
+    made on another torch than the key's `torch_observed`. `misconceptions` are the named wrong answers a
+    failed outcome is recognised as (autograder.judge)."""
 
     id: str
     exercise: str
@@ -335,6 +366,7 @@ class Check:
     rtol: float | None = None
     atol: float | None = None
     version_sensitive: bool = False
+    misconceptions: tuple[Misconception, ...] = ()
 
 
 @dataclass(frozen=True)

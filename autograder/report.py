@@ -73,6 +73,27 @@ VERSION = 1
 
 
 @dataclass(frozen=True)
+class Diagnosis:
+    """The named misconception a failed check's value matches (autograder.judge): its `id` (unique in the
+    exercise) and `name`, the `feedback` for the learner, the value that mental model leads to (`formula`,
+    the spec's text, and `value`, shown at the point) and `where` (that point's arguments, "x=1.5, k=3")."""
+
+    id: str
+    name: str
+    feedback: str
+    formula: str
+    value: str
+    where: str
+
+    @property
+    def evidence(self) -> str:
+        """Why the value is taken for this misconception, in words: "that thinking gives diff(x**3, x) = 1.6875
+        at x=0.75, k=3, which is your value" (the formula only where it is not the value itself)."""
+        shown = self.value if self.formula == self.value else f"{self.formula} = {self.value} at {self.where}"
+        return f"that thinking gives {shown}, which is your value"
+
+
+@dataclass(frozen=True)
 class Outcome:
     """The result of one check for one submission.
 
@@ -83,7 +104,8 @@ class Outcome:
     both values; `version_note` flags a version-sensitive check graded on another torch version
     than the one it was observed on. `commit` (predictions) says which value was committed before the
     answer was shown, and when, and whether the final cell differs ("revised after the answer was shown").
-    Hidden checks keep `expected`, `oracle`, `details` and `convention` empty.
+    `misconception` names the misconception a failed value matches, unambiguously, with its feedback.
+    Hidden checks keep `expected`, `oracle`, `details`, `convention` and `misconception` empty.
     """
 
     check_id: str
@@ -103,6 +125,7 @@ class Outcome:
     convention: str | None = None
     version_note: str | None = None
     commit: str | None = None
+    misconception: Diagnosis | None = None
 
 
 @dataclass(frozen=True)
@@ -152,7 +175,9 @@ class Report:
         if d.get("schema") != SCHEMA or d.get("v") != VERSION:
             raise ValueError(f"not an autograd-lab report v{VERSION}: {d.get('schema')!r} v{d.get('v')!r}")
         body = {k: v for k, v in d.items() if k not in ("schema", "v")}
-        body["outcomes"] = tuple(Outcome(**{**o, "details": tuple(o.get("details", ()))}) for o in body["outcomes"])
+        body["outcomes"] = tuple(Outcome(**{**o, "details": tuple(o.get("details", ())),
+                                            "misconception": Diagnosis(**o["misconception"]) if o.get("misconception")
+                                            else None}) for o in body["outcomes"])
         body["notes"] = tuple(body.get("notes", ()))
         return cls(**body)
 

@@ -7,15 +7,16 @@ May import: stdlib, autograder.model, autograder.analytic (to parse answer expre
 from __future__ import annotations
 
 import keyword
+import re
 import tomllib
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from autograder import analytic
-from autograder.model import (LIMIT_NAMES, Answer, Arg, BoolAnswer, Check, ConventionExpectation, Exercise,
-                              Expectation, ExprAnswer, Grading, Kind, Limits, NoneAnswer, Parameter, RaisesExpectation,
-                              SeqAnswer, ValueExpectation, WarnsExpectation)
+from autograder.model import (LIMIT_NAMES, Answer, Arg, BoolAnswer, Check, ClassAnswer, ConventionExpectation,
+                              Exercise, Expectation, ExprAnswer, Grading, Kind, Limits, Misconception, NoneAnswer,
+                              Parameter, RaisesExpectation, SeqAnswer, ValueExpectation, WarnsExpectation)
 
 
 class SpecError(ValueError):
@@ -124,10 +125,15 @@ def _expect(where: str, raw: dict[str, Any], symbols: set[str]) -> Expectation:
         return RaisesExpectation(cls, phrase) if kind == "raises" else WarnsExpectation(cls, phrase)
     if "phrase" in raw:
         raise SpecError(f"{where}: phrase goes with raises or warns, not with expect")
+    return ValueExpectation(_answer(where, "expect", raw["expect"], symbols))
 
+
+def _answer(where: str, what: str, e: Any, symbols: set[str]) -> Answer:
+    """An `expect` (or a misconception's `value`): "None", "True", "False", a sympy expression, or a list
+    of these for a tuple."""
     def one(text: Any) -> Answer:
         if not isinstance(text, str):
-            raise SpecError(f"{where}: expect items must be strings (\"None\", \"True\", \"False\" or a sympy "
+            raise SpecError(f"{where}: {what} items must be strings (\"None\", \"True\", \"False\" or a sympy "
                             f"expression), got {text!r}")
         if text.strip() == "None":
             return NoneAnswer()
@@ -135,16 +141,77 @@ def _expect(where: str, raw: dict[str, Any], symbols: set[str]) -> Expectation:
             return BoolAnswer(text.strip() == "True")
         try:
             analytic.parse(text, symbols)
-        except ValueError as e:
-            raise SpecError(f"{where}: expect {text!r} is not a valid expression: {e}") from None
+        except ValueError as err:
+            raise SpecError(f"{where}: {what} {text!r} is not a valid expression: {err}") from None
         return ExprAnswer(text)
 
-    e = raw["expect"]
     if isinstance(e, list):
         if not e:
-            raise SpecError(f"{where}: expect = [] is empty; list one expectation per item")
-        return ValueExpectation(SeqAnswer(tuple(one(item) for item in e)))
-    return ValueExpectation(one(e))
+            raise SpecError(f"{where}: {what} = [] is empty; list one value per item")
+        return SeqAnswer(tuple(one(item) for item in e))
+    return one(e)
+
+
+MISCONCEPTION_KEYS = {"id", "name", "checks", "value", "raises", "container", "feedback"}
+
+
+def _misconceptions(src: str, eid: str, raws: Any, checks: list[Check], symbols: set[str]) -> list[Check]:
+    """The exercise's checks with the misconceptions of its [[exercise.misconception]] tables attached to
+    the checks each one lists."""
+    if not isinstance(raws, list):
+        raise SpecError(f"{src} [[exercise]] id={eid!r}: write each misconception as an [[exercise.misconception]] "
+                        f"table")
+    by_id = {c.id: c for c in checks}
+    attached: dict[str, list[Misconception]] = {c.id: [] for c in checks}
+    seen: set[str] = set()
+    for raw in raws:
+        mid = raw.get("id", "") if isinstance(raw, dict) else ""
+        where = f"{src} exercise {eid!r} misconception {mid!r}"
+        if not isinstance(raw, dict):
+            raise SpecError(f"{where}: a misconception is a table with id, name, checks, value and feedback")
+        _keys(where, raw, MISCONCEPTION_KEYS, {"id", "name", "checks", "feedback"})
+        if not (isinstance(mid, str) and re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", mid)) or mid in seen:
+            raise SpecError(f"{where}: id must be unique in the exercise and written in lower case with hyphens "
+                            f"(\"one-pass-short\")")
+        seen.add(mid)
+        name, feedback = raw["name"], raw["feedback"]
+        if not (isinstance(name, str) and 0 < len(name.strip()) <= 60):
+            raise SpecError(f"{where}: name must be a few words (at most 60 characters), as staff and learners "
+                            f"read it in a list: \"one pass short\"")
+        if not (isinstance(feedback, str) and 0 < len(feedback.strip()) <= 400):
+            raise SpecError(f"{where}: feedback must be one or two sentences (at most 400 characters) for the "
+                            f"learner whose answer this misconception explains")
+        if ("value" in raw) == ("raises" in raw):
+            raise SpecError(f"{where}: give exactly one of value = ... (what this mental model predicts: \"None\", "
+                            f"a sympy expression, a list for a tuple) or raises = \"ExceptionClass\"")
+        if "raises" in raw:
+            answer: Answer = ClassAnswer(_ident(where, raw["raises"], "raises"))
+        else:
+            answer = _answer(where, "value", raw["value"], symbols)
+        container = raw.get("container", "tuple")
+        if container not in ("tuple", "list") or (container == "list" and not isinstance(answer, SeqAnswer)):
+            raise SpecError(f"{where}: container = \"list\" goes with value = [...] (a list instead of a tuple)")
+        if container == "list":
+            answer = SeqAnswer(answer.items, "list")
+        names = raw["checks"]
+        if not (isinstance(names, list) and names and all(isinstance(n, str) for n in names)):
+            raise SpecError(f"{where}: checks must list the ids of this exercise's checks it applies to "
+                            f"([\"predict.after_k\", \"produce.after_k\"])")
+        m = Misconception(mid, name.strip(), answer, " ".join(feedback.split()))
+        for n in names:
+            cid = f"{eid}.{n}"
+            check = by_id.get(cid)
+            if check is None:
+                raise SpecError(f"{where}: checks names {n!r}, which is not a check of exercise {eid!r}; its checks "
+                                f"are {', '.join(c.id.split('.', 1)[1] for c in checks)}")
+            if check.kind == "produce" and isinstance(check.expectation, WarnsExpectation):
+                raise SpecError(f"{where}: {n!r} checks a warning; a misconception names a wrong value, state or "
+                                f"exception, so attach it to a prediction or a value check")
+            if isinstance(check.expectation, ValueExpectation) and check.expectation.answer == answer or \
+                    isinstance(check.expectation, RaisesExpectation) and answer == ClassAnswer(check.expectation.exception):
+                raise SpecError(f"{where}: its value is the answer of {n!r}; a misconception is a wrong answer")
+            attached[cid].append(m)
+    return [replace(c, misconceptions=tuple(attached[c.id])) if attached[c.id] else c for c in checks]
 
 
 def _arg(where: str, raw: dict[str, Any]) -> Arg:
@@ -249,7 +316,8 @@ def load_spec(path: str | Path) -> Assignment:
     for ex in data["exercise"]:
         eid = str(ex.get("id", ""))
         where = f"{src} [[exercise]] id={eid!r}"
-        _keys(where, ex, {"id", "title", "functions", "args", "check"}, {"id", "title", "functions", "args", "check"})
+        _keys(where, ex, {"id", "title", "functions", "args", "check", "misconception"},
+              {"id", "title", "functions", "args", "check"})
         if not eid or eid in {e.id for e in exercises}:
             raise SpecError(f"{where}: exercise ids must be non-empty and unique")
         functions = tuple(_ident(where, f, "function") for f in ex["functions"])
@@ -263,6 +331,7 @@ def load_spec(path: str | Path) -> Assignment:
             args.append(arg)
         symbols = set(params) | {a.name for a in args if a.param is not None}
         exercises.append(Exercise(eid, str(ex["title"]), functions, tuple(args)))
+        mine: list[Check] = []
         for raw in ex["check"]:
             cid = f"{eid}.{raw.get('id', '')}"
             cwhere = f"{src} check {cid!r}"
@@ -305,7 +374,8 @@ def load_spec(path: str | Path) -> Assignment:
                     raise SpecError(f"{cwhere}: convention = ... goes with expect = (torch's value), not with "
                                     f"raises or warns")
                 expectation = ConventionExpectation(expectation.answer, None, convention, sympy_text)
-            checks.append(Check(cid, eid, kind, str(raw["title"]), expectation, str(raw["why"]), points, vis, name,
-                                function, observe, tol.get("rtol"), tol.get("atol"), sensitive))
+            mine.append(Check(cid, eid, kind, str(raw["title"]), expectation, str(raw["why"]), points, vis, name,
+                              function, observe, tol.get("rtol"), tol.get("atol"), sensitive))
+        checks += _misconceptions(src, eid, ex.get("misconception", []), mine, symbols)
     return Assignment(str(a["id"]), str(a["title"]), a["notebook"], str(a.get("torch_observed", "")),
                       limits, grading, params, tuple(exercises), tuple(checks), src)

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def differences(assignment: str, rounds: int, fresh: int) -> int:
     """Grade the examples of `assignment` over `rounds` secrets at `fresh` fresh points each; print
-    and count the statuses that differ from the recorded ones."""
+    and count the statuses (and named misconceptions) that differ from the recorded ones."""
     from autograder.grade import grade_notebook
     from autograder.key import release
     from autograder.keyfile import load_key
@@ -49,6 +49,10 @@ def differences(assignment: str, rounds: int, fresh: int) -> int:
                 want = expected["checks"].get(o.check_id)
                 if o.visibility == "public" and o.status != want:
                     print(f"{assignment} {student} {o.check_id}: {o.status} instead of {want}: {o.message}")
+                    found += 1
+                named, meant = o.misconception and o.misconception.id, expected.get("misconceptions", {}).get(o.check_id)
+                if o.visibility == "public" and named != meant:
+                    print(f"{assignment} {student} {o.check_id}: misconception {named} instead of {meant}: {o.message}")
                     found += 1
     print(f"{assignment}: {rounds} rounds × {fresh} fresh points, {found} differences", flush=True)
     return found

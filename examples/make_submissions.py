@@ -4,7 +4,8 @@ give it (`examples/submissions/<id>/<student>.ipynb` and `<student>.expected.jso
 The scenarios live in `examples/scenarios/<id>.py`: `predictions(p)` (the right PREDICT cell sources
 by grade_id at parameter point p), `CODE` (the right PRODUCE cell sources), `scenarios(params)`
 returning student -> (what it shows, cell sources by nbgrader grade_id, expected statuses that are
-not "passed"; {"*": "missing"} sets every check) for the misconceptions, and an optional
+not "passed"; {"*": "missing"} sets every check; "failed:<misconception id>" is a failure the grader
+must name as that misconception of the spec) for the misconceptions, and an optional
 `extra_files(out)` that writes files that are not the released notebook with some cells answered.
 Every assignment also gets "ada", fully correct, and "gus", not attempted, and three scenarios about
 predictions: "pat" (a right prediction obtained by running autograd in the PREDICT cell), "rex" (a
@@ -189,14 +190,18 @@ def main(assignment: str, out: Path | None = None, worker: sandbox.Worker | None
 
 def write_example(out: Path, student: str, nb, what: str, statuses: dict[str, str], check_ids: list[str],
                   assignment: str) -> None:
-    """Write one example notebook and its expected statuses."""
+    """Write one example notebook and its expected statuses and named misconceptions (a status written
+    "failed:<misconception id>" is a failure the grader must name as that misconception; every other
+    check must name none)."""
     nbformat.write(nb, out / f"{student}.ipynb")
     bad = set(statuses) - set(check_ids) - {"*"}
     if bad:
         raise SystemExit(f"{assignment}/{student}: unknown check ids {sorted(bad)}")
     expected = {c: statuses.get(c, statuses.get("*", "passed")) for c in check_ids}
+    named = {c: s.split(":", 1)[1] for c, s in expected.items() if ":" in s}
     (out / f"{student}.expected.json").write_text(json.dumps(
-        {"scenario": what, "status": "graded", "checks": expected}, indent=1) + "\n")
+        {"scenario": what, "status": "graded", "checks": {c: s.split(":", 1)[0] for c, s in expected.items()},
+         "misconceptions": named}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

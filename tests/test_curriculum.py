@@ -137,6 +137,8 @@ def test_the_example_submissions_get_their_recorded_statuses(assignment, tmp_pat
         messages = {o["check_id"]: o["message"] for o in report["outcomes"]}
         assert got == exp["checks"], (student, {k: (v, got.get(k), messages.get(k)) for k, v in exp["checks"].items()
                                                 if got.get(k) != v})
+        named = {o["check_id"]: o["misconception"]["id"] for o in report["outcomes"] if o["misconception"]}
+        assert named == exp.get("misconceptions", {}), (student, named, exp.get("misconceptions"))
 
 
 @pytest.mark.parametrize("assignment", IDS)

@@ -8,7 +8,7 @@ import pytest
 
 from autograder import judge
 from autograder.judge import Evidence, RunEnd
-from autograder.model import (Arg, Check, ConventionExpectation, Exercise, ExprAnswer, Grading, Key, Limits, NoneAnswer,
+from autograder.model import (Arg, Check, ClassAnswer, ConventionExpectation, Misconception, Exercise, ExprAnswer, Grading, Key, Limits, NoneAnswer,
                               Parameter, RaisesExpectation, SeqAnswer, ValueExpectation, WarnsExpectation)
 from autograder.wire import CallResult, CellResult, Observations
 
@@ -198,3 +198,73 @@ def test_notes_name_cells_that_raised_lines_the_probe_did_not_write_and_another_
                      "2 line(s) in the results channel were not written by the grader's probe and were ignored",
                      "this run used torch 2.12.0, but the key was observed on torch 2.13.0: version-sensitive checks "
                      "may differ"]
+
+
+MISCONCEIVED = replace(KEY, checks=tuple(
+    replace(c, misconceptions=(Misconception("one-x", "one x", ExprAnswer("x"), "feedback one"),
+                               Misconception("x-squared", "x squared", ExprAnswer("x**2"), "feedback two"),
+                               Misconception("none-is-zero", "None is zero", ExprAnswer("0"), "not zero")))
+    if c.id in ("1.predict.grad", "1.produce.grad", "1.produce.hidden") else
+    replace(c, misconceptions=(Misconception("not-a-tuple", "a bare number", ExprAnswer("2*x"), "a tuple"),
+                               Misconception("a-list", "a list", SeqAnswer((ExprAnswer("2*x"),), "list"), "tuple!")))
+    if c.id == "1.produce.returns" else
+    replace(c, misconceptions=(Misconception("no-error", "it just returns None", NoneAnswer(), "it raises"),
+                               Misconception("value-error", "a ValueError", ClassAnswer("ValueError"), "Runtime")))
+    if c.id in ("1.predict.err", "1.produce.err") else c for c in KEY.checks))
+
+
+def test_a_wrong_value_that_a_misconception_predicts_is_named_with_its_feedback():
+    got = judged(observations(names={"p1_grad": {"t": "float", "v": 1.501}, "p1_err": {"t": "str", "v": "ValueError"},
+                                     "p1_kink": {"t": "int", "v": 0}}), key=MISCONCEIVED)
+    d = got["1.predict.grad"].misconception
+    assert got["1.predict.grad"].status == "failed" and (d.id, d.name, d.feedback) == ("one-x", "one x", "feedback one")
+    assert (d.formula, d.value, d.where) == ("x", "1.5", "x=1.5")   # within the prediction's 2e-3
+    assert d.evidence == "that thinking gives x = 1.5 at x=1.5, which is your value"
+    assert got["1.predict.err"].misconception.id == "value-error"
+    assert got["1.predict.kink"].misconception is None and got["1.produce.grad"].misconception is None   # passed
+    got = judged(observations(names={"p1_grad": {"t": "float", "v": 2.0}}), key=MISCONCEIVED)
+    assert got["1.predict.grad"].status == "failed" and got["1.predict.grad"].misconception is None   # no model's value
+
+
+def test_a_produced_value_is_matched_at_the_point_where_it_failed_with_the_checks_tolerance():
+    calls = right_calls()
+    calls[("ex1", 0)] = call("ex1", 0, returned=tensor(3.0), grad=tensor(2.25))
+    got = judged(observations(calls=calls), key=MISCONCEIVED)
+    assert got["1.produce.returns"].misconception.id == "not-a-tuple"
+    assert got["1.produce.grad"].misconception.id == "x-squared" and got["1.produce.grad"].misconception.value == "2.25"
+    calls[("ex1", 0)] = call("ex1", 0, returned={"t": "seq", "kind": "list", "items": [tensor(3.0)]},
+                             grad=tensor(2.25 * (1 + 1e-3)))   # outside float32's 1e-5: no misconception
+    got = judged(observations(calls=calls), key=MISCONCEIVED)
+    assert got["1.produce.returns"].misconception.id == "a-list" and got["1.produce.grad"].misconception is None
+    calls = right_calls()
+    calls[("ex1", 1)] = call("ex1", 1, returned={"t": "seq", "kind": "tuple", "items": [tensor(4.0)]}, grad=tensor(0.0))
+    got = judged(observations(calls=calls), key=MISCONCEIVED)
+    d = got["1.produce.grad"].misconception
+    assert (d.id, d.where) == ("none-is-zero", "x=2.0") and "fresh point 1" in got["1.produce.grad"].message
+    calls = right_calls()
+    calls[("ex1_err", 0)] = call("ex1_err", 0, returned={"t": "none"})
+    assert judged(observations(calls=calls), key=MISCONCEIVED)["1.produce.err"].misconception.id == "no-error"
+
+
+def test_a_misconception_that_coincides_with_the_answer_or_another_one_at_a_point_is_not_used_there():
+    one = KEY.exercise("1").values({"x0": 1.0})   # x = x**2 = 1 here, and 2x = 2
+    check = MISCONCEIVED.check("1.predict.grad")
+    usable, left_out = judge.misconception_values(check, one, MISCONCEIVED.grading.prediction(check))
+    assert [m.id for m, _ in usable] == ["none-is-zero"] and left_out == ["one-x", "x-squared"]
+    two = KEY.exercise("1").values({"x0": 2.0})   # x**2 = 4 = 2x, the answer
+    usable, left_out = judge.misconception_values(check, two, MISCONCEIVED.grading.prediction(check))
+    assert [m.id for m, _ in usable] == ["one-x", "none-is-zero"] and left_out == ["x-squared"]
+    points = [{"x0": 1.0}, {"x0": 2.0}, {"x0": -0.5}]
+    got = {o.check_id: o for o in judge.outcomes(MISCONCEIVED, Evidence(observations(
+        names={"p1_grad": {"t": "float", "v": 1.0}}), RunEnd(0, False)), points)}
+    assert got["1.predict.grad"].status == "failed" and got["1.predict.grad"].misconception is None
+
+
+def test_a_hidden_or_sealed_check_never_names_its_misconception():
+    calls = right_calls()
+    calls[("ex1", 0)] = call("ex1", 0, returned=tensor(3.0), grad=tensor(2.25))
+    got = judged(observations(calls=calls), key=MISCONCEIVED)
+    assert got["1.produce.hidden"].status == "failed" and got["1.produce.hidden"].misconception is None
+    sealed = {o.check_id: o for o in judge.outcomes(MISCONCEIVED, Evidence(observations(calls=calls), RunEnd(0, False),
+                                                                           sealed=True), POINTS)}
+    assert sealed["1.produce.grad"].status == "failed" and sealed["1.produce.grad"].misconception is None

@@ -151,3 +151,27 @@ def test_release_refuses_a_locked_student_id_cell(solution_copy, tmp_path, worke
     nbformat.write(nb, nb_path)
     with pytest.raises(BuildError, match="sets STUDENT_ID but is locked"):
         release(solution_copy, tmp_path / "a", tmp_path / "b", worker=worker)
+
+
+def test_release_checks_every_misconception_and_says_how_often_one_is_ambiguous(key):
+    from autograder.key import CLASS_STUDENTS, check_misconceptions
+    from autograder.model import ExprAnswer
+
+    summary = check_misconceptions(key, "spec.toml")
+    assert summary.misconceptions == len({(c.exercise, m.id) for c in key.checks for m in c.misconceptions}) >= 20
+    assert summary.evaluated == sum(len(c.misconceptions) for c in key.checks) * (9 + len(CLASS_STUDENTS))
+    # k = 2 for about a quarter of the students: "one pass only" (f') and "one pass short" ((k-1) f') coincide
+    assert 0 < summary.ambiguous < summary.evaluated / 20
+    assert summary.most_ambiguous[0].startswith("4.p") and "one-pass-" in summary.most_ambiguous[0]
+    assert "ambiguous (not used)" in summary.text
+
+    def with_value(check_id, text):
+        return replace(key, checks=tuple(
+            replace(c, misconceptions=(replace(c.misconceptions[0], answer=ExprAnswer(text)),) + c.misconceptions[1:])
+            if c.id == check_id else c for c in key.checks))
+    with pytest.raises(BuildError, match=r"spec.toml check '4.predict.after_k': misconception 'one-pass-only' gives the "
+                                         r"right answer at the reference point \(x=.*\): a misconception must lead"):
+        check_misconceptions(with_value("4.predict.after_k", "k*3*x**2"), "spec.toml")
+    with pytest.raises(BuildError, match=r"misconception 'one-pass-only' has no value at x=.*; write a value that "
+                                         r"holds at every point"):
+        check_misconceptions(with_value("4.predict.after_k", "sqrt(x - 10)"), "spec.toml")

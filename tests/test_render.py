@@ -57,3 +57,23 @@ def test_gradescope_and_html_name_the_statuses_with_the_same_words():
     for status, word in STATUS_WORDS.items():
         assert f'<span class="agl-st agl-st-{status}">{word.mark}</span>' in page
         assert f".agl-report .agl-st-{status} {{ color: {word.colour}; background: {word.background}; }}" in page
+
+
+def test_every_view_names_a_misconception_with_its_feedback_and_evidence():
+    from dataclasses import replace
+
+    from autograder.report import Diagnosis
+
+    graded, _ = fixture()
+    d = Diagnosis("one-pass-short", "one pass short", "range(1, k) runs k - 1 passes.", "(k - 1)*diff(x**3, x)",
+                  "43.9569", "x=2.2, k=4")
+    graded = replace(graded, outcomes=tuple(replace(o, misconception=d) if o.status == "failed" else o
+                                            for o in graded.outcomes))
+    text = render(graded)
+    assert ('misconception: "one pass short" (that thinking gives (k - 1)*diff(x**3, x) = 43.9569 at x=2.2, k=4, '
+            'which is your value). range(1, k) runs k - 1 passes.') in " ".join(text.split())
+    page = to_html(graded)
+    assert '<strong class="agl-mname">one pass short</strong> — range(1, k) runs k - 1 passes.' in page
+    output = {t["number"]: t for t in to_results(graded)["tests"]}["1.check.failed"]["output"]
+    assert "- **Misconception:** **one pass short**: range(1, k) runs k - 1 passes." in output
+    assert Report.from_dict(graded.to_dict()) == graded   # the JSON keeps it

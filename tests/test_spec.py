@@ -134,3 +134,38 @@ def test_a_convention_goes_with_a_value_not_with_an_exception(tmp_path):
                         'phrase = "p"\nconvention = "c"\nsympy = "0"')
     with pytest.raises(SpecError, match="convention = ... goes with expect"):
         load_text(tmp_path, text)
+
+
+MISCONCEPTION = '''
+[[exercise.misconception]]
+id = "power-rule-without-factor"
+name = "power rule without the factor 2"
+checks = ["produce.grad"]
+value = "x"
+feedback = "The exponent comes down as a factor."
+'''
+
+
+def test_a_misconception_is_attached_to_each_check_it_lists(tmp_path):
+    a = load_text(tmp_path, GOOD + MISCONCEPTION + MISCONCEPTION.replace("power-rule-without-factor", "none-is-zero")
+                  .replace('value = "x"', 'value = "None"'))
+    (c,) = a.checks
+    assert [(m.id, m.answer.text) for m in c.misconceptions] == [("power-rule-without-factor", "x"), ("none-is-zero", "None")]
+    assert c.misconceptions[0].name == "power rule without the factor 2"
+
+
+@pytest.mark.parametrize("old, new, phrase", [
+    ('checks = ["produce.grad"]', 'checks = ["produce.gard"]', "checks names 'produce.gard', which is not a check of "
+                                                               "exercise '1'; its checks are produce.grad"),
+    ('value = "x"', 'value = "diff(x**2, x)"', "its value is the answer of 'produce.grad'"),
+    ('value = "x"', 'value = "y"', "value 'y' is not a valid expression"),
+    ('value = "x"', 'raises = "RuntimeError"\nvalue = "x"', "give exactly one of value = ..."),
+    ('value = "x"', 'value = "x"\ncontainer = "list"', 'container = "list" goes with value = [...]'),
+    ('id = "power-rule-without-factor"', 'id = "Power rule"', "lower case with hyphens"),
+    ('feedback = "The exponent comes down as a factor."', 'feedback = ""', "one or two sentences"),
+    ('name = "power rule without the factor 2"', 'nmae = "x"', "unknown key(s) nmae"),
+])
+def test_a_bad_misconception_is_named_with_file_check_and_fix(tmp_path, old, new, phrase):
+    with pytest.raises(SpecError) as e:
+        load_text(tmp_path, GOOD + MISCONCEPTION.replace(old, new))
+    assert "spec.toml exercise '1' misconception" in str(e.value) and phrase in str(e.value), str(e.value)

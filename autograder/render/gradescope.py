@@ -26,8 +26,8 @@ The mapping, and why:
   `missing` and `timeout` are "failed", and the test's `output` says which of them it was and what
   that means. `output` (`output_format: "md"`) gives what was checked, what was expected and from
   which oracle (sympy, the reference torch run, the API contract), what was observed, why it
-  matters, the convention (torch versus sympy) and a torch-version note where the check has them,
-  and extra lines (warnings, which are information and never cost points).
+  matters, the misconception its wrong value matches (named, with its feedback), the convention (torch
+  versus sympy) and a torch-version note where the check has them, and extra lines (warnings, which are information and never cost points).
 - A public check is `visibility: "visible"`. A hidden check is `"after_published"` (shown only when
   course staff publish the grades), and its output holds only its status and points: never the
   expected value, the oracle, the observed value, the message, the reason or the details, even when
@@ -112,6 +112,9 @@ def check_output(o: Outcome) -> str:
     if o.observed is not None:
         label = "Your prediction" if o.kind == "predict" else "Observed"
         items.append(f"- **{label}:** {_value(o.observed)}")
+    if o.misconception:
+        m = o.misconception
+        items.append(f"- **Misconception:** **{_text(m.name)}**: {_text(m.feedback)} ({_text(m.evidence)})")
     if o.why:
         items.append(f"- **Why it matters:** {_text(o.why)}")
     if o.convention:

@@ -34,6 +34,9 @@ def outcome_lines(o: Outcome, width: int = 100, id_width: int = 22, title_width:
             lines += wrap(f"you: {o.observed}    expected: {o.expected}")
         if o.oracle:
             lines += wrap(f"expected value from: {o.oracle}")
+        if o.misconception:
+            m = o.misconception
+            lines += wrap(f"misconception: \"{m.name}\" ({m.evidence}). {m.feedback}")
         if o.why and o.status == "failed":
             lines += wrap(f"why it matters: {o.why}")
     if o.convention:

@@ -50,8 +50,10 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
     wrong["ex4-predict"] = f"p4_after_k = {sig(3 * x * x)}\np4_after_reset = {sig(3 * x * x)}"
     wrong["ex6-predict"] = wrong["ex6-predict"].replace('"RuntimeError"', '"ValueError"').replace(", None)", ", 0.0)", 1)
     out["ben"] = ("wrong predictions, right code", {**wrong, **CODE},
-                  {"1.predict.returns": "failed", "2.predict.returns": "failed", "3.predict.grad": "failed",
-                   "4.predict.after_k": "failed", "6.predict.strict": "failed", "6.predict.allow_unused": "failed"})
+                  {"1.predict.returns": "failed:backward-returns-the-gradient", "2.predict.returns": "failed:not-a-tuple",
+                   "3.predict.grad": "failed:grad-overwritten",
+                   "4.predict.after_k": "failed",   # ben's k is 2: "one pass only" and "one pass short" coincide
+                   "6.predict.strict": "failed", "6.predict.allow_unused": "failed:none-is-zero"})
 
     p = params("cleo")
     pred = predictions(p)
@@ -61,7 +63,7 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
         "        (x ** 3).backward()\n\n\n"
         "def ex4_reset(x, k):\n    ex4_accumulate(x, k)\n    x.grad = None\n    (x ** 3).backward()")})
     out["cleo"] = ("forgot that backward accumulates", {**pred, **code},
-                   {"4.predict.after_k": "failed", "4.produce.after_k": "failed"})
+                   {"4.predict.after_k": "failed:one-pass-only", "4.produce.after_k": "failed:one-pass-only"})
 
     p = params("dev")
     pred = predictions(p)
@@ -71,8 +73,9 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
         "ex2-produce": "def ex2(x):\n    (x**2 * torch.sin(x)).backward()\n    return x.grad",
         "ex3-produce": "def ex3(x):\n    (x**2 * torch.sin(x)).backward()\n    return x.grad"})
     out["dev"] = ("used backward where grad was asked", {**pred, **code},
-                  {"2.predict.grad": "failed", "2.produce.returns": "failed", "2.produce.grad": "failed",
-                   "3.produce.derivative": "failed", "3.produce.grad": "failed"})
+                  {"2.predict.grad": "failed:grad-accumulates-too", "2.produce.returns": "failed:not-a-tuple",
+                   "2.produce.grad": "failed:grad-accumulates-too", "3.produce.derivative": "failed:adds-the-old-grad",
+                   "3.produce.grad": "failed:grad-accumulates-too"})
 
     p = params("eve")
     x = p["x0"]
