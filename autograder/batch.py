@@ -4,7 +4,7 @@ them in parallel through one warm sandbox worker; resumes a killed batch.
 
 May import: stdlib, tqdm (lazily), autograder (its version), autograder.model, autograder.keyfile,
 autograder.identity, autograder.notebook, autograder.compare, autograder.grade, autograder.report,
-autograder.sandbox, autograder.render.gradebook.
+autograder.sandbox, autograder.stats, autograder.render.gradebook, autograder.render.stats (lazily).
 """
 from __future__ import annotations
 
@@ -249,3 +249,62 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
     written = {report_file(s.name) for s in subs}
     return BatchResult(reports, str(gradebook), tuple(sorted(before - written)), time.monotonic() - start,
                        sum(1 for r in kept.values() if r is not None))
+
+
+def batch_reports(out: str | Path) -> tuple[list[Report], int]:
+    """The reports of the batch whose output folder is `out`: those of `out/reports/` that its gradebook.csv
+    lists (the last run), or all of them when there is no gradebook; and how many reports in the folder were
+    left out (from earlier runs). Unreadable report files are left out too.
+
+    Raises:
+        FileNotFoundError: `out/reports/` does not exist.
+    """
+    import csv
+
+    folder = Path(out) / "reports"
+    if not folder.is_dir():
+        raise FileNotFoundError(f"no reports in {out} (no {folder} folder): grade a batch into it first")
+    listed = None
+    gradebook = Path(out) / "gradebook.csv"
+    if gradebook.is_file():
+        with gradebook.open(encoding="utf-8", newline="") as f:
+            listed = {_uncell(row["submission"]) for row in csv.DictReader(f) if "submission" in row}
+    reports, left = [], 0
+    for path in sorted(folder.glob("*.json")):
+        try:
+            report = read_report(path)
+        except (OSError, ValueError, TypeError, KeyError):
+            left += 1
+            continue
+        if listed is not None and report.submission not in listed:
+            left += 1
+            continue
+        reports.append(report)
+    return reports, left
+
+
+def _uncell(text: str) -> str:
+    """A gradebook cell's text as the submission named it (see render.gradebook.cell)."""
+    return text[1:] if text[:1] == "'" and text[1:2] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def write_stats(out: str | Path, reports: list[Report], key: Key | None = None) -> Any:
+    """Write the class view of `reports` into `out`: stats.html (the page), stats.json (autograder.stats'
+    ClassStats, schema "autograd-lab/stats" v1) and item-analysis.csv, each atomically. `key` lists every
+    misconception of a check, also those no submission showed. Returns the ClassStats.
+
+    Raises:
+        ValueError: no report, or reports of several assignments (see stats.class_stats).
+    """
+    import json
+
+    from autograder.render.stats import to_csv as items_csv
+    from autograder.render.stats import to_html as stats_html
+    from autograder.stats import class_stats
+
+    stats = class_stats(reports, key=key)
+    out = Path(out)
+    write_text_atomic(out / "stats.json", json.dumps(stats.to_dict(), indent=1, allow_nan=False) + "\n")
+    write_text_atomic(out / "item-analysis.csv", items_csv(stats))
+    write_text_atomic(out / "stats.html", stats_html(stats))
+    return stats

@@ -32,7 +32,9 @@ EXAMPLES = {
              "  autograder grade a.ipynb b.ipynb --out out/ --assignment 01-backward-vs-grad --jobs 2\n"
              "  autograder grade --nbgrader ~/course --assignment 01-backward-vs-grad\n"
              "  autograder grade subs/ --out out/ --feedback --gradescope results.json\n"
-             "  autograder grade subs/ --out out/ --scheduler tcp://scheduler-host:8786",
+             "  autograder grade subs/ --out out/ --scheduler tcp://scheduler-host:8786\n"
+             "  autograder grade subs/ --out out/ --stats",
+    "stats": "examples:\n  autograder stats out/\n  autograder stats out/ --key build/01-backward-vs-grad/key.json --json",
 }
 EXAMPLES["gradescope-bundle"] = ("examples:\n  autograder gradescope-bundle 01-backward-vs-grad\n"
                                  "  autograder gradescope-bundle 01-backward-vs-grad --out ~/upload/01.zip")
@@ -43,6 +45,7 @@ EXIT_CODES = {
              "2 a usage or key error",
     "grade": "exit codes: 0 every report was written (whatever the scores, not-gradable submissions included); "
              "2 a usage or key error, or the sandbox could not start",
+    "stats": "exit codes: 0 the class view was written; 2 no reports there, or reports of several assignments",
 }
 
 
@@ -57,7 +60,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog="exit codes: 0 ok; 1 a check did not pass (check); 2 usage, spec, key or build error\n\n"
                + "examples:\n" + "\n".join(e.split("\n", 1)[1] for e in EXAMPLES.values()))
     p.add_argument("--version", action="store_true", help="print the version and exit")
-    sub = p.add_subparsers(dest="command", metavar="{release,check,grade,gradescope-bundle}")
+    sub = p.add_subparsers(dest="command", metavar="{release,check,grade,stats,gradescope-bundle}")
     fmt = argparse.RawDescriptionHelpFormatter
     r = sub.add_parser("release", help="build the key and write the student notebook", epilog=_epilog("release"),
                        formatter_class=fmt, description="Build the answer key from a solution folder (spec.toml + "
@@ -106,7 +109,20 @@ def _parser() -> argparse.ArgumentParser:
                    "a LocalCluster of N worker processes started for this batch (local:N, N from 1 to 256); needs "
                    "pip install 'autograd-lab[dask]'. Reports are written here, as without it")
     g.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE", help=LIMIT_HELP)
+    g.add_argument("--stats", action="store_true", help="also write the class view of this batch: OUT/stats.html, "
+                   "OUT/stats.json and OUT/item-analysis.csv (as `autograder stats OUT`)")
     g.add_argument("--json", action="store_true", help="print the reports as one JSON list instead of the summary")
+    t = sub.add_parser("stats", help="the class view of a graded batch: plots, item analysis, misconceptions",
+                       epilog=_epilog("stats"), formatter_class=fmt,
+                       description="Read the reports a `grade --out OUT` wrote (those its gradebook lists) and write "
+                       "OUT/stats.html (score distribution, pass rate per check, named misconceptions, per check: "
+                       "counts per status, difficulty, discrimination, misconception counts and the most common "
+                       "unnamed wrong answers), OUT/stats.json and OUT/item-analysis.csv. Not-gradable submissions "
+                       "are counted apart, never as zeros.")
+    t.add_argument("out", help="a folder `autograder grade --out` wrote (it holds reports/)")
+    t.add_argument("--key", help="the assignment's key, to list every misconception, also those no submission showed "
+                   "(default: build/<assignment>/key.json if it is there)")
+    t.add_argument("--json", action="store_true", help="print stats.json's content instead of the summary")
     b = sub.add_parser("gradescope-bundle", help="write the zip that runs this grader on Gradescope",
                        epilog=_epilog("gradescope-bundle"), formatter_class=fmt,
                        description="Write Gradescope's autograder zip for an assignment (setup.sh, run_autograder, "
@@ -304,6 +320,16 @@ def _grade(args: argparse.Namespace) -> int:
         if grid is not None:
             grid.close()
     _write_views(args, key, subs, result.reports, out)
+    if args.stats:
+        from autograder.batch import write_stats
+
+        try:
+            write_stats(out, list(result.reports), key)
+        except ImportError as e:
+            return _fail(f"the reports and gradebook are written, but the class view needs matplotlib ({e}): "
+                         f"pip install 'autograd-lab[stats]', then run autograder stats {out}")
+        if not args.json:
+            print(f"class view: {out / 'stats.html'} (and stats.json, item-analysis.csv)", file=sys.stderr)
     if args.json:
         print(json.dumps([r.to_dict() for r in result.reports], indent=1))
         return 0
@@ -371,6 +397,42 @@ def _release(args: argparse.Namespace) -> int:
     return 0
 
 
+def _stats(args: argparse.Namespace) -> int:
+    from autograder.batch import batch_reports, write_stats
+
+    out = Path(args.out)
+    try:
+        reports, left = batch_reports(out)
+    except FileNotFoundError as e:
+        return _fail(str(e))
+    if not reports:
+        return _fail(f"no readable report in {out / 'reports'}")
+    key = None
+    assignments = sorted({r.assignment for r in reports})
+    key_path = Path(args.key) if args.key else Path("build") / assignments[0] / "key.json"
+    if args.key or (len(assignments) == 1 and key_path.is_file()):
+        key = _load_key(key_path, [])
+        if key is None:
+            return 2
+    try:
+        stats = write_stats(out, reports, key)
+    except ValueError as e:
+        return _fail(str(e))
+    except ImportError as e:
+        return _fail(f"the class view needs matplotlib ({e}): pip install 'autograd-lab[stats]' (in this project's "
+                     f"folder: pip install -e '.[stats]')")
+    if args.json:
+        print(json.dumps(stats.to_dict(), indent=1))
+        return 0
+    named = sum(m.count for c in stats.checks for m in c.misconceptions)
+    mean = f", mean score {stats.mean:.1f} / {stats.max_score:g}" if stats.mean is not None else ""
+    print(f"{stats.assignment}: {stats.counted} counted submissions{mean}; {stats.superseded} superseded, "
+          f"{stats.not_gradable} not gradable (apart, never 0); {named} named misconceptions seen"
+          + (f"; {left} report(s) not in the last gradebook left out" if left else "")
+          + f"\n  {out / 'stats.html'}\n  {out / 'stats.json'}\n  {out / 'item-analysis.csv'}")
+    return 0
+
+
 def _gradescope_bundle(args: argparse.Namespace) -> int:
     from autograder.gradescope import make_bundle
 
@@ -423,5 +485,5 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         _parser().print_help()
         return 2
-    return {"release": _release, "check": _check, "grade": _grade,
+    return {"release": _release, "check": _check, "grade": _grade, "stats": _stats,
             "gradescope-bundle": _gradescope_bundle}[args.command](args)

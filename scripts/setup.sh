@@ -31,6 +31,6 @@ pip_q() {   # pip, without this machine's notes about local index folders that d
 }
 # torch first and pinned: a bare "torch" would pull a multi-GB CUDA build.
 pip_q install -q 'torch==2.13.0'
-pip_q install -q -e '.[dev,dask]'
+pip_q install -q -e '.[dev,dask,stats]'
 # rfc3987-syntax (pulled in by jupyter-events) adds ~2 s to every `import nbformat`; nothing we use needs it.
 "$VPY" -m pip uninstall -q -y rfc3987-syntax >/dev/null 2>&1 || true

@@ -73,3 +73,24 @@ def solution_copy(tmp_path):
     dst = tmp_path / "solutions" / ASSIGNMENT
     shutil.copytree(SOLUTION, dst)
     return dst
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Chromium driven by selenium. Fails (never skips) when either is missing."""
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    if not (chromium and driver):
+        pytest.fail("the browser tests need Chromium and its driver on PATH (chromium, chromedriver): run "
+                    "scripts/setup.sh as root, or apt-get install -y chromium chromium-driver", pytrace=False)
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        pytest.fail("the browser tests need selenium: pip install -e '.[dev]'", pytrace=False)
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1200,900"):
+        options.add_argument(arg)
+    d = webdriver.Chrome(service=Service(driver), options=options)
+    yield d
+    d.quit()

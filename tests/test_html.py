@@ -3,11 +3,9 @@ shows, a not-gradable page without a score, and the self-check's rich view in Ju
 from __future__ import annotations
 
 import re
-import shutil
 import tomllib
 from html.parser import HTMLParser
 
-import pytest
 
 from autograder.render.html import TEMPLATES, to_html, to_html_fragment
 from autograder.report import Outcome, Report
@@ -146,27 +144,6 @@ def test_the_templates_ship_with_the_package():
 
 
 # ----------------------------------------------------------------------------- in a real browser
-
-@pytest.fixture(scope="module")
-def browser():
-    """Headless Chromium driven by selenium. Fails (never skips) when either is missing."""
-    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    if not (chromium and driver):
-        pytest.fail("tests/test_html.py needs Chromium and its driver on PATH (chromium, chromedriver): run "
-                    "scripts/setup.sh as root, or apt-get install -y chromium chromium-driver", pytrace=False)
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        pytest.fail("tests/test_html.py needs selenium: pip install -e '.[dev]'", pytrace=False)
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1200,900"):
-        options.add_argument(arg)
-    d = webdriver.Chrome(service=Service(driver), options=options)
-    yield d
-    d.quit()
-
 
 def _open(browser, html: str, path):
     from selenium.webdriver.common.by import By

@@ -29,7 +29,9 @@ def _shown(value: Any) -> Any:
 
 
 @cache
-def _environment() -> Environment:
+def environment() -> Environment:
+    """The jinja2 environment of every page: render/templates/, autoescaping on, every value through
+    `_shown`, StrictUndefined (a template's typo is an error, not an empty string)."""
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True, undefined=StrictUndefined,
                       finalize=_shown, trim_blocks=True, lstrip_blocks=True)
     env.filters["points"] = points
@@ -54,10 +56,10 @@ def to_html(report: Report) -> str:
     then per exercise a table of checks with, for anything not passed, what you gave, what was
     expected, where that expectation comes from and why it matters; a not-gradable report says
     "Not graded", why, and that it is not a 0. Inline CSS only; no script, no network."""
-    return _environment().get_template("page.html.j2").render(_context(report))
+    return environment().get_template("page.html.j2").render(_context(report))
 
 
 def to_html_fragment(report: Report) -> str:
     """The same body as `to_html`, without <html>/<head>, in one <div class="agl-report"> whose
     <style> only applies inside it: for a Jupyter output cell."""
-    return _environment().get_template("fragment.html.j2").render(_context(report))
+    return environment().get_template("fragment.html.j2").render(_context(report))

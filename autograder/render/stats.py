@@ -1,0 +1,160 @@
+"""render.stats: ClassStats -> the class view: a standalone HTML page (stats.html: tables and plots drawn with
+matplotlib as inline SVG; no script, nothing loaded from the network) and the item analysis as CSV. Pure
+views of one ClassStats; matplotlib is imported only here, and only to draw.
+
+May import: stdlib, jinja2, markupsafe, matplotlib (lazily), autograder.report, autograder.stats, autograder.render.html,
+autograder.render.gradebook.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import re
+from itertools import groupby
+from typing import Any
+
+from markupsafe import Markup
+
+from autograder.render.gradebook import cell
+from autograder.render.html import environment
+from autograder.report import STATUS_WORDS, STATUSES, points
+from autograder.stats import ClassStats
+
+PREDICT, PRODUCE = "#0969da", "#bf8700"   # bar colours of prediction and produce checks (and their legend)
+ITEM_COLUMNS = ("check", "exercise", "kind", "title", "max_score", "submissions", *STATUSES, "difficulty",
+                "discrimination", "misconceptions", "unnamed_wrong", "common_wrong_answers")
+
+
+def _number(x: float | None, digits: int = 2) -> str:
+    return "" if x is None else f"{x:.{digits}f}"
+
+
+def to_csv(stats: ClassStats) -> str:
+    """item-analysis.csv: one row per check (ITEM_COLUMNS): its counts per status among the counted
+    submissions, difficulty (share passed) and discrimination (point-biserial, empty when undefined) to 3
+    decimals, the named misconceptions ("one pass only: 12; one pass short: 3", 0 counts included) and the
+    most common unnamed wrong answers, whose text a submission chose (neutralised for spreadsheets)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(ITEM_COLUMNS)
+    for c in stats.checks:
+        w.writerow([c.check_id, c.exercise, c.kind, c.title, points(c.max_score), c.n, *(c.counts[s] for s in STATUSES),
+                    _number(c.difficulty, 3), _number(c.discrimination, 3),
+                    "; ".join(f"{m.name}: {m.count}" for m in c.misconceptions), c.unnamed,
+                    cell("; ".join(f"{a.answer}: {a.count}" for a in c.wrong_answers))])
+    return buf.getvalue()
+
+
+# ------------------------------------------------------------------------------------------------ plots
+
+def _svg(fig: Any) -> Markup:
+    """A matplotlib figure as inline SVG markup (text kept as text, no XML prolog, reproducible ids)."""
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
+    text = buf.getvalue()
+    text = text[text.index("<svg"):]
+    return Markup(re.sub(r"<svg ", '<svg role="img" ', text, count=1))
+
+
+def _figure(width: float, height: float) -> Any:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=96)
+    fig.set_layout_engine("constrained")
+    return fig
+
+
+def _rc() -> Any:
+    import matplotlib
+
+    return matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "autograd-lab", "font.size": 9,
+                                  "font.family": "DejaVu Sans", "axes.spines.top": False,
+                                  "axes.spines.right": False})
+
+
+def score_plot(stats: ClassStats) -> Markup:
+    """The score distribution of the counted submissions: a histogram, one bar per point (or per 1/20 of
+    the maximum for more than 40 points)."""
+    with _rc():
+        fig = _figure(7.5, 2.6)
+        ax = fig.add_subplot()
+        top = stats.max_score or 1.0
+        step = 1.0 if top <= 40 else top / 20
+        edges = [i * step - step / 2 for i in range(int(top / step) + 2)]
+        ax.hist(stats.scores, bins=edges, color="#57606a", edgecolor="white")
+        ax.set_xlim(-step, top + step)
+        ax.set_xlabel(f"score (out of {points(top)})")
+        ax.set_ylabel("submissions")
+        ax.yaxis.get_major_locator().set_params(integer=True)
+        if stats.mean is not None:
+            ax.axvline(stats.mean, color="#cf222e", linewidth=1.2, linestyle="--", label=f"mean {stats.mean:.1f}")
+            ax.legend(frameon=False, loc="upper left")
+        return _svg(fig)
+
+
+def pass_rate_plot(stats: ClassStats) -> Markup:
+    """The share of counted submissions that passed each check: one bar per check, grouped by exercise,
+    predictions then produce checks side by side in each exercise (two colours, a legend)."""
+    with _rc():
+        checks = sorted(stats.checks, key=lambda c: (_exercise_order(stats, c.exercise), c.kind != "predict"))
+        fig = _figure(max(7.5, 0.22 * len(checks) + 1.5), 3.4)
+        ax = fig.add_subplot()
+        xs, x, ticks = [], 0.0, []
+        for exercise, group in groupby(checks, key=lambda c: c.exercise):
+            group = list(group)
+            start = x
+            for _ in group:
+                xs.append(x)
+                x += 1
+            ticks.append(((start + x - 1) / 2, f"ex {exercise}"))
+            x += 0.8
+        ax.bar(xs, [100 * (c.difficulty or 0.0) for c in checks], width=0.8,
+               color=[PREDICT if c.kind == "predict" else PRODUCE for c in checks])
+        ax.set_xticks([t for t, _ in ticks], [label for _, label in ticks])
+        ax.set_ylim(0, 100)
+        ax.set_ylabel("% passed")
+        from matplotlib.patches import Patch
+
+        ax.legend(handles=[Patch(color=PREDICT, label="predict"), Patch(color=PRODUCE, label="produce")],
+                  frameon=False, ncols=2, loc="lower left", bbox_to_anchor=(0, 1.0))
+        return _svg(fig)
+
+
+def misconception_plot(stats: ClassStats, most: int = 15) -> Markup | None:
+    """The `most` most common named misconceptions, as horizontal bars labelled "check · name"; None when
+    no submission showed one."""
+    rows = sorted(((m.count, f"{c.check_id} · {m.name}") for c in stats.checks for m in c.misconceptions
+                   if m.count), key=lambda t: -t[0])[:most]
+    if not rows:
+        return None
+    with _rc():
+        fig = _figure(7.5, 0.28 * len(rows) + 0.9)
+        ax = fig.add_subplot()
+        ax.barh(range(len(rows)), [n for n, _ in rows], color="#d4a72c")
+        ax.set_yticks(range(len(rows)), [label for _, label in rows])
+        ax.invert_yaxis()
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.set_xlabel("submissions")
+        for i, (n, _) in enumerate(rows):
+            ax.text(n, i, f" {n}", va="center", fontsize=8)
+        return _svg(fig)
+
+
+def _exercise_order(stats: ClassStats, exercise: str) -> int:
+    order = list(dict.fromkeys(c.exercise for c in stats.checks))
+    return order.index(exercise)
+
+
+def to_html(stats: ClassStats) -> str:
+    """stats.html: the batch's counts (counted, superseded, not gradable: apart, never zeros), the score
+    summary and distribution, the pass rate per check (predict and produce side by side per exercise), the
+    named misconceptions' counts, then per exercise a table of every check's counts per status, difficulty,
+    discrimination, misconceptions and most common unnamed wrong answers, and the not-gradable submissions
+    with their reasons. Inline CSS and SVG; no script; everything a submission wrote is escaped."""
+    return environment().get_template("stats.html.j2").render(
+        s=stats, statuses=STATUS_WORDS, status_names=STATUSES, number=_number,
+        exercises=[(ex, list(cs)) for ex, cs in groupby(stats.checks, key=lambda c: c.exercise)],
+        plots={"scores": score_plot(stats) if stats.scores else None,
+               "pass_rate": pass_rate_plot(stats) if stats.checks else None,
+               "misconceptions": misconception_plot(stats)},
+        colours={"predict": PREDICT, "produce": PRODUCE})

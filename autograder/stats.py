@@ -1,0 +1,199 @@
+"""stats: the class view's numbers. A batch's reports -> ClassStats: per check the status counts, the
+difficulty and the discrimination, each named misconception's count and the most common unnamed wrong
+answers; the score distribution; not-gradable submissions counted apart (never as zeros). Pure: reports
+in, numbers out (render.stats draws them; `autograder stats` and `grade --stats` write them).
+
+May import: stdlib, autograder.report, autograder.model.
+"""
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from collections import Counter
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from autograder.model import Key
+from autograder.report import STATUSES, Outcome, Report
+
+SCHEMA = "autograd-lab/stats"
+VERSION = 1
+WRONG_ANSWERS = 5   # the most common unnamed wrong answers kept per check
+
+
+@dataclass(frozen=True)
+class Named:
+    """A named misconception of a check and how many counted submissions it was recognised in."""
+
+    id: str
+    name: str
+    count: int
+
+
+@dataclass(frozen=True)
+class WrongAnswer:
+    """An unnamed wrong answer of a check (a failed outcome that matched no misconception) and how many
+    counted submissions gave it. A number is grouped by its ratio to that student's expected value ("2 ×
+    the answer"), since every student has parameters of their own; anything else by what it showed."""
+
+    answer: str
+    count: int
+
+
+@dataclass(frozen=True)
+class CheckStats:
+    """One check across the counted submissions: `n` of them, `counts` per status, `difficulty` (the share
+    that passed, 0..1) and `discrimination` (the point-biserial correlation of passing this check with the
+    rest of the score, -1..1; None where either does not vary), the named misconceptions (most common first)
+    and the unnamed wrong answers (`unnamed`: failed outcomes no misconception explains)."""
+
+    check_id: str
+    exercise: str
+    kind: str
+    title: str
+    max_score: float
+    n: int
+    counts: dict[str, int]
+    difficulty: float | None
+    discrimination: float | None
+    misconceptions: tuple[Named, ...]
+    unnamed: int
+    wrong_answers: tuple[WrongAnswer, ...]
+
+
+@dataclass(frozen=True)
+class ClassStats:
+    """A batch at a glance. `submissions` reports were read; `counted` are graded and count (a student's
+    latest); `superseded` are graded but another submission of the same student counts; `not_gradable` are
+    counted apart, never as a score, with their reasons in `not_graded` ((submission, reason) pairs).
+    `scores` are the counted submissions' scores (points, ascending), out of `max_score`."""
+
+    assignment: str
+    submissions: int
+    counted: int
+    superseded: int
+    not_gradable: int
+    max_score: float
+    scores: tuple[float, ...]
+    mean: float | None
+    median: float | None
+    sd: float | None
+    checks: tuple[CheckStats, ...]
+    not_graded: tuple[tuple[str, str], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-native form (stats.json), with "schema" and "v"."""
+        return {"schema": SCHEMA, "v": VERSION, **asdict(self)}
+
+    def misconception_counts(self) -> dict[str, dict[str, int]]:
+        """check id -> misconception id -> count (checks and misconceptions with a count of 0 left out)."""
+        return {c.check_id: {m.id: m.count for m in c.misconceptions if m.count}
+                for c in self.checks if any(m.count for m in c.misconceptions)}
+
+
+def point_biserial(item: list[float], rest: list[float]) -> float | None:
+    """The Pearson correlation of a 0/1 item with the rest score: the corrected item-total ("point-biserial")
+    correlation of classical item analysis (L. Crocker and J. Algina, Introduction to Classical and Modern
+    Test Theory, 1986, ch. 14). None when either list does not vary (or has fewer than 2 entries)."""
+    if len(item) < 2:
+        return None
+    mx, my = statistics.fmean(item), statistics.fmean(rest)
+    sxy = sum((x - mx) * (y - my) for x, y in zip(item, rest, strict=True))
+    sxx = sum((x - mx) ** 2 for x in item)
+    syy = sum((y - my) ** 2 for y in rest)
+    if sxx == 0 or syy == 0:
+        return None
+    return max(-1.0, min(1.0, sxy / math.sqrt(sxx * syy)))
+
+
+_TENSOR = re.compile(r"tensor\((-?(?:\d+\.?\d*(?:e[+-]?\d+)?|inf|nan))\)")
+
+
+def _number(text: str | None) -> float | None:
+    """A plain number as the views show one ("43.9569", "tensor(6.)"); None for anything else."""
+    if text is None:
+        return None
+    m = _TENSOR.fullmatch(text.strip())
+    try:
+        return float(m.group(1) if m else text)
+    except ValueError:
+        return None
+
+
+def wrong_answer(o: Outcome) -> str:
+    """How an unnamed wrong answer is grouped: "2 × the answer" for a number whose expected value is a
+    non-zero number, "within 1 % of the answer" for one that is close but outside the tolerance, else
+    what it showed ("None", "(tensor(2.), 0.0)")."""
+    observed, expected = _number(o.observed), _number(o.expected)
+    if observed is not None and expected and math.isfinite(observed) and math.isfinite(expected):
+        ratio = observed / expected
+        if abs(ratio - 1) < 0.01:
+            return "within 1 % of the answer"
+        return f"{ratio:.3g} × the answer"
+    return o.observed if o.observed is not None else "nothing observed"
+
+
+def class_stats(reports: list[Report], assignment: str | None = None, key: Key | None = None) -> ClassStats:
+    """The class view of `reports` (one batch of one assignment).
+
+    Args:
+        reports: every report of the batch; not-gradable and superseded ones are counted apart.
+        assignment: the assignment to keep (default: the only one the reports are of, else the key's).
+        key: the assignment's key, if at hand: then every misconception of a check is listed, those that no
+            submission showed with a count of 0.
+    Returns:
+        ClassStats; checks in the order the reports list them.
+    Raises:
+        ValueError: the reports are of several assignments and `assignment` is not given, or none is of it.
+    """
+    kinds = sorted({r.assignment for r in reports})
+    if assignment is None and key is not None:
+        assignment = key.assignment
+    if assignment is None:
+        if len(kinds) > 1:
+            raise ValueError(f"these reports are of {len(kinds)} assignments ({', '.join(kinds)}); choose one")
+        assignment = kinds[0] if kinds else ""
+    reports = [r for r in reports if r.assignment == assignment]
+    if not reports:
+        raise ValueError(f"no report of {assignment!r} (the reports are of {', '.join(kinds) or 'nothing'})")
+    counted = [r for r in reports if r.status == "graded" and not r.superseded_by]
+    broken = [r for r in reports if r.status != "graded"]
+    scores = sorted(float(r.score or 0.0) for r in counted)
+    max_score = max((r.max_score for r in reports), default=0.0)
+    order: dict[str, Outcome] = {}
+    for r in counted:
+        for o in r.outcomes:
+            order.setdefault(o.check_id, o)
+    checks = []
+    for cid, first in order.items():
+        outs = [(r, o) for r in counted for o in r.outcomes if o.check_id == cid]
+        counts = {s: sum(1 for _, o in outs if o.status == s) for s in STATUSES}
+        named: Counter[str] = Counter()
+        names: dict[str, str] = {}
+        if key is not None and key.assignment == assignment and cid in {c.id for c in key.checks}:
+            for m in key.check(cid).misconceptions:
+                named[m.id] += 0
+                names[m.id] = m.name
+        wrong: Counter[str] = Counter()
+        for _, o in outs:
+            if o.status != "failed":
+                continue
+            if o.misconception:
+                named[o.misconception.id] += 1
+                names[o.misconception.id] = o.misconception.name
+            elif o.visibility == "public":
+                wrong[wrong_answer(o)] += 1
+        item = [1.0 if o.status == "passed" else 0.0 for _, o in outs]
+        rest = [float(r.score or 0.0) - o.score for r, o in outs]
+        checks.append(CheckStats(
+            cid, first.exercise, first.kind, first.title, first.max_score, len(outs), counts,
+            counts["passed"] / len(outs) if outs else None, point_biserial(item, rest),
+            tuple(Named(m, names[m], n) for m, n in named.most_common()), sum(wrong.values()),
+            tuple(WrongAnswer(a, n) for a, n in wrong.most_common(WRONG_ANSWERS))))
+    return ClassStats(
+        assignment, len(reports), len(counted), sum(1 for r in reports if r.status == "graded" and r.superseded_by),
+        len(broken), max_score, tuple(scores),
+        statistics.fmean(scores) if scores else None, statistics.median(scores) if scores else None,
+        statistics.stdev(scores) if len(scores) > 1 else None, tuple(checks),
+        tuple((r.submission, r.reason) for r in broken))
