@@ -209,5 +209,9 @@ def test_a_self_check_shows_as_an_html_table_in_jupyter(released, tmp_path, monk
     assert "commit: p2_returns = 1.5, committed " in page.text
     assert "2.predict.grad predicted: x.grad after autograd.grad ok 1 / 1" in page.text
     assert "expected a tuple of 1 item" in page.text and "student dev" in page.text
+    # the misconception the wrong value matches, named in the notebook's table and in its text view
+    assert "misconception: a bare derivative, not a tuple — torch.autograd.grad returns a tuple" in page.text
+    assert result.text.count('misconception: "autograd.grad fills .grad too"') == 1   # x.grad, not p2_grad = None
+    assert 'misconception: "a bare derivative, not a tuple" (that thinking gives' in " ".join(result.text.split())
     assert repr(result) == result.text and "2.produce.returns" in repr(result)   # the text view is unchanged
     assert SelfCheck("(self-check of exercise 2 skipped while grading)")._repr_html_() is None
