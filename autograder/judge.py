@@ -207,8 +207,24 @@ def diagnose(check: Check, values: Point, observed: dict[str, Any], tol: Toleran
     return Diagnosis(m.id, m.name, m.feedback, m.answer.text, show(v), where)
 
 
-def _dtype(v: dict[str, Any] | None) -> str:
-    return v.get("dtype", "float64") if v and v.get("t") == "tensor" else "float64"
+def _dtypes(form: Any) -> set[str]:
+    """The dtypes of the tensors in a reference run's form (a tuple's items included)."""
+    if not isinstance(form, dict):
+        return set()
+    if form.get("t") == "tensor":
+        return {str(form.get("dtype"))}
+    return {d for item in form.get("items", ()) for d in _dtypes(item)}
+
+
+def misconception_tolerance(key: Key, check: Check) -> Tolerance:
+    """The tolerance a misconception of `check` is matched with, and told apart from the right answer and the
+    other misconceptions: a prediction's (predict_rtol, predict_atol); for a produced value, its dtype's as
+    compare_produced uses it (float32's where the reference run's form holds a float32 tensor, even inside a
+    tuple: the loosest of the form's dtypes; else float64's)."""
+    if check.kind == "predict":
+        return key.grading.prediction(check)
+    dtypes = _dtypes(getattr(check.expectation, "form", None))
+    return key.grading.produced(check, "float64" if dtypes == {"float64"} or not dtypes else "float32")
 
 
 @dataclass(frozen=True)
@@ -257,8 +273,7 @@ class ValueHandler:
         expected = self.expected(key, check, values, check.expectation.form)
         c = compare_produced(expected, observed, lambda dtype: key.grading.produced(check, dtype))
         expected_text = show(expected)
-        diagnosis = None if c.ok else diagnose(check, values, observed, key.grading.produced(check, _dtype(observed)),
-                                               where)
+        diagnosis = None if c.ok else diagnose(check, values, observed, misconception_tolerance(key, check), where)
         return Verdict(c, expected_text, show(observed), self.convention(key, check, values, expected_text), diagnosis)
 
     def advice(self, key: Key, check: Check) -> str:
@@ -326,8 +341,8 @@ class RaisesHandler:
             seen = {"t": "class", "name": rec.exception["type"]} if rec.status == "raised" and rec.exception else \
                 rec.returned
             if seen is not None:
-                diagnosis = diagnose(check, exercise.values(point), seen,
-                                     key.grading.produced(check, _dtype(seen)), exercise.where(point))
+                diagnosis = diagnose(check, exercise.values(point), seen, misconception_tolerance(key, check),
+                                     exercise.where(point))
         return Verdict(c, expected_text, observed_text, misconception=diagnosis)
 
     def advice(self, key: Key, check: Check) -> str:
@@ -472,7 +487,7 @@ def judge_prediction(key: Key, check: Check, evidence: Evidence, point: Point) -
     if c.ok:
         return replace(base, score=check.points, message=f"{check.name} = {show(value)}")
     return replace(base, status="failed", message=f"{check.name}: {c.detail}",
-                   misconception=diagnose(check, values, value, key.grading.prediction(check), ex.where(point)))
+                   misconception=diagnose(check, values, value, misconception_tolerance(key, check), ex.where(point)))
 
 
 def ran(key: Key, evidence: Evidence, check: Check) -> str | None:

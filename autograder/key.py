@@ -19,8 +19,7 @@ from typing import Any
 from autograder import analytic, compare, judge, plan, sandbox, sources, wire
 from autograder.grade import end_of
 from autograder.keyfile import load_key, public_key, to_json, with_digest
-from autograder.model import (Check, Key, NoneAnswer, RaisesExpectation, SeqAnswer, Tolerance, ValueExpectation,
-                              WarnsExpectation)
+from autograder.model import Check, Key, NoneAnswer, RaisesExpectation, SeqAnswer, ValueExpectation, WarnsExpectation
 from autograder.notebook import (LAB_CALL, METADATA_KEY, check_cell_exercise, code_cell_labels, code_cells, read_notebook,
                                  student_copy)
 from autograder.report import write_json_atomic
@@ -176,14 +175,6 @@ def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None) ->
     return key, nb, float(min(scores))
 
 
-def _misconception_tolerance(key: Key, check: Check) -> Tolerance:
-    """The tolerance a misconception of `check` is matched with (the check's own)."""
-    if check.kind == "predict":
-        return key.grading.prediction(check)
-    form = getattr(check.expectation, "form", None) or {}
-    return key.grading.produced(check, form.get("dtype", "float64") if form.get("t") == "tensor" else "float64")
-
-
 def check_misconceptions(key: Key, source: str) -> MisconceptionSummary:
     """Check every misconception as answers are checked: it evaluates at every sample point and every
     CLASS_STUDENTS own point, and differs from the right answer at the reference point (the first sample
@@ -199,7 +190,7 @@ def check_misconceptions(key: Key, source: str) -> MisconceptionSummary:
     distinct = {(c.exercise, m.id) for c in key.checks for m in c.misconceptions}
     for check in (c for c in key.checks if c.misconceptions):
         ex = key.exercise(check.exercise)
-        tol = _misconception_tolerance(key, check)
+        tol = judge.misconception_tolerance(key, check)
         left: dict[str, int] = {}
         for i, point in enumerate(points):
             values = ex.values(point)

@@ -206,7 +206,8 @@ MISCONCEIVED = replace(KEY, checks=tuple(
                                Misconception("none-is-zero", "None is zero", ExprAnswer("0"), "not zero")))
     if c.id in ("1.predict.grad", "1.produce.grad", "1.produce.hidden") else
     replace(c, misconceptions=(Misconception("not-a-tuple", "a bare number", ExprAnswer("2*x"), "a tuple"),
-                               Misconception("a-list", "a list", SeqAnswer((ExprAnswer("2*x"),), "list"), "tuple!")))
+                               Misconception("a-list", "a list", SeqAnswer((ExprAnswer("2*x"),), "list"), "tuple!"),
+                               Misconception("doubled", "twice", SeqAnswer((ExprAnswer("4*x"),)), "once")))
     if c.id == "1.produce.returns" else
     replace(c, misconceptions=(Misconception("no-error", "it just returns None", NoneAnswer(), "it raises"),
                                Misconception("value-error", "a ValueError", ClassAnswer("ValueError"), "Runtime")))
@@ -241,6 +242,9 @@ def test_a_produced_value_is_matched_at_the_point_where_it_failed_with_the_check
     got = judged(observations(calls=calls), key=MISCONCEIVED)
     d = got["1.produce.grad"].misconception
     assert (d.id, d.where) == ("none-is-zero", "x=2.0") and "fresh point 1" in got["1.produce.grad"].message
+    # a float32 tensor in a tuple is matched with float32's tolerance (the reference run's form), not float64's
+    calls[("ex1", 0)] = call("ex1", 0, returned={"t": "seq", "kind": "tuple", "items": [tensor(6.0 * (1 + 3e-6))]})
+    assert judged(observations(calls=calls), key=MISCONCEIVED)["1.produce.returns"].misconception.id == "doubled"
     calls = right_calls()
     calls[("ex1_err", 0)] = call("ex1_err", 0, returned={"t": "none"})
     assert judged(observations(calls=calls), key=MISCONCEIVED)["1.produce.err"].misconception.id == "no-error"
