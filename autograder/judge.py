@@ -216,15 +216,15 @@ def _dtypes(form: Any) -> set[str]:
     return {d for item in form.get("items", ()) for d in _dtypes(item)}
 
 
-def misconception_tolerance(key: Key, check: Check) -> Tolerance:
+def misconception_tolerance(key: Key, check: Check, observed: dict[str, Any] | None = None) -> Tolerance:
     """The tolerance a misconception of `check` is matched with, and told apart from the right answer and the
-    other misconceptions: a prediction's (predict_rtol, predict_atol); for a produced value, its dtype's as
-    compare_produced uses it (float32's where the reference run's form holds a float32 tensor, even inside a
-    tuple: the loosest of the form's dtypes; else float64's)."""
+    other misconceptions: a prediction's (predict_rtol, predict_atol); for a produced value, the dtype's as
+    compare_produced uses it: float64's where every tensor of the reference run's form and of the `observed`
+    value is float64 (or there is none), else float32's (the loosest, also for a float32 tensor in a tuple)."""
     if check.kind == "predict":
         return key.grading.prediction(check)
-    dtypes = _dtypes(getattr(check.expectation, "form", None))
-    return key.grading.produced(check, "float64" if dtypes == {"float64"} or not dtypes else "float32")
+    dtypes = _dtypes(getattr(check.expectation, "form", None)) | _dtypes(observed)
+    return key.grading.produced(check, "float64" if dtypes <= {"float64"} else "float32")
 
 
 @dataclass(frozen=True)
@@ -273,7 +273,8 @@ class ValueHandler:
         expected = self.expected(key, check, values, check.expectation.form)
         c = compare_produced(expected, observed, lambda dtype: key.grading.produced(check, dtype))
         expected_text = show(expected)
-        diagnosis = None if c.ok else diagnose(check, values, observed, misconception_tolerance(key, check), where)
+        diagnosis = None if c.ok else diagnose(check, values, observed, misconception_tolerance(key, check, observed),
+                                               where)
         return Verdict(c, expected_text, show(observed), self.convention(key, check, values, expected_text), diagnosis)
 
     def advice(self, key: Key, check: Check) -> str:
@@ -341,7 +342,7 @@ class RaisesHandler:
             seen = {"t": "class", "name": rec.exception["type"]} if rec.status == "raised" and rec.exception else \
                 rec.returned
             if seen is not None:
-                diagnosis = diagnose(check, exercise.values(point), seen, misconception_tolerance(key, check),
+                diagnosis = diagnose(check, exercise.values(point), seen, misconception_tolerance(key, check, seen),
                                      exercise.where(point))
         return Verdict(c, expected_text, observed_text, misconception=diagnosis)
 
