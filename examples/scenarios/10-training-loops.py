@@ -145,7 +145,8 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
     out["ben"] = ("calls zero_grad() at the top of every micro-batch, so only the last micro-batch reaches step(), "
                   "and thinks its place in the loop does not matter",
                   {**pred, **code},
-                  {"1.predict.inside": "failed", "1.predict.late": "failed", "1.produce.right": "failed"})
+                  {"1.predict.inside": "failed:zero-grad-place-irrelevant", "1.predict.late": "failed:late-zero-grad-ignored",
+                   "1.produce.right": "failed:only-last-micro-batch"})
 
     p = params("cleo")
     n = numbers(p)
@@ -157,7 +158,7 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
         "    torch.nn.utils.clip_grad_norm_([w, b], max_norm=max_norm)\n"
         "    return torch.cat([w.grad, b.grad]).norm()   # the norm to log")})
     out["cleo"] = ("reads the norm clip_grad_norm_ returns as the norm after clipping, and logs the clipped norm",
-                   {**pred, **code}, {"2.predict.total": "failed", "2.produce.total": "failed"})
+                   {**pred, **code}, {"2.predict.total": "failed:norm-after-clipping", "2.produce.total": "failed:norm-after-clipping"})
 
     p = params("dev")
     n = numbers(p)
@@ -168,7 +169,7 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
         "    scaler.scale(loss).backward()\n    scaler.unscale_(opt)\n",
         "    scaler.scale(loss).backward()   # .grad is ready to use\n")})
     out["dev"] = ("reads the gradients after scaler.scale(loss).backward() as the real ones and skips unscale_",
-                  {**pred, **code}, {"3.predict.scaled": "failed", "3.produce.unscaled": "failed"})
+                  {**pred, **code}, {"3.predict.scaled": "failed:scale-not-in-grad", "3.produce.unscaled": "failed:still-scaled"})
 
     p = params("eve")
     pred = predictions(p)
@@ -180,8 +181,10 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
     out["eve"] = ("makes the GradScaler without naming the device \"cpu\": on a machine without CUDA it warns and "
                   "disables itself, so nothing is scaled, the scale is 1 and an inf step is not skipped",
                   {**pred, **code},
-                  {"3.produce.scaled": "failed", "3.produce.step": "failed", "4.produce.inf": "failed",
-                   "4.predict.warning": "failed", "4.predict.enabled": "failed"})
+                  {"3.produce.scaled": "failed:scaler-without-device",
+                   "3.produce.step": "failed:disabled-scaler-scale",
+                   "4.produce.inf": "failed:scaler-without-device", "4.predict.warning": "failed:no-warning",
+                   "4.predict.enabled": "failed:works-on-any-device"})
 
     p = params("ivo")
     n = numbers(p)
@@ -194,8 +197,8 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
                   "whose input needs no gradient: the block is never recomputed and its parameter gets no gradient; "
                   "expects one forward call and the two variants to give the same gradients",
                   {**pred, **code},
-                  {"5.predict.calls": "failed", "5.predict.reentrant_a_grad": "failed", "5.produce.calls": "failed",
-                   "5.produce.a_grad": "failed"})
+                  {"5.predict.calls": "failed:no-recompute", "5.predict.reentrant_a_grad": "failed:reentrant-same-gradient",
+                   "5.produce.calls": "failed:reentrant-default-calls", "5.produce.a_grad": "failed:reentrant-default-grad"})
 
     p = params("finn")
     pred = predictions(p)
@@ -206,8 +209,8 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
         "    return emb.weight.grad.to_dense()", "    return emb.weight.grad   # already a (4, 2) table")})
     out["finn"] = ("expects a dense embedding gradient: a full table, usable as it is and by any optimizer",
                    {**pred, **code},
-                   {"6.predict.is_sparse": "failed", "6.predict.rows": "failed", "6.predict.adam": "failed",
-                    "6.produce.dense": "failed"})
+                   {"6.predict.is_sparse": "failed:dense-gradient", "6.predict.rows": "failed:whole-table",
+                    "6.predict.adam": "failed:adam-takes-sparse", "6.produce.dense": "failed"})
 
     p = params("hana")
     pred = predictions(p)
@@ -216,7 +219,8 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
                            + "\n".join(pred["ex7-predict"].split("\n")[2:]))
     out["hana"] = ("forgets the conjugate: predicts 2 * dL/dz of complex (Wirtinger) calculus, c and 2 * conj(z), "
                    "instead of torch's 2 * conj(dL/dz), conj(c) and 2z",
-                   {**pred, **CODE}, {"7.predict.linear": "failed", "7.predict.abs2": "failed"})
+                   {**pred, **CODE}, {"7.predict.linear": "failed:conjugate-forgotten",
+                                     "7.predict.abs2": "failed:conjugate-forgotten-abs2"})
 
     p = params("jo")
     n = numbers(p)
@@ -240,6 +244,8 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
     out["jo"] = ("freezes the middle layer with torch.no_grad() as if it were requires_grad_(False): the first "
                  "layer stops training too",
                  {**pred, **code},
-                 {"8.predict.no_grad": "failed", "8.predict.no_grad_step": "failed", "8.produce.frozen": "failed",
-                  "8.produce.frozen_step": "failed"})
+                 {"8.predict.no_grad": "failed:no-grad-freezes-one-layer",
+                  "8.predict.no_grad_step": "failed:no-grad-freezes-one-layer-step",
+                  "8.produce.frozen": "failed:frozen-cuts-earlier",
+                  "8.produce.frozen_step": "failed:frozen-cuts-earlier-step"})
     return out
