@@ -244,7 +244,9 @@ def compare_predicted(expected: Value, observed: Value, tol: Tolerance) -> Compa
                 return Comparison(False, c.reason, f"item {i}: {c.detail}")
         return MATCH
     if et == "array":
-        flat = _flat(observed)
+        wrapped = observed["t"] == "seq" and observed["kind"] == "tuple" and any(
+            i["t"] not in ("int", "float") for i in observed["items"])   # (tensor([...]),) is not the vector itself
+        flat = None if wrapped else _flat(observed)
         if flat is None:
             return Comparison(False, "kind", f"expected {len(expected['data'])} numbers (a list or a tensor), got "
                                              f"{describe(observed)}")

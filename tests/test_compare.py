@@ -125,3 +125,14 @@ def test_a_tensor_whose_values_could_not_be_read_says_so():
     c = compare_produced(tensor(6.0), meta, T32)
     assert not c.ok and "its values could not be read (NotImplementedError: Cannot copy out of meta tensor" in c.detail
     assert show(meta) == "tensor(<values not readable>)"
+
+
+def test_a_vector_wrapped_in_a_tuple_is_not_the_vector():
+    from autograder.compare import Tolerance, compare_predicted
+
+    tol = Tolerance(2e-3, 1e-6)
+    vec = {"t": "array", "dtype": "float64", "shape": [2], "data": [1.0, 2.0]}
+    as_list = {"t": "seq", "kind": "list", "items": [{"t": "float", "v": 1.0}, {"t": "int", "v": 2}]}
+    c = compare_predicted(vec, {"t": "seq", "kind": "tuple", "items": [as_list]}, tol)
+    assert not c.ok and c.detail == "expected 2 numbers (a list or a tensor), got a tuple of 1 item"
+    assert compare_predicted(vec, {**as_list, "kind": "tuple"}, tol).ok   # (1.0, 2): the numbers themselves
