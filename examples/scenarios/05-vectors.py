@@ -61,8 +61,8 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
     code = dict(CODE, **{"ex5-produce": CODE["ex5-produce"].replace("torch.stack(rows)", "torch.stack(rows, dim=1)")})
     out["ben"] = ("lays things out by the input's shape: the Jacobian transposed, gradient shaped like x",
                   {**pred, **code},
-                  {"1.predict.error": "failed", "4.predict.shape": "failed", "5.predict.jacobian": "failed",
-                   "5.produce.rows": "failed"})
+                  {"1.predict.error": "failed:backward-sums-the-outputs", "4.predict.shape": "failed:shape-of-the-input",
+                   "5.predict.jacobian": "failed:jacobian-transposed", "5.produce.rows": "failed:jacobian-transposed"})
 
     p = params("cleo")
     pred = predictions(p)
@@ -74,7 +74,8 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
         "def ex7_mean(w, X, t):\n    g, = torch.autograd.grad(((X @ w - t) ** 2).sum(), w)\n    return g")})
     out["cleo"] = ("expects per-sample gradients from one backward pass; sums instead of averaging",
                    {**pred, **code},
-                   {"7.predict.shape": "failed", "7.produce.per_sample": "failed", "7.produce.mean": "failed"})
+                   {"7.predict.shape": "failed:one-gradient-like-w", "7.produce.per_sample": "failed:one-pass-sums-the-samples",
+                    "7.produce.mean": "failed:sum-instead-of-mean"})
 
     p = params("dev")
     pred = predictions(p)
@@ -90,8 +91,8 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
                         "def ex6_vector(x):\n    return torch.func.grad(F)(x)")})
     out["dev"] = ("gets the numbers right but through backward(), so .grad is filled where it must stay None",
                   {**pred, **code},
-                  {"3.predict.x_grad": "failed", "3.produce.x_grad": "failed",
-                   "6.predict.x_grad": "failed", "6.produce.x_grad": "failed"})
+                  {"3.predict.x_grad": "failed:grad-fills-grad-too", "3.produce.x_grad": "failed:grad-fills-grad-too",
+                   "6.predict.x_grad": "failed:func-grad-fills-grad", "6.produce.x_grad": "failed:func-grad-fills-grad"})
 
     p = params("eve")
     code = dict(CODE, **{"ex5-produce": (
@@ -101,5 +102,5 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
         "def ex5_functional(x):\n    return torch.autograd.functional.jacobian(F, x)\n\n\n"
         "def ex5_jacrev(x):\n    return torch.func.jacrev(F)(x)")})
     out["eve"] = ("weights every output with 1 for every row: each row is the sum of the rows of J",
-                  {**predictions(p), **code}, {"5.produce.rows": "failed"})
+                  {**predictions(p), **code}, {"5.produce.rows": "failed:ones-for-every-row"})
     return out

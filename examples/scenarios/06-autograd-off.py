@@ -67,8 +67,10 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
     wrong["ex8-predict"] = f"p8_int = \"RuntimeError\"\np8_cast = True\np8_float = {3 * p['k'] ** 2}"
     out["ben"] = ("calculus instead of autograd in the predictions (detach, .data, hooks), right code",
                   {**wrong, **CODE},
-                  {"1.predict.grad": "failed", "2.predict.backward": "failed", "2.predict.late": "failed",
-                   "6.predict.data": "failed", "7.predict.grad": "failed", "8.predict.cast": "failed"})
+                  {"1.predict.grad": "failed:product-rule-as-usual", "2.predict.backward": "failed:backward-does-nothing",
+                   "2.predict.late": "failed:no-grad-blocks-backward", "6.predict.data": "failed:calculus-value",
+                   "7.predict.grad": "failed:hooks-only-change-grad",
+                   "8.predict.cast": "failed:cast-keeps-requires-grad"})
 
     p = params("cleo")
     pred = predictions(p)
@@ -78,13 +80,13 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
         "def ex4(x, c, k):\n    a = x   # no need to copy\n    for _ in range(k):\n        a.mul_(c)\n    a.backward()\n"
         "    return (a._version, x._version)")})
     out["cleo"] = ("works in place on the leaf itself instead of a clone", {**pred, **code},
-                   {"4.predict.x_version": "failed", "4.produce.versions": "error", "4.produce.grad": "error"})
+                   {"4.predict.x_version": "failed:clone-shares-the-counter", "4.produce.versions": "error", "4.produce.grad": "error"})
 
     p = params("dev")
     code = dict(CODE, **{"ex7-produce": CODE["ex7-produce"].replace(
         "    h.remove()\n", "    h.remove   # forgot the parentheses: the hook stays\n")})
     out["dev"] = ("calls h.remove without parentheses, so the hook stays", {**predictions(p), **code},
-                  {"7.produce.removed": "failed"})
+                  {"7.produce.removed": "failed:hook-still-runs"})
 
     p = params("eve")
     code = dict(CODE, **{

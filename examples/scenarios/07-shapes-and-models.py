@@ -86,14 +86,17 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
     out["ben"] = ("one gradient per use forgotten: broadcast copies and repeated indices not summed, "
                   "accumulation taken for averaging, the broadcast target overlooked",
                   {**wrong, **CODE},
-                  {"1.predict.v_grad": "failed", "2.predict.index": "failed", "4.predict.unscaled": "failed",
-                   "7.predict.wrong_weight": "failed"})
+                  {"1.predict.v_grad": "failed:copies-not-summed", "2.predict.index": "failed:repeats-not-summed",
+                   "4.predict.unscaled": "failed:accumulation-averages",
+                   "7.predict.wrong_weight": "failed:broadcast-overlooked"})
 
     p = params("cleo")
     code = dict(CODE, **{"ex4-produce": CODE["ex4-produce"].replace(
         "    for i in (0, 2):\n", "    for i in (0, 2):\n        lin.zero_grad()   # a clean start for each micro-batch\n")})
     out["cleo"] = ("zeroes the gradients inside the micro-batch loop, so only the last micro-batch counts",
-                   {**predictions(p), **code}, {"4.produce.unscaled": "failed", "4.produce.scaled": "failed"})
+                   {**predictions(p), **code},
+                   {"4.produce.unscaled": "failed:zero-grad-in-the-loop",
+                    "4.produce.scaled": "failed:zero-grad-in-the-loop-halved"})
 
     p = params("dev")
     pred = predictions(p)
@@ -102,18 +105,19 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
     code = dict(CODE, **{"ex6-produce": CODE["ex6-produce"].replace(
         "    with torch.no_grad():\n        out = model(X)\n", "    out = model(X)   # eval() already turns gradients off\n")})
     out["dev"] = ("takes model.eval() for torch.no_grad()", {**pred, **code},
-                  {"6.predict.eval_requires_grad": "failed", "6.predict.eval_weight": "failed",
-                   "6.produce.no_grad": "failed"})
+                  {"6.predict.eval_requires_grad": "failed:eval-is-no-grad",
+                   "6.predict.eval_weight": "failed:eval-stops-gradients",
+                   "6.produce.no_grad": "failed:eval-instead-of-no-grad"})
 
     p = params("eve")
     code = dict(CODE, **{"ex7-produce": CODE["ex7-produce"].replace("y.unsqueeze(1)", "y.unsqueeze(0)")})
     out["eve"] = ("\"fixes\" the target with unsqueeze(0): (1, 4) still broadcasts against (4, 1)",
-                  {**predictions(p), **code}, {"7.produce.fixed": "failed"})
+                  {**predictions(p), **code}, {"7.produce.fixed": "failed:still-broadcasts"})
 
     p = params("finn")
     code = dict(CODE, **{"ex5-produce": (
         "def ex5(W, b, X, y):\n    lin = make_linear(W, b)\n    F.mse_loss(lin(X), y).backward()\n"
         "    lin.weight.requires_grad_(False)   # frozen\n    return (lin.weight.grad, lin.bias.grad)")})
     out["finn"] = ("freezes the weight after backward, too late", {**predictions(p), **code},
-                   {"5.produce.grads": "failed"})
+                   {"5.produce.grads": "failed:frozen-after-backward"})
     return out
