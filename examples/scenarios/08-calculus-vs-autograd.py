@@ -72,9 +72,10 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
     wrong["ex6-predict"] = "p6_sqrt_square = 0.0   # sqrt(x**2) = |x|, and sign(0) = 0\np6_abs = 0.0"
     wrong["ex7-predict"] = f"p7_exact = {sig(sigmoid_prime(p['s']))}\np7_float32 = {sig(sigmoid_prime(p['s']))}"
     out["ben"] = ("predicts with calculus at kinks and singular points (right code)", {**wrong, **CODE},
-                  {"1.predict.relu": "failed", "2.predict.where_x": "failed", "2.predict.where_y": "failed",
-                   "3.predict.lo": "failed", "3.predict.hi": "failed", "5.predict.trap": "failed",
-                   "6.predict.sqrt_square": "failed", "7.predict.float32": "failed"})
+                  {"1.predict.relu": "failed:kink-gets-half", "2.predict.where_x": "failed:half-each",
+                   "2.predict.where_y": "failed:half-each", "3.predict.lo": "failed:bound-gets-half",
+                   "3.predict.hi": "failed:bound-gets-half", "5.predict.trap": "failed:where-drops-the-branch",
+                   "6.predict.sqrt_square": "failed:simplified-to-abs", "7.predict.float32": "failed:float32-keeps-it"})
 
     # Cleo treats -0.0 as plain 0, and "fixes" the where trap by cleaning the output, which has no nan.
     p = params("cleo")
@@ -85,7 +86,8 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
         "\n\n\ndef ex5_safe(x, y):\n    f = lambda t: torch.nan_to_num(torch.where(t > 0, torch.sqrt(t), 0.0))\n"
         "    (f(x) + f(y)).backward()")})
     out["cleo"] = ("ignores the sign of -0.0; cleans the output with nan_to_num instead of the input", {**pred, **code},
-                   {"4.predict.sqrt": "failed", "4.predict.log": "failed", "5.produce.safe_x": "failed"})
+                   {"4.predict.sqrt": "failed:sqrt-negative-zero-is-zero", "4.predict.log": "failed:log-negative-zero-is-zero",
+                    "5.produce.safe_x": "failed:still-nan"})
 
     # Dev works in float64 "to be safe" inside the float32 exercise, and uses a forward difference.
     p = params("dev")
@@ -100,8 +102,10 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
                         "def ex8_autograd(x, h):\n    return torch.autograd.grad(x ** 3, x)[0]")})
     out["dev"] = ("computes the float32 gradient through float64; a forward difference instead of a central one",
                   {**pred, **code},
-                  {"7.predict.float32": "failed", "7.produce.float32": "failed", "8.predict.central": "failed",
-                   "8.predict.difference": "failed", "8.produce.central": "failed"})
+                  {"7.predict.float32": "failed:float32-keeps-it", "7.produce.float32": "failed:float32-keeps-it",
+                   "8.predict.central": "failed:forward-difference",
+                   "8.predict.difference": "failed:forward-difference-error",
+                   "8.produce.central": "failed:forward-difference"})
 
     # Eve thinks gradcheck returns False on a mismatch, and catches the exception to make it so.
     p = params("eve")
@@ -112,7 +116,8 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
         "    try:\n        return torch.autograd.gradcheck(BadCube.apply, (w,))\n    except Exception:\n"
         "        return False")})
     out["eve"] = ("believes gradcheck returns False on a mismatch, and catches its exception", {**pred, **code},
-                  {"9.predict.wrong": "failed", "9.produce.wrong": "failed"})
+                  {"9.predict.wrong": "failed:returns-false-on-mismatch",
+                   "9.produce.wrong": "failed:returns-false-on-mismatch"})
 
     # Hana writes clamp by hand with maximum and minimum: the same function, a tie-splitting backward.
     p = params("hana")
@@ -121,5 +126,24 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
         "    my_clamp = lambda t: torch.minimum(torch.maximum(t, lo_t), hi_t)\n"
         "    (my_clamp(x) + my_clamp(y)).backward()")})
     out["hana"] = ("clamp written as minimum(maximum(x, lo), hi): the same function, ties split in half",
-                   {**predictions(p), **code}, {"3.produce.lo": "failed", "3.produce.hi": "failed"})
+                   {**predictions(p), **code},
+                   {"3.produce.lo": "failed:bound-gets-half", "3.produce.hi": "failed:bound-gets-half"})
+
+    # Ivy takes a tie for Python's max, reads log's gradient as nan outside its domain, takes abs'(0) as 1,
+    # trusts the central difference as exact, and forgets to return what gradcheck returns.
+    p = params("ivy")
+    pred = predictions(p)
+    pred["ex4-predict"] = ("p4_sqrt = (math.inf, -math.inf, math.nan)\n"
+                           "p4_log = (math.inf, -math.inf, math.nan)   # log(u) is nan below 0")
+    pred["ex6-predict"] = "p6_sqrt_square = math.nan\np6_abs = 1.0   # the x >= 0 side"
+    pred["ex8-predict"] = f"p8_central = {sig(3 * p['c'] ** 2 + p['h'] ** 2)}\np8_difference = 0.0"
+    code = dict(CODE, **{
+        "ex2-produce": CODE["ex2-produce"].replace("torch.maximum(x, y).backward()", "max(x, y).backward()"),
+        "ex9-produce": CODE["ex9-produce"].replace("    return torch.autograd.gradcheck(lambda t: t ** 3, (w,))",
+                                                   "    torch.autograd.gradcheck(lambda t: t ** 3, (w,))")})
+    out["ivy"] = ("Python's max at a tie, log's gradient nan below 0, abs'(0) = 1, an exact central difference, "
+                  "gradcheck's result not returned", {**pred, **code},
+                  {"2.produce.maximum_x": "failed:first-input-wins", "2.produce.maximum_y": "failed:python-max-leaves-y-out",
+                   "4.predict.log": "failed:log-domain-nan", "6.predict.abs": "failed:zero-counts-as-positive",
+                   "8.predict.difference": "failed:central-is-exact", "9.produce.correct": "failed:returns-nothing"})
     return out

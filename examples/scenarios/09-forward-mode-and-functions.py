@@ -149,8 +149,9 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
         '    out, vjp_fn = torch.func.vjp(f1, x)\n    return out, vjp_fn(v)[0]\n\n\n'
         'def ex1_vjp(x, v):\n    return (torch.func.jvp(f1, (x,), (v,))[1],)')})
     out["ben"] = ("swaps jvp and vjp: J v for v^T J, and the passes each needs", {**wrong, **code},
-                  {"1.predict.jvp": "failed", "1.predict.vjp": "failed", "1.produce.jvp": "failed",
-                   "1.produce.vjp": "failed", "3.predict.passes": "failed"})
+                  {"1.predict.jvp": "failed:jvp-gives-vtj", "1.predict.vjp": "failed:vjp-gives-jv",
+                   "1.produce.jvp": "failed:jvp-gives-vtj", "1.produce.vjp": "failed:vjp-gives-jv",
+                   "3.predict.passes": "failed:modes-swapped"})
 
     # Cleo returns only the gradients she thinks are needed: none for the Python int k, none for an
     # input that needs no gradient. Autograd wants one value per forward input, so both backwards raise.
@@ -169,7 +170,8 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
     out["cleo"] = ("returns too few gradients from backward (nothing for k, nothing for an input without grad)",
                    {**pred, **code},
                    {"5.produce.needs": "error", "5.produce.x_grad": "error", "5.produce.c_grad": "error",
-                    "7.predict.too_few": "failed", "7.predict.not_none": "failed", "7.produce.grad": "error"})
+                    "7.predict.too_few": "failed:autograd-fills-none", "7.predict.not_none": "failed:extra-gradient-ignored",
+                    "7.produce.grad": "error"})
 
     # Dev builds gradcheck's input himself and forgets dtype=torch.float64: in float32 gradcheck and
     # gradgradcheck raise GradcheckError at every m in the spec's range (measured on torch 2.13.0).
@@ -186,7 +188,7 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
         "def ex9_gradgradcheck(w, w32):\n    x = torch.tensor(w.item(), requires_grad=True)\n"
         "    return torch.autograd.gradgradcheck(Cube.apply, (x,))")})
     out["dev"] = ("forgets float64 for gradcheck and gradgradcheck", {**pred, **code},
-                  {"9.predict.float32": "failed", "9.predict.warning": "failed",
+                  {"9.predict.float32": "failed:float32-precise-enough", "9.predict.warning": "failed:no-warning",
                    "9.produce.gradcheck": "error", "9.produce.gradgradcheck": "error"})
 
     # Eve answers with calculus where torch answers None, nan or a partial second derivative (right code).
@@ -200,8 +202,8 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
     pred["ex8-predict"] = pred["ex8-predict"].replace(f"p8_once_grad = ({sig(4 * u ** 3)}, {sig(3 * u * u)})",
                                                       f"p8_once_grad = ({sig(4 * u ** 3)}, {sig(12 * u * u)})   # d(x**4)/dx twice")
     out["eve"] = ("predicts calculus' values where torch gives None, nan or a silently partial d2", {**pred, **CODE},
-                  {"2.predict.unreached": "failed", "2.predict.after": "failed", "4.predict.where_rev": "failed",
-                   "8.predict.once_grad": "failed"})
+                  {"2.predict.unreached": "failed:calculus-zero", "2.predict.after": "failed:tangent-survives",
+                   "4.predict.where_rev": "failed:calculus-zero", "8.predict.once_grad": "failed:calculus-d2"})
 
     # Fay thinks backward is asked for every gradient and a marked output gets None, and her MulExp
     # backward forgets the factor a in d(a e^b)/db (wrong at every point: |p| >= 1.2).
@@ -213,6 +215,34 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
     code = dict(CODE, **{"ex5-produce": MULEXP.replace("grad_output * a * e if", "grad_output * e if") + EX5})
     out["fay"] = ("custom Function anatomy: needs_input_grad, marked outputs, and a backward missing a factor",
                   {**pred, **code},
-                  {"5.predict.needs": "failed", "5.predict.c_grad": "failed", "5.produce.y_grad": "failed",
-                   "6.predict.received": "failed"})
+                  {"5.predict.needs": "failed:all-flags-true", "5.predict.c_grad": "failed:none-is-zero",
+                   "5.produce.y_grad": "failed:forgot-the-factor-a", "6.predict.received": "failed:none-received"})
+
+    # Ivy takes one jvp with a tangent of ones for the whole gradient, expects forward mode to fall into
+    # the where trap too, drops the factor k of the power rule (in her prediction and in Pow's backward),
+    # and forgets ctx.mark_non_differentiable(mask) in ReluWithMask.
+    p = params("ivy")
+    pred = predictions(p)
+    w0, w1, w2, r, k = p["w0"], p["w1"], p["w2"], p["r"], p["k"]
+    pred["ex3-predict"] = pred["ex3-predict"].replace(
+        f"p3_grad = {_lst([2 * w0 * w1, w0 * w0, math.exp(w2)])}",
+        f"p3_grad = {sig(2 * w0 * w1 + w0 * w0 + math.exp(w2))}   # one jvp with tangent ones")
+    pred["ex4-predict"] = pred["ex4-predict"].replace("p4_where_fwd = 0.0", "p4_where_fwd = math.nan")
+    pred["ex7-predict"] = pred["ex7-predict"].replace(f"p7_grad = {sig(k * r ** (k - 1))}",
+                                                      f"p7_grad = {sig(r ** (k - 1))}")
+    code = dict(CODE, **{
+        "ex3-produce": CODE["ex3-produce"].replace(
+            "    e = torch.eye(3)\n    return tuple(torch.func.jvp(g3, (w,), (e[j],))[1] for j in range(3))",
+            "    return (torch.func.jvp(g3, (w,), (torch.ones(3),))[1],)   # all inputs at once"),
+        "ex6-produce": CODE["ex6-produce"].replace("        ctx.mark_non_differentiable(mask)\n", ""),
+        "ex7-produce": POW.replace("grad_output * ctx.k * x ** (ctx.k - 1), None",
+                                   "grad_output * x ** (ctx.k - 1), None") + EX7})
+    out["ivy"] = ("one jvp with tangent ones, nan from forward mode, the power rule without k, no mark on mask",
+                  {**pred, **code},
+                  {"3.predict.grad": "failed:one-jvp-with-ones", "3.produce.grad_jvp": "failed:ones-tangent-in-one-pass",
+                   "4.predict.where_fwd": "failed:forward-also-nan",
+                   "6.produce.flags": "failed:mark-ignored", "6.produce.received": "failed:ones-received",
+                   "6.produce.through": "failed:backward-through-mask-works",
+                   "7.predict.grad": "failed:power-rule-without-factor",
+                   "7.produce.grad": "failed:power-rule-without-factor"})
     return out
