@@ -60,7 +60,8 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
     pred["ex1-predict"] = f"p1_sum = {sig(2 * x)}   # the last pass wins\np1_mean = {sig(2 * x / k)}"
     pred["ex7-predict"] = f"p7_together = {sig(a + 2 * b * w)}\np7_apart = {sig(2 * b * w)}   # the second pass replaces the first"
     out["ben"] = ("thinks backward() overwrites .grad (predictions), right code", {**pred, **CODE},
-                  {"1.predict.sum": "failed", "1.predict.mean": "failed", "7.predict.apart": "failed"})
+                  {"1.predict.sum": "failed:backward-overwrites", "1.predict.mean": "failed:last-scaled-pass-only",
+                   "7.predict.apart": "failed:second-pass-replaces"})
 
     # Cleo thinks saved = x.grad is a copy, and "zeroes" by putting a new zero tensor in .grad.
     p = params("cleo")
@@ -71,7 +72,7 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
     code = dict(CODE, **{"ex2-produce": CODE["ex2-produce"].replace(
         "    x.grad.zero_()\n", "    x.grad = torch.zeros_like(x.grad)   # a fresh zero gradient\n")})
     out["cleo"] = ("thinks a saved .grad is a copy; replaces .grad instead of zeroing it in place", {**pred, **code},
-                   {"2.predict.zero_saved": "failed", "2.produce.zero_saved": "failed"})
+                   {"2.predict.zero_saved": "failed:saved-is-a-copy", "2.produce.zero_saved": "failed:saved-is-a-copy"})
 
     # Dev learned PyTorch 1.x: zero_grad() fills zeros, so "zero" and "None" are the same to him.
     p = params("dev")
@@ -84,8 +85,9 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
     code = dict(CODE, **{"ex6-produce": CODE["ex6-produce"].replace(
         "    opt.zero_grad()\n", "    w.grad.zero_()   # same as opt.zero_grad()\n")})
     out["dev"] = ("pre-2.0 mental model: zero_grad() means zeros; resets by hand with zero_()", {**pred, **code},
-                  {"4.predict.optimizer": "failed", "4.predict.module": "failed", "5.predict.y_none": "failed",
-                   "6.predict.none": "failed", "6.produce.none": "failed"})
+                  {"4.predict.optimizer": "failed:zeros-not-none", "4.predict.module": "failed:module-zeros-not-none",
+                   "5.predict.y_none": "failed:none-is-zero", "6.predict.none": "failed:none-is-zero",
+                   "6.produce.none": "failed:none-is-zero"})
 
     # Eve expects zero_() to work on a fresh leaf, and zeroes without looking for None.
     p = params("eve")
@@ -95,7 +97,7 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
                                          "def ex3_safe(x, y):\n    x.grad.zero_()\n    y.grad.zero_()\n"
                                          "    (x * y).backward()")})
     out["eve"] = ("zeroes a .grad that is still None", {**pred, **code},
-                  {"3.predict.fresh": "failed", "3.produce.x_grad": "error", "3.produce.y_grad": "error"})
+                  {"3.predict.fresh": "failed:a-torch-error", "3.produce.x_grad": "error", "3.produce.y_grad": "error"})
 
     # Finn returns the numbers he worked out for his own point.
     p = params("finn")

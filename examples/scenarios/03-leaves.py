@@ -49,8 +49,9 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
     pred["ex1-predict"] = f"p1_y_grad = {sig(2 * c * x)}\np1_warning = None   # no warning\np1_x_grad = {sig(2 * c * c * x)}"
     pred["ex3-predict"] = f"p3_is_leaf = True\np3_w_grad = {sig(3 * v * v)}\np3_leaf_grad = None"
     out["ben"] = ("expects every tensor in the graph to get a .grad (predictions), right code", {**pred, **CODE},
-                  {"1.predict.y_grad": "failed", "1.predict.warning": "failed", "3.predict.is_leaf": "failed",
-                   "3.predict.w_grad": "failed", "3.predict.leaf_grad": "failed"})
+                  {"1.predict.y_grad": "failed:every-tensor-gets-a-grad", "1.predict.warning": "failed:no-warning",
+                   "3.predict.is_leaf": "failed:w-is-the-leaf", "3.predict.w_grad": "failed:w-gets-the-gradient",
+                   "3.predict.leaf_grad": "failed:gradient-stops-at-w"})
 
     # Cleo "fixes" the float64 bug by moving the conversion, and copies with clone() instead of detach().
     p = params("cleo")
@@ -61,7 +62,8 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
         "ex5-produce": CODE["ex5-produce"].replace("x.detach()", "x.clone()")})
     out["cleo"] = ("converts after requires_grad=True in her fix; copies with clone() instead of detach()",
                    {**predictions(p), **code},
-                   {"3.produce.fix": "failed", "5.produce.new_leaf": "failed", "5.produce.x_grad": "failed"})
+                   {"3.produce.fix": "failed:converted-after-requires-grad", "5.produce.new_leaf": "failed:copy-keeps-history",
+                    "5.produce.x_grad": "failed:gradient-reaches-x"})
 
     # Dev thinks every result of an operation is a non-leaf, that an unused gradient is zero, and
     # that detach() works in place.
@@ -72,7 +74,8 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
     code = dict(CODE, **{"ex6-produce": CODE["ex6-produce"].replace(
         "    y = (x * 2).detach()\n", "    y = x * 2\n    y.detach()   # stop the gradient through y\n")})
     out["dev"] = ("thinks results are never leaves and detach() works in place", {**pred, **code},
-                  {"4.predict.plain": "failed", "4.predict.c_grad": "failed", "6.produce.x_grad": "failed"})
+                  {"4.predict.plain": "failed:results-are-never-leaves", "4.predict.c_grad": "failed:none-is-zero",
+                   "6.produce.x_grad": "failed:both-paths-counted"})
 
     # Eve hands back None without reading y.grad, and forgets retain_grad() in the k-pass version.
     p = params("eve")
@@ -81,7 +84,7 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
         "ex2-produce": CODE["ex2-produce"].replace(
             "    y = c * x\n    y.retain_grad()\n    z = y * y\n    for", "    y = c * x\n    z = y * y\n    for")})
     out["eve"] = ("returns None without reading y.grad (no warning); forgets retain_grad() once",
-                  {**predictions(p), **code}, {"1.produce.warning": "failed", "2.produce.y_grad_k": "failed"})
+                  {**predictions(p), **code}, {"1.produce.warning": "failed", "2.produce.y_grad_k": "failed:y-grad-not-kept"})
 
     # Finn runs backward() k times over one graph without retain_graph=True.
     p = params("finn")

@@ -70,8 +70,9 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
     wrong["ex3-predict"] = (f"p3_x_grad = {sig(2 * x * y)}   # thought retain_graph passes do not add up\n"
                             f"p3_y_grad = {sig(x * x)}\np3_third = None")
     out["ben"] = ("thinks a graph can be walked again and again", {**wrong, **CODE},
-                  {"1.predict.second": "failed", "2.predict.scale": "failed", "3.predict.x_grad": "failed",
-                   "3.predict.y_grad": "failed", "3.predict.third": "failed"})
+                  {"1.predict.second": "failed:graph-reusable", "2.predict.scale": "failed:constant-saves-nothing",
+                   "3.predict.x_grad": "failed:retained-passes-do-not-add-x",
+                   "3.predict.y_grad": "failed:retained-passes-do-not-add-y", "3.predict.third": "failed:retain-graph-is-sticky"})
 
     p = params("cleo")
     pred = predictions(p)
@@ -81,7 +82,7 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
                         "    d2, = torch.autograd.grad(d1, x)\n    d3, = torch.autograd.grad(d2, x)\n    return d1, d2, d3"),
         "ex7-produce": CODE["ex7-produce"].replace(", retain_graph=True)[0]", ")[0]")})
     out["cleo"] = ("forgot create_graph in the chain and retain_graph between Hessian rows", {**pred, **code},
-                   {"5.predict.flags": "failed", "4.produce.derivatives": "error", "7.produce.nested": "error"})
+                   {"5.predict.flags": "failed:always-requires-grad", "4.produce.derivatives": "error", "7.produce.nested": "error"})
 
     p = params("dev")
     pred = predictions(p)
@@ -90,7 +91,8 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
     code = dict(CODE, **{"ex6-produce": CODE["ex6-produce"].replace(
         "return torch.autograd.grad(d1, [x, a])\n", "return torch.autograd.grad(d1, [x, a], materialize_grads=True)\n")})
     out["dev"] = ("expects calculus' 0 where the graph has no path (None, or an error)", {**pred, **code},
-                  {"6.predict.strict": "failed", "6.predict.allow_unused": "failed", "6.produce.strict": "failed"})
+                  {"6.predict.strict": "failed:calculus-says-zero", "6.predict.allow_unused": "failed:calculus-says-zero",
+                   "6.produce.strict": "failed:calculus-says-zero"})
 
     p = params("eve")
     pred = predictions(p)
@@ -101,6 +103,6 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
         "    d, = torch.autograd.grad(x**2 * torch.exp(x), x, create_graph=True)\n"
         "    x.grad = d.detach()\n    return x.grad.requires_grad")})
     out["eve"] = ("avoided backward(create_graph=True), so no warning and a plain .grad", {**pred, **code},
-                  {"8.predict.warning": "failed", "8.predict.requires_grad": "failed",
-                   "8.produce.warning": "failed", "8.produce.requires_grad": "failed"})
+                  {"8.predict.warning": "failed:runtime-warning", "8.predict.requires_grad": "failed:grad-never-requires-grad",
+                   "8.produce.warning": "failed", "8.produce.requires_grad": "failed:grad-never-requires-grad"})
     return out
