@@ -42,7 +42,7 @@ class MisconceptionSummary:
     many checks, at how many (check, misconception, point) triples they were evaluated (the sample students'
     points and CLASS_STUDENTS' own points), at how many of those one was ambiguous and so not used there
     (its value coincides with the right answer or with another misconception of the check), and the checks
-    where that happens most, in words."""
+    where that happens most, in words. An evaluation is one misconception of one check at one point."""
 
     misconceptions: int = 0
     checks: int = 0
@@ -56,9 +56,9 @@ class MisconceptionSummary:
         if not self.misconceptions:
             return "no named misconceptions"
         share = 100 * self.ambiguous / self.evaluated if self.evaluated else 0.0
-        line = (f"{self.misconceptions} named misconceptions on {self.checks} checks; ambiguous (not used) at "
-                f"{self.ambiguous} of {self.evaluated} check points ({share:.1f} %)")
-        return line + (": " + "; ".join(self.most_ambiguous) if self.most_ambiguous else "")
+        line = (f"{self.misconceptions} named misconceptions on {self.checks} checks; ambiguous (so not used) in "
+                f"{self.ambiguous} of {self.evaluated} evaluations ({share:.1f} %)")
+        return line + ("; most often " + ", ".join(self.most_ambiguous) if self.most_ambiguous else "")
 
 
 @dataclass(frozen=True)
@@ -213,7 +213,7 @@ def check_misconceptions(key: Key, source: str) -> MisconceptionSummary:
             ambiguous += len(out)
             for mid in out:
                 left[mid] = left.get(mid, 0) + 1
-        per_check += [(n, f"{check.id} {mid} at {n} of {len(points)}") for mid, n in left.items()]
+        per_check += [(n, f"{check.id} {mid} ({n} of {len(points)} points)") for mid, n in left.items()]
     worst = tuple(text for _, text in sorted(per_check, key=lambda t: -t[0])[:3])
     return MisconceptionSummary(len(distinct), sum(1 for c in key.checks if c.misconceptions), evaluated, ambiguous,
                                 worst)

@@ -163,7 +163,7 @@ def test_release_checks_every_misconception_and_says_how_often_one_is_ambiguous(
     # k = 2 for about a quarter of the students: "one pass only" (f') and "one pass short" ((k-1) f') coincide
     assert 0 < summary.ambiguous < summary.evaluated / 20
     assert summary.most_ambiguous[0].startswith("4.p") and "one-pass-" in summary.most_ambiguous[0]
-    assert "ambiguous (not used)" in summary.text
+    assert "ambiguous (so not used) in " in summary.text and " evaluations (" in summary.text
 
     def with_value(check_id, text):
         return replace(key, checks=tuple(
