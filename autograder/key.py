@@ -176,14 +176,15 @@ def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None) ->
 
 
 def check_misconceptions(key: Key, source: str) -> MisconceptionSummary:
-    """Check every misconception as answers are checked: it evaluates at every sample point and every
-    CLASS_STUDENTS own point, and differs from the right answer at the reference point (the first sample
+    """Check every misconception as answers are checked: it evaluates at every sample student's point and
+    fresh points (drawn without the key's secret, so the same at every release) and every CLASS_STUDENTS own point, and differs from the right answer at the reference point (the first sample
     student's own point); count where it is ambiguous (judge.misconception_values).
 
     Raises:
         BuildError: naming the spec file, the check, the misconception and the fix.
     """
-    points = [p for s in SAMPLE_STUDENTS for p in plan.points_for(key, s)]
+    unseeded = replace(key, fresh_seed=None)   # the same points at every release, whatever the key's secret
+    points = [p for s in SAMPLE_STUDENTS for p in plan.points_for(unseeded, s)]
     points += [plan.draw_point(key.parameters, key.assignment, s, "own") for s in CLASS_STUDENTS]
     evaluated = ambiguous = 0
     per_check: list[tuple[int, str]] = []
