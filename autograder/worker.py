@@ -65,6 +65,10 @@ def main(sock_fd: int, runs: str, sandboxed: bool) -> None:
         os.makedirs(os.path.join(runs, d), mode=0o1777, exist_ok=True)
     shell = probe.prepare()
     import autograder.lab  # noqa: F401  (every notebook's setup cell imports it: once here, for every child)
+    import gc
+
+    gc.collect()
+    gc.freeze()   # what the worker holds is out of the children's collections: their gc copies none of its pages
 
     sock = socket.socket(fileno=sock_fd)
     sock.sendall(b"ready")
