@@ -153,7 +153,8 @@ class Lab:
                                           "torch": _torch_version(), "cells": len(_CELLS)}]
         records += [{"k": "cell", "i": i, **c["record"]} for i, c in enumerate(_CELLS)]
         with _quiet(self.grading):   # under nbgrader, any stderr in a grade cell would make it score 0
-            probe.warm_up()   # once per kernel: torch's first-use imports must not spend a call's time limit
+            probe.warm_up(plan.warm_ups([c["source"] for c in _CELLS]))   # torch's first-use imports, once per
+            # kernel, before the calls: they must not spend a produce call's time limit
             # The grader observes each exercise with this same function, where its check cell stands.
             records += probe.observe_exercise(ns, entry, self._plan.call_timeout)
         records.append({"k": "done"})

@@ -96,6 +96,24 @@ def points_for(key: Key | ProbePlan, student: str) -> list[dict[str, Number]]:
     return points
 
 
+# What in a notebook's cells makes a run pay one of torch's first-use costs (probe.WARM_UPS): the sandbox's
+# worker and the self-check pay it once, before the run, rather than inside a produce call's time limit.
+WARM_TRIGGERS: dict[str, tuple[str, ...]] = {
+    "dynamo": ("optim", "torch.func", "functorch", "vmap", "jacrev", "hessian", "checkpoint", "compile",
+               "functional_call"),
+    "forward": ("jvp", "jacfwd", "forward_ad", "make_dual", "dual_level", "hessian"),
+    "gradcheck": ("gradcheck",),
+}
+
+
+def warm_ups(cells: list[str]) -> list[str]:
+    """The warm-ups (probe.WARM_UPS names) that `cells` (code cell sources) may need: those whose trigger words
+    appear in them. Only a speed hint: a word missed costs the first call that time; one too many costs the
+    warm worker a second or two, once."""
+    text = "\n".join(cells)
+    return [name for name, words in WARM_TRIGGERS.items() if any(w in text for w in words)]
+
+
 def call_args(exercise: Exercise, point: dict[str, Number]) -> list[dict[str, Any]]:
     """The argument descriptions of one produce call at one point (see `probe.make_args`)."""
     args = []
@@ -139,7 +157,8 @@ def probe_request(key: Key | ProbePlan, cells: list[str], student: str, exercise
     Returns:
         A JSON-native dict, version 2: v, cells, skip ({"<index>": reason}), observe ([{exercise, after,
         names, calls}], in notebook order), parameters (the student's own point), call_timeout and
-        cell_timeout (seconds). It contains no expected value.
+        cell_timeout (seconds), warm (the warm-ups its cells may need: `warm_ups`). It contains no expected
+        value.
     """
     plan = ProbePlan.of(key)
     points = points_for(plan, student)
@@ -148,4 +167,5 @@ def probe_request(key: Key | ProbePlan, cells: list[str], student: str, exercise
     observe = [observation(plan, e, points, (positions or {}).get(e.id, last)) for e in wanted]
     observe.sort(key=lambda entry: entry["after"])   # stable: the key's order among exercises at one cell
     return {"v": 2, "cells": cells, "skip": {str(i): why for i, why in (skip or {}).items()}, "observe": observe,
-            "parameters": points[0], "call_timeout": plan.call_timeout, "cell_timeout": plan.cell_timeout}
+            "parameters": points[0], "call_timeout": plan.call_timeout, "cell_timeout": plan.cell_timeout,
+            "warm": warm_ups(cells)}

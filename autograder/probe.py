@@ -449,45 +449,69 @@ def _run_cell(shell: Any, i: int, source: str, timeout: float) -> dict[str, Any]
     return rec
 
 
-_WARM = [False]
+_WARMED: set[str] = set()   # the warm-ups this process has done (see warm_up)
 
 
-def warm_up() -> None:
-    """Pay, once per process, what torch otherwise pays at the first use of what exercises use: an
-    optimizer's first step imports torch._dynamo (about 800 modules: 1.3 s on an idle machine, several
-    seconds on a busy one, which a produce call's 5 s limit must not be spent on), forward-mode transforms
-    build their rules. Single-threaded, on tensors of its own; changes no global mode. The warm worker runs
-    it before any fork (every run inherits it), and the notebook's self-check before its first observation."""
-    if _WARM[0]:
-        return
-    import warnings
-
+def _warm_dynamo() -> None:
     import torch
     from torch.utils.checkpoint import checkpoint
 
+    w = torch.zeros(2, requires_grad=True)
+    for opt in (torch.optim.SGD([w], lr=0.1, momentum=0.9), torch.optim.Adam([w])):
+        (w * w).sum().backward()
+        opt.step()
+        opt.zero_grad()
+    x, cube = torch.ones(3), (lambda v: v ** 3)
+    torch.func.jacrev(cube)(x), torch.func.vjp(cube, x)[1](x)
+    torch.func.vmap(torch.func.grad(lambda v: cube(v).sum()))(torch.ones(2, 3))
+    checkpoint(lambda v: v ** 2, torch.ones(2, requires_grad=True), use_reentrant=False).sum().backward()
+
+
+def _warm_forward() -> None:
+    import torch
+
+    x, cube = torch.ones(3), (lambda v: v ** 3)
+    torch.func.jvp(cube, (x,), (x,)), torch.func.jacfwd(cube)(x), torch.func.hessian(lambda v: cube(v).sum())(x)
+
+
+def _warm_gradcheck() -> None:
+    import torch
+
+    d = torch.ones(2, dtype=torch.float64, requires_grad=True)
+    torch.autograd.gradcheck(lambda v: v ** 2, d), torch.autograd.gradgradcheck(lambda v: v ** 3, d)
+
+
+# name -> what it pays for. Measured on torch 2.13.0 (an idle 2-core machine), in a fresh process: an optimizer's
+# first step, torch.func's jacrev, grad, vmap and hessian, and checkpoint import torch._dynamo (about 800 modules,
+# 1.3-1.5 s); jvp and jacfwd set forward mode up (0.25 s); gradcheck 0.4 s. Several seconds on a busy machine:
+# inside a produce call, whose limit is 5 s, that is a timeout that is not the learner's.
+WARM_UPS: dict[str, Callable[[], None]] = {"dynamo": _warm_dynamo, "forward": _warm_forward,
+                                           "gradcheck": _warm_gradcheck}
+
+
+def warm_up(names: Any) -> bool:
+    """Pay, once per process, torch's first-use costs that `names` (WARM_UPS keys; see plan.warm_ups) stand
+    for. Single-threaded, on tensors of its own, warnings silenced; changes no global mode. The sandbox's warm
+    worker runs it before it forks a run whose cells need it (every later run inherits it), the notebook's
+    self-check before its first observation. Unknown names are ignored. Returns whether it did anything."""
+    todo = [n for n in names if n in WARM_UPS and n not in _WARMED]
+    if not todo:
+        return False
+    import warnings
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        w = torch.zeros(2, requires_grad=True)
-        for opt in (torch.optim.SGD([w], lr=0.1, momentum=0.9), torch.optim.Adam([w])):
-            (w * w).sum().backward()
-            opt.step()
-            opt.zero_grad()
-        x = torch.ones(3)
-        cube = lambda v: v ** 3
-        torch.func.jacfwd(cube)(x), torch.func.jacrev(cube)(x), torch.func.hessian(lambda v: cube(v).sum())(x)
-        torch.func.jvp(cube, (x,), (x,)), torch.func.vjp(cube, x)[1](x)
-        torch.func.vmap(torch.func.grad(lambda v: cube(v).sum()))(torch.ones(2, 3))
-        torch.autograd.functional.jacobian(cube, x)
-        d = torch.ones(2, dtype=torch.float64, requires_grad=True)
-        torch.autograd.gradcheck(lambda v: v ** 2, d)
-        checkpoint(lambda v: v ** 2, d, use_reentrant=False).sum().backward()
-    _WARM[0] = True
+        for name in todo:
+            WARM_UPS[name]()
+            _WARMED.add(name)
+    return True
 
 
 def prepare() -> Any:
     """Import torch and IPython and make the (still empty) IPython shell, once, in the sandbox's warm
     worker, before any submission runs; each child forked from the worker gets a pristine copy.
-    One intra-op torch thread; torch's first-use costs paid (`warm_up`). Returns the shell."""
+    One intra-op torch thread. (torch's heavier first-use costs are paid when a run needs them: `warm_up`.)
+    Returns the shell."""
     import torch
     torch.set_num_threads(1)
     import torch.autograd.functional  # noqa: F401  (what exercises use, imported once for every child)
@@ -502,7 +526,6 @@ def prepare() -> Any:
     torch.autograd.grad(x * x, x)
     repr(x)
     repr(torch.tensor([[1.0, 2.0]], dtype=torch.float64))
-    warm_up()
     config = Config()
     config.HistoryManager.enabled = False
     config.InteractiveShell.colors = "nocolor"

@@ -188,7 +188,8 @@ class Worker:
                 dirs = [os.path.join(root, "work"), os.path.join(root, "home")]
                 for d in dirs:
                     os.mkdir(d)
-            header = json.dumps({"wall": limits.wall_seconds, "limits": asdict(limits), "dirs": dirs}).encode()
+            header = json.dumps({"wall": limits.wall_seconds, "limits": asdict(limits), "dirs": dirs,
+                                 "warm": [str(w) for w in request.get("warm", [])]}).encode()
             reader = _Reader(results_r)
             reader.start()
             try:

@@ -2,8 +2,8 @@
 IPython and the probe once), one fresh fork per submission (private folders and namespaces, limits, an
 unprivileged uid, then the probe) and the clean-up that kills everything a run started. Started by
 `sandbox.Worker` as `python -I -m autograder.worker --worker FD RUNS sandboxed|plain`; it talks to the
-grader over one SOCK_SEQPACKET socket (a JSON header and four passed fds per run: request, results,
-output, status) and answers each run on its status pipe with {"exit", "timed_out", "stalled",
+grader over one SOCK_SEQPACKET socket (a JSON header, with the warm-ups the run's cells may need, and four
+passed fds per run: request, results, output, status) and answers each run on its status pipe with {"exit", "timed_out", "stalled",
 "over_memory", "seconds"}.
 
 The worker, which no submission can reach, holds every limit of a run whatever the submission does:
@@ -19,6 +19,7 @@ May import: stdlib, autograder.model, autograder.policy, autograder.probe, autog
 """
 from __future__ import annotations
 
+import gc
 import json
 import os
 import random
@@ -65,7 +66,6 @@ def main(sock_fd: int, runs: str, sandboxed: bool) -> None:
         os.makedirs(os.path.join(runs, d), mode=0o1777, exist_ok=True)
     shell = probe.prepare()
     import autograder.lab  # noqa: F401  (every notebook's setup cell imports it: once here, for every child)
-    import gc
 
     gc.collect()
     gc.freeze()   # what the worker holds is out of the children's collections: their gc copies none of its pages
@@ -94,7 +94,11 @@ def main(sock_fd: int, runs: str, sandboxed: bool) -> None:
                 for job in jobs.values():
                     _kill_run(job, sandboxed)
                 os._exit(0)
-            job = _start_child(json.loads(msg), fds, runs, sandboxed, shell)
+            header = json.loads(msg)
+            if probe.warm_up(header.get("warm", ())):   # once per worker: every later run inherits it (it blocks
+                gc.collect()                             # this loop for a second or two, once)
+                gc.freeze()
+            job = _start_child(header, fds, runs, sandboxed, shell)
             jobs[job["pidfd"]] = job
             beats[job["beat"]] = job
         for fd in [fd for fd in ready if fd in beats]:

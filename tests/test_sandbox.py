@@ -86,3 +86,19 @@ def test_bwrap_isolates_files_network_and_the_grader(tmp_path, monkeypatch):
     assert got["net"] in ("OSError", "ConnectionRefusedError") and "socket" not in got["net"]
     assert got["here"] == "2"   # its own folder is writable
     assert (secret / "key.json").read_text() == "the answers"
+
+
+def test_the_worker_pays_torchs_first_use_costs_once_before_a_run_whose_cells_need_them():
+    from autograder import plan
+
+    assert plan.warm_ups(["opt = torch.optim.SGD(params, lr=0.1)"]) == ["dynamo"]
+    assert plan.warm_ups(["torch.func.hessian(f)(x)"]) == ["dynamo", "forward"]
+    assert plan.warm_ups(["(x * x).backward()"]) == []
+    probe_cell = "import sys\nwarm = 'torch._dynamo' in sys.modules"
+    with sandbox.Worker() as fresh:   # a worker of its own: the session's may be warm already
+        cold = wire.parse_results(fresh.run({**request([probe_cell], names=["warm"]), "warm": []}).results)
+        assert cold.names["warm"] == {"t": "bool", "v": False}   # nothing paid for a notebook that needs nothing
+        warm = wire.parse_results(fresh.run({**request([probe_cell], names=["warm"]), "warm": ["dynamo"]}).results)
+        assert warm.names["warm"] == {"t": "bool", "v": True}    # imported in the worker, before the fork
+        later = wire.parse_results(fresh.run({**request([probe_cell], names=["warm"]), "warm": []}).results)
+        assert later.names["warm"] == {"t": "bool", "v": True}   # and every later run inherits it
