@@ -19,7 +19,7 @@ from typing import Any
 
 from autograder import __version__, identity
 from autograder.compare import short
-from autograder.grade import grade_notebook
+from autograder.grade import grade_notebook, grader_fault, not_gradable_report
 from autograder.keyfile import grading_json
 from autograder.model import Key
 from autograder.render.gradebook import to_csv, to_nbgrader_csv
@@ -206,7 +206,12 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
 
     def done(sub: Submission, report: Report) -> Report:   # a new report: written at once, atomically
         report = replace(report, submission=sub.name, fingerprint=fps[sub.name], modified=_modified(sub.path))
-        report.write(reports_dir / report_file(sub.name))
+        try:
+            report.write(reports_dir / report_file(sub.name))
+        except (ValueError, TypeError) as e:   # a report JSON cannot hold: a grader fault, never the batch's end
+            report = replace(not_gradable_report(key, sub.name, report.student, grader_fault(e)),
+                             fingerprint=fps[sub.name], modified=report.modified)
+            report.write(reports_dir / report_file(sub.name))
         bar.update(sub, report, False)
         return report
 

@@ -65,11 +65,19 @@ class Commit:
     computed: dict[str, str] | None = None   # the record as read (kept to show it again and to store it)
 
 
+MAX_RECORD_BYTES = 200_000   # a record of more is not one (a real one holds a few predictions)
+
+
 def read(record: Any) -> Commit | None:
-    """A record read from a notebook, or None when it is not one (another schema, a malformed value). A
-    record whose digest does not match its content is returned with `intact` False: reported, never
-    trusted."""
+    """A record read from a notebook, or None when it is not one (another schema, a malformed value, more than
+    MAX_RECORD_BYTES, anything JSON cannot write again such as a bare NaN). A record whose digest does not match
+    its content is returned with `intact` False: reported, never trusted."""
     if not isinstance(record, dict) or record.get("schema") != SCHEMA or record.get("v") != 1:
+        return None
+    try:
+        if len(json.dumps(record, allow_nan=False)) > MAX_RECORD_BYTES:
+            return None
+    except (ValueError, TypeError, RecursionError):
         return None
     values, exercise = record.get("values"), record.get("exercise")
     if not isinstance(values, dict) or not isinstance(exercise, str) or not isinstance(record.get("time"), str):

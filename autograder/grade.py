@@ -56,7 +56,7 @@ def grade_notebook(path: str | Path, key: Key, student: str | None = None,
     try:
         return _grade_notebook(Path(path), key, student, exercises, conceal, worker, source, selfcheck).encodable()
     except Exception as e:
-        return _not_gradable(key, Path(path).name, student or Path(path).stem, _grader_fault(e), {}, start).encodable()
+        return _not_gradable(key, Path(path).name, student or Path(path).stem, grader_fault(e), {}, start).encodable()
 
 
 def _grade_notebook(path: Path, key: Key, student: str | None, exercises: list[str] | None,
@@ -229,7 +229,8 @@ def _cell_faults(key: Key, obs: wire.Observations, stopped: dict[Step, RunEnd]) 
     return faults
 
 
-def _grader_fault(e: Exception) -> str:
+def grader_fault(e: BaseException) -> str:
+    """The reason of a "not graded" report after a fault of the grader itself (`e`)."""
     return (f"not graded: internal grader error ({type(e).__name__}: {short(str(e), 200)}); this is not the "
             f"student's fault: please report it")
 
@@ -285,7 +286,7 @@ def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, note
                             sealed=seal)
         outcomes = judge.outcomes(key, evidence, points)
     except Exception as e:  # a grader fault: say so, give no points, never blame the student
-        return _not_gradable(key, submission, student, _grader_fault(e), points[0], start)
+        return _not_gradable(key, submission, student, grader_fault(e), points[0], start)
     notes = notes + judge.notes(key, Evidence(replace(first_obs, rejected=obs.rejected), end_of(first_run)), labels,
                                 cell_notes) + resumed
     notes += judge.exercise_notes(key, evidence) + judge.commit_notes(key, evidence)

@@ -455,6 +455,9 @@ def judge_prediction(key: Key, check: Check, evidence: Evidence, point: Point) -
                 ran_then = f"{record.computed[check.name]} (as its cell stood when it was committed)"
     elif isinstance(record, str):
         base = replace(base, commit=f"{record}, so it was not trusted: the prediction was graded as its cell stands")
+    elif isinstance(record, commit.Commit):
+        base = replace(base, commit=f"{check.name} is not in exercise {check.exercise}'s commit record (the record was "
+                                    f"made without it), so it was graded as its cell stands")
     if check.name in obs.duplicated:
         return replace(base, status="error", message=TAMPERED)
     if value is None:
@@ -517,18 +520,20 @@ def filled(key: Key, exercise: str, obs: wire.Observations) -> dict[str, dict[st
     return values
 
 
-def sealed(o: Outcome, exercise: str, name: str | None = None) -> Outcome:
+def sealed(o: Outcome, exercise: str, name: str | None = None, all_filled: bool = False) -> Outcome:
     """An outcome as a self-check shows it before the exercise's predictions are committed: no expected
-    value, oracle or convention; a written prediction is not judged yet."""
+    value, oracle, convention or misconception; a written prediction is not judged yet. `all_filled`: every
+    prediction of the exercise is filled in, but none was committed (a terminal check, which never commits)."""
     later = (f"expected values are shown once every prediction of exercise {exercise} is filled in and committed by "
              f"running its check cell in the notebook")
     if o.kind == "predict":
         if o.status not in ("passed", "failed"):
             return replace(o, expected=None, oracle=None, convention=None, why=None)
+        when = (f"once they are committed: run exercise {exercise}'s check cell, lab.check(\"{exercise}\"), in the "
+                f"notebook (a check from a terminal never commits)" if all_filled else
+                f"when every prediction of exercise {exercise} is filled in (run this check again then)")
         return replace(o, status="missing", score=0.0, expected=None, oracle=None, convention=None, details=(), why=None,
-                       misconception=None,
-                       message=f"{name} = {o.observed} is written down; it is judged when every prediction of exercise "
-                               f"{exercise} is filled in (run this check again then)")
+                       misconception=None, message=f"{name} = {o.observed} is written down; it is judged {when}")
     message = o.message
     if o.status == "failed":
         message = message.split("): ")[0] + ")" if "): " in message else o.check_id
@@ -659,7 +664,7 @@ def for_report(o: Outcome) -> Outcome:
     returned; a hidden check reduced to its title, status and points."""
     if o.visibility == "public":
         return replace(o, message=short(o.message, 1000), observed=o.observed and short(o.observed, 1000),
-                       expected=o.expected and short(o.expected, 1000))
+                       expected=o.expected and short(o.expected, 1000), commit=o.commit and short(o.commit, 1000))
     return replace(o, message=o.status, expected=None, oracle=None, observed=None, why=None, details=(),
                    convention=None, misconception=None)
 
@@ -677,7 +682,12 @@ def outcomes(key: Key, evidence: Evidence, points: list[Point]) -> tuple[Outcome
     for check in key.checks:
         o = (judge_prediction(key, check, evidence, points[0]) if check.kind == "predict"
              else judge_production(key, check, evidence, points, warned))
-        out.append(for_report(sealed(o, check.exercise, check.name) if check.exercise in closed else o))
+        record = evidence.commits.get(check.exercise)
+        uncommitted = (evidence.sealed and check.kind == "predict" and isinstance(record, commit.Commit)
+                       and check.name not in record.values)   # a record made without this prediction
+        out.append(for_report(sealed(o, check.exercise, check.name,
+                                     filled(key, check.exercise, evidence.observations) is not None)
+                              if check.exercise in closed or uncommitted else o))
     return tuple(out)
 
 

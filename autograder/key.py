@@ -214,6 +214,16 @@ def check_misconceptions(key: Key, source: str) -> MisconceptionSummary:
             ambiguous += len(out)
             for mid in out:
                 left[mid] = left.get(mid, 0) + 1
+        for mid, n in left.items():
+            if n == len(points):   # never used: it says the same as another misconception everywhere
+                values = ex.values(points[0])
+                mine = judge.fill(None, next(m for m in check.misconceptions if m.id == mid).answer, values)
+                same = [m.id for m in check.misconceptions if m.id != mid
+                        and judge.coincide(mine, judge.fill(None, m.answer, values), tol)]
+                raise BuildError(f"{source} check {check.id!r}: misconception {mid!r} coincides with "
+                                 f"{' and '.join(map(repr, same)) or 'another value'} at every point release tried "
+                                 f"({len(points)}), so neither could ever be named: remove one, or make their values "
+                                 f"differ")
         per_check += [(n, f"{check.id} {mid} ({n} of {len(points)} points)") for mid, n in left.items()]
     worst = tuple(text for _, text in sorted(per_check, key=lambda t: -t[0])[:3])
     return MisconceptionSummary(len(distinct), sum(1 for c in key.checks if c.misconceptions), evaluated, ambiguous,

@@ -106,18 +106,7 @@ def _expect(where: str, raw: dict[str, Any], symbols: set[str]) -> Expectation:
                         f"warns = \"WarningClass\"")
     if given[0] in ("raises", "warns"):
         kind = given[0]
-        cls = _ident(where, raw[kind], kind)
-        import builtins
-        import difflib
-
-        suffixes = ("Error", "Exception") if kind == "raises" else ("Warning",)
-        if not isinstance(getattr(builtins, cls, None), type):
-            # Only a near miss is a typo ("RunTimeError"); a library's own class such as torch's
-            # GradcheckError (0.62 similar to "ArithmeticError") is not one.
-            close = difflib.get_close_matches(cls, [n for n in dir(builtins) if n.endswith(suffixes)], 1, cutoff=0.8)
-            if close:
-                raise SpecError(f"{where}: {kind} = {cls!r} is not a Python {'exception' if kind == 'raises' else 'warning'}; "
-                                f"did you mean {close[0]!r}?")
+        cls = _class_name(where, raw[kind], kind)
         phrase = raw.get("phrase", "")
         if not isinstance(phrase, str):
             raise SpecError(f"{where}: phrase must be a string (a key phrase of the message, not all of it: "
@@ -126,6 +115,23 @@ def _expect(where: str, raw: dict[str, Any], symbols: set[str]) -> Expectation:
     if "phrase" in raw:
         raise SpecError(f"{where}: phrase goes with raises or warns, not with expect")
     return ValueExpectation(_answer(where, "expect", raw["expect"], symbols))
+
+
+def _class_name(where: str, value: Any, kind: str) -> str:
+    """An exception (`kind` "raises") or warning ("warns") class name; a near miss of a builtin one is a typo."""
+    import builtins
+    import difflib
+
+    cls = _ident(where, value, kind)
+    suffixes = ("Error", "Exception") if kind == "raises" else ("Warning",)
+    if not isinstance(getattr(builtins, cls, None), type):
+        # Only a near miss is a typo ("RunTimeError"); a library's own class such as torch's
+        # GradcheckError (0.62 similar to "ArithmeticError") is not one.
+        close = difflib.get_close_matches(cls, [n for n in dir(builtins) if n.endswith(suffixes)], 1, cutoff=0.8)
+        if close:
+            raise SpecError(f"{where}: {kind} = {cls!r} is not a Python {'exception' if kind == 'raises' else 'warning'}; "
+                            f"did you mean {close[0]!r}?")
+    return cls
 
 
 def _answer(where: str, what: str, e: Any, symbols: set[str]) -> Answer:
@@ -170,9 +176,10 @@ def _misconceptions(src: str, eid: str, raws: Any, checks: list[Check], symbols:
         if not isinstance(raw, dict):
             raise SpecError(f"{where}: a misconception is a table with id, name, checks, value and feedback")
         _keys(where, raw, MISCONCEPTION_KEYS, {"id", "name", "checks", "feedback"})
-        if not (isinstance(mid, str) and re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", mid)) or mid in seen:
-            raise SpecError(f"{where}: id must be unique in the exercise and written in lower case with hyphens "
-                            f"(\"one-pass-short\")")
+        if not (isinstance(mid, str) and re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", mid)):
+            raise SpecError(f"{where}: id must be written in lower case with hyphens (\"one-pass-short\")")
+        if mid in seen:
+            raise SpecError(f"{where}: exercise {eid!r} has two misconceptions with this id; give each its own")
         seen.add(mid)
         name, feedback = raw["name"], raw["feedback"]
         if not (isinstance(name, str) and 0 < len(name.strip()) <= 60):
@@ -185,7 +192,7 @@ def _misconceptions(src: str, eid: str, raws: Any, checks: list[Check], symbols:
             raise SpecError(f"{where}: give exactly one of value = ... (what this mental model predicts: \"None\", "
                             f"a sympy expression, a list for a tuple) or raises = \"ExceptionClass\"")
         if "raises" in raw:
-            answer: Answer = ClassAnswer(_ident(where, raw["raises"], "raises"))
+            answer: Answer = ClassAnswer(_class_name(where, raw["raises"], "raises"))
         else:
             answer = _answer(where, "value", raw["value"], symbols)
         container = raw.get("container", "tuple")
@@ -207,6 +214,10 @@ def _misconceptions(src: str, eid: str, raws: Any, checks: list[Check], symbols:
             if check.kind == "produce" and isinstance(check.expectation, WarnsExpectation):
                 raise SpecError(f"{where}: {n!r} checks a warning; a misconception names a wrong value, state or "
                                 f"exception, so attach it to a prediction or a value check")
+            if check.kind == "produce" and isinstance(answer, ClassAnswer) and check.observe != "returned":
+                raise SpecError(f"{where}: {n!r} observes {check.observe}, and a call that raises is an error there, "
+                                f"never this misconception: attach raises = ... to a prediction or to a check with "
+                                f"observe = \"returned\"")
             if isinstance(check.expectation, ValueExpectation) and check.expectation.answer == answer or \
                     isinstance(check.expectation, RaisesExpectation) and answer == ClassAnswer(check.expectation.exception):
                 raise SpecError(f"{where}: its value is the answer of {n!r}; a misconception is a wrong answer")

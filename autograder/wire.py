@@ -80,6 +80,14 @@ def clip(text: str, limit: int = MAX_STR) -> str:
     return text if len(text) <= limit else text[: limit - 15] + " …[truncated]"
 
 
+def _number(v: Any) -> None:
+    """A wire number: an int, a finite float, or one of "nan", "inf", "-inf" (a bare NaN or infinity, which
+    Python's JSON reader accepts, is not one: it could not be written again)."""
+    if isinstance(v, float) and not math.isfinite(v):
+        raise WireError("a non-finite number must be written as \"nan\", \"inf\" or \"-inf\"")
+    decode_float(v)
+
+
 def check_value(v: Any, depth: int = 0) -> None:
     """Validate one wire Value (see the module docstring). Raises WireError naming what is wrong."""
     if depth > MAX_DEPTH + 1:
@@ -92,9 +100,9 @@ def check_value(v: Any, depth: int = 0) -> None:
     if t == "int" and (not isinstance(v.get("v"), int) or isinstance(v.get("v"), bool) or abs(v["v"]) >= MAX_INT):
         raise WireError("int value without an int of at most 64 bits")
     if t == "float":
-        decode_float(v.get("v"))
+        _number(v.get("v"))
     if t == "complex":
-        decode_float(v.get("re")), decode_float(v.get("im"))
+        _number(v.get("re")), _number(v.get("im"))
     if t in ("str",) and not isinstance(v.get("v"), str):
         raise WireError("str value without a string")
     if t == "class" and not isinstance(v.get("name"), str):
@@ -107,7 +115,7 @@ def check_value(v: Any, depth: int = 0) -> None:
             raise WireError(f"{t} value with a bad shape")
         for x in data:
             if not isinstance(x, bool):
-                decode_float(x)
+                _number(x)
     if t == "seq":
         if v.get("kind") not in ("tuple", "list") or not isinstance(v.get("items"), list):
             raise WireError("seq value without kind and items")

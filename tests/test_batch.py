@@ -239,3 +239,25 @@ def test_file_names_that_are_not_utf8_or_are_very_long_are_graded_like_any_other
     assert long_report.name.startswith("a" * 120 + "-") and len(long_report.name) == 120 + 1 + 12 + 5
     assert json.loads(long_report.read_text())["status"] == "not_gradable"   # STUDENT_ID 'ada' vs the file name
     assert len(list((tmp_path / "out" / "reports").glob("*.json"))) == 2
+
+
+def test_a_forged_commit_record_with_a_bare_nan_costs_nothing_but_its_trust(released, tmp_path):
+    """Python's JSON reads a bare NaN, which no report could hold: such a record is no record (the notebook is
+    graded as its cells stand), and the batch writes every report and its gradebook."""
+    from autograder import commit
+
+    nb = json.loads((EXAMPLES / "ada.ipynb").read_text())
+    cell = next(c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == "ex1-check")
+    record = commit.make("01-backward-vs-grad", "ada", "1", {"p1_returns": {"t": "none"},
+                                                            "p1_grad": {"t": "float", "v": float("nan")}}, ["x"])
+    cell["outputs"] = [{"output_type": "display_data", "metadata": {}, "data": {commit.COMMIT_MIME: record}}]
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "ada.ipynb").write_text(json.dumps(nb))   # NaN written bare, as json.dumps does by default
+    shutil.copy(EXAMPLES / "ben.ipynb", subs)
+    out = tmp_path / "out"
+    p = run_cli("grade", str(subs), "--out", str(out), "--key", str(released[1]), "--stats")
+    assert p.returncode == 0, p.stderr
+    report = json.loads((out / "reports" / "ada.json").read_text())
+    assert report["status"] == "graded" and "1" not in report["commits"]
+    assert (out / "gradebook.csv").exists() and (out / "stats.html").exists()

@@ -175,6 +175,34 @@ def test_a_commit_record_reads_back_and_a_hand_edit_shows():
     assert commit.choose([later, read], "01-backward-vs-grad", "amy")["1"] is read   # the first commit counts
 
 
+def test_a_record_json_cannot_write_again_or_too_large_is_no_record():
+    nan = commit.make("01-backward-vs-grad", "amy", "1", {"p1_grad": {"t": "float", "v": float("nan")}}, [])
+    assert commit.read(nan) is None   # a bare NaN (Python's JSON reads one): a report could not be written with it
+    assert commit.read({**commit.make("01-backward-vs-grad", "amy", "1", {}, []), "extra": float("inf")}) is None
+    big = {"t": "seq", "kind": "list", "items": [{"t": "str", "v": "x" * 2000}] * 200}
+    assert commit.read(commit.make("01-backward-vs-grad", "amy", "1", {"p1_grad": big}, [])) is None
+    assert commit.read(commit.make("01-backward-vs-grad", "amy", "1", {"p1_grad": {"t": "float", "v": "nan"}}, []))
+
+
+def test_a_prediction_a_commit_record_does_not_hold_is_graded_as_its_cell_stands_and_sealed_in_a_self_check(tmp_path):
+    """A record made without one of the exercise's predictions (by hand, or before a new release added one)
+    commits only what it holds: the other prediction is noted in the batch and shows no expected value, and no
+    misconception, in a terminal check."""
+    nb = nbformat.read(ROOT / "examples" / "submissions" / "01-backward-vs-grad" / "ben.ipynb", as_version=4)
+    record = commit.make("01-backward-vs-grad", "ben", "1", {"p1_returns": {"t": "none"}}, [])
+    _cell(nb, "ex1-check").outputs = [nbformat.v4.new_output("display_data", data={commit.COMMIT_MIME: record})]
+    _cell(nb, "ex1-predict").source = "p1_returns = None\np1_grad = 0.86"
+    nbformat.write(nb, tmp_path / "ben.ipynb")
+    shutil.copy(A01 / "public_key.json", tmp_path)
+    shown = {o["check_id"]: o for o in json.loads(run_cli("check", str(tmp_path / "ben.ipynb"), "--json").stdout)["outcomes"]}
+    assert shown["1.predict.grad"]["status"] == "missing" and shown["1.predict.grad"]["expected"] is None
+    assert shown["1.predict.grad"]["misconception"] is None and shown["1.predict.returns"]["status"] == "passed"
+    graded = grade_notebook(tmp_path / "ben.ipynb", load_key(A01 / "public_key.json"), "ben")
+    o = next(o for o in graded.outcomes if o.check_id == "1.predict.grad")
+    assert o.status == "failed" and o.commit == ("p1_grad is not in exercise 1's commit record (the record was made "
+                                                 "without it), so it was graded as its cell stands")
+
+
 # ------------------------------------------------------------------------------------- in a real kernel
 
 def _cell(nb, grade_id):

@@ -164,8 +164,16 @@ def test_a_misconception_is_attached_to_each_check_it_lists(tmp_path):
     ('id = "power-rule-without-factor"', 'id = "Power rule"', "lower case with hyphens"),
     ('feedback = "The exponent comes down as a factor."', 'feedback = ""', "one or two sentences"),
     ('name = "power rule without the factor 2"', 'nmae = "x"', "unknown key(s) nmae"),
+    ('value = "x"', 'raises = "RuntimeErorr"', "'RuntimeErorr' is not a Python exception; did you mean 'RuntimeError'?"),
+    ('value = "x"', 'raises = "RuntimeError"', "'produce.grad' observes x.grad, and a call that raises is an error "
+                                               "there, never this misconception"),
 ])
 def test_a_bad_misconception_is_named_with_file_check_and_fix(tmp_path, old, new, phrase):
     with pytest.raises(SpecError) as e:
         load_text(tmp_path, GOOD + MISCONCEPTION.replace(old, new))
     assert "spec.toml exercise '1' misconception" in str(e.value) and phrase in str(e.value), str(e.value)
+
+
+def test_two_misconceptions_of_one_exercise_need_two_ids(tmp_path):
+    with pytest.raises(SpecError, match="exercise '1' has two misconceptions with this id; give each its own"):
+        load_text(tmp_path, GOOD + MISCONCEPTION + MISCONCEPTION.replace('value = "x"', 'value = "0"'))

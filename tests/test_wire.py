@@ -72,3 +72,16 @@ def test_an_int_too_large_for_a_float_is_rejected_not_passed_on_to_the_compariso
     assert obs.rejected == 3 and list(obs.names) == ["p4"]
     with pytest.raises(wire.WireError, match="an int of 1329 bits"):
         wire.decode_float(big)
+
+
+def test_a_bare_nan_or_infinity_is_not_a_wire_number():
+    import pytest
+
+    from autograder.wire import WireError, check_value
+
+    for v in (float("nan"), float("inf")):
+        with pytest.raises(WireError, match="must be written as"):
+            check_value({"t": "float", "v": v})
+        with pytest.raises(WireError):
+            check_value({"t": "tensor", "dtype": "float32", "shape": [1], "data": [v]})
+    check_value({"t": "float", "v": "nan"})
