@@ -138,6 +138,13 @@ def shape(text: str, symbols: Iterable[str]) -> tuple[int, ...]:
     return tuple(expr.shape) if isinstance(expr, sp.MatrixBase) else ()
 
 
+def is_constant(text: str, symbols: Iterable[str]) -> bool:
+    """Does `text` use none of `symbols` (a constant such as "nan" or "0")? Raises ValueError as `parse` does."""
+    with _LOCK:
+        expr = parse(text, symbols)
+    return not getattr(expr, "free_symbols", ())
+
+
 def is_integer(text: str, symbols: Iterable[str]) -> bool:
     """Is `text` a literal integer such as "2" (no symbols)? Raises ValueError as `parse` does."""
     with _LOCK:

@@ -172,6 +172,17 @@ def coincide(a: dict[str, Any], b: dict[str, Any], tol: Tolerance) -> bool:
     return compare_predicted(a, b, tol).ok or compare_predicted(b, a, tol).ok
 
 
+def undefined(answer: Answer, value: dict[str, Any], values: Point) -> bool:
+    """Is `value` (`answer` filled at `values`) nan where `answer` is a formula of the parameters (1/(k-2) at
+    k = 2)? Such a formula has no value there; a constant nan ("nan": torch's result) is a value."""
+    if isinstance(answer, SeqAnswer):
+        return any(undefined(a, v, values) for a, v in zip(answer.items, value.get("items", ()), strict=False))
+    if not isinstance(answer, ExprAnswer) or analytic.is_constant(answer.expr, values.keys()):
+        return False
+    nums = [value["v"]] if value["t"] in ("float", "int") else value.get("data", [])
+    return any(n == "nan" for n in nums)
+
+
 def misconception_values(check: Check, values: Point, tol: Tolerance) -> tuple[list[tuple[Misconception, dict]], list[str]]:
     """The misconceptions of `check` that can name a wrong value at `values` (symbol -> number), each with the
     wire Value it leads to there; and the ids of those left out there: a misconception whose value cannot be
@@ -184,9 +195,14 @@ def misconception_values(check: Check, values: Point, tol: Tolerance) -> tuple[l
     left_out: list[str] = []
     for m in check.misconceptions:
         try:
-            evaluated.append((m, fill(None, m.answer, values)))
+            value = fill(None, m.answer, values)
         except (ValueError, TypeError, ArithmeticError):   # a pole, a complex value: no number at this point
             left_out.append(m.id)
+            continue
+        if undefined(m.answer, value, values):   # a formula with no value here (0/0): it cannot name anything
+            left_out.append(m.id)
+        else:
+            evaluated.append((m, value))
     usable = []
     for i, (m, v) in enumerate(evaluated):
         if coincide(v, answer, tol) or any(coincide(v, w, tol) for j, (_, w) in enumerate(evaluated) if j != i):

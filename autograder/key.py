@@ -197,11 +197,15 @@ def check_misconceptions(key: Key, source: str) -> MisconceptionSummary:
             values = ex.values(point)
             for m in check.misconceptions:
                 try:
-                    judge.fill(None, m.answer, values)
+                    value = judge.fill(None, m.answer, values)
                 except (ValueError, TypeError, ArithmeticError) as e:
                     raise BuildError(f"{source} check {check.id!r}: misconception {m.id!r} has no value at "
                                      f"{ex.where(point)} ({e}); write a value that holds at every point the "
                                      f"parameters can take") from None
+                if judge.undefined(m.answer, value, values):
+                    raise BuildError(f"{source} check {check.id!r}: misconception {m.id!r} has no value at "
+                                     f"{ex.where(point)} (its formula gives nan there); write a value that holds at "
+                                     f"every point the parameters can take")
             _, out = judge.misconception_values(check, values, tol)
             if i == 0:
                 answer = judge.fill(None, judge.right_answer(check), values)

@@ -175,6 +175,9 @@ def test_release_checks_every_misconception_and_says_how_often_one_is_ambiguous(
     with pytest.raises(BuildError, match=r"misconception 'one-pass-only' has no value at x=.*; write a value that "
                                          r"holds at every point"):
         check_misconceptions(with_value("4.predict.after_k", "sqrt(x - 10)"), "spec.toml")
+    with pytest.raises(BuildError, match=r"misconception 'one-pass-only' has no value at x=.*, k=2 \(its formula gives "
+                                         r"nan there\)"):
+        check_misconceptions(with_value("4.predict.after_k", "1/(k - 2)"), "spec.toml")
     with pytest.raises(BuildError, match=r"check '1.predict.grad': misconception 'grad-holds-the-output' coincides with "
                                          r"'power-rule-without-factor' at every point release tried \(109\), so "
                                          r"neither"):
