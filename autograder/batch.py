@@ -23,7 +23,7 @@ from autograder.grade import grade_notebook, grader_fault, not_gradable_report
 from autograder.keyfile import grading_json
 from autograder.model import Key
 from autograder.render.gradebook import to_csv, to_nbgrader_csv
-from autograder.report import Report, read_report, write_text_atomic
+from autograder.report import STATUSES, Report, read_report, write_text_atomic
 
 
 @dataclass(frozen=True)
@@ -256,15 +256,18 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
                        sum(1 for r in kept.values() if r is not None))
 
 
-def batch_reports(out: str | Path) -> tuple[list[Report], int]:
+def batch_reports(out: str | Path) -> tuple[list[Report], list[str], int]:
     """The reports of the batch whose output folder is `out`: those of `out/reports/` that its gradebook.csv
-    lists (the last run), or all of them when there is no gradebook; and how many reports in the folder were
-    left out (from earlier runs). Unreadable report files are left out too.
+    lists (the last run), or all of them when there is no gradebook; the names of the report files that could
+    not be used (not a readable report of our schema, or one whose numbers are not finite: hand-edited,
+    truncated); and how many good reports the gradebook does not list (from earlier runs).
 
     Raises:
-        FileNotFoundError: `out/reports/` does not exist.
+        FileNotFoundError: `out/reports/` does not exist. ValueError: the gradebook cannot be read (not UTF-8).
     """
     import csv
+
+    from autograder.render.gradebook import cell
 
     folder = Path(out) / "reports"
     if not folder.is_dir():
@@ -272,25 +275,46 @@ def batch_reports(out: str | Path) -> tuple[list[Report], int]:
     listed = None
     gradebook = Path(out) / "gradebook.csv"
     if gradebook.is_file():
-        with gradebook.open(encoding="utf-8", newline="") as f:
-            listed = {_uncell(row["submission"]) for row in csv.DictReader(f) if "submission" in row}
-    reports, left = [], 0
-    for path in sorted(folder.glob("*.json")):
         try:
-            report = read_report(path)
-        except (OSError, ValueError, TypeError, KeyError):
-            left += 1
-            continue
-        if listed is not None and report.submission not in listed:
-            left += 1
-            continue
-        reports.append(report)
-    return reports, left
+            with gradebook.open(encoding="utf-8", newline="") as f:
+                listed = {row.get("submission") for row in csv.DictReader(f)}
+        except (UnicodeDecodeError, csv.Error) as e:
+            raise ValueError(f"{gradebook} cannot be read ({e}); delete it to read every report in {folder}") from None
+    reports, unusable, earlier = [], [], 0
+    for path in sorted(folder.glob("*.json")):
+        report = _usable_report(path)
+        if report is None:
+            unusable.append(path.name)
+        elif listed is not None and cell(report.submission) not in listed:   # as the gradebook wrote its name
+            earlier += 1
+        else:
+            reports.append(report)
+    return reports, unusable, earlier
 
 
-def _uncell(text: str) -> str:
-    """A gradebook cell's text as the submission named it (see render.gradebook.cell)."""
-    return text[1:] if text[:1] == "'" and text[1:2] in ("=", "+", "-", "@", "\t", "\r") else text
+def _usable_report(path: Path) -> Report | None:
+    """The report at `path` if it is a regular file holding a report of our schema whose fields have their
+    types and whose points are finite and at most a million; else None."""
+    import math
+
+    if not path.is_file() or path.stat().st_size > 50_000_000:   # a FIFO, a folder, or no report of ours
+        return None
+    try:
+        r = read_report(path)
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError, UnicodeDecodeError):
+        return None
+    number = lambda x: isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and abs(x) <= 1e6
+    texts = (r.assignment, r.submission, r.student, r.status, r.reason, r.superseded_by, r.modified)
+    if not (all(isinstance(t, str) for t in texts) and number(r.max_score) and (r.score is None or number(r.score))
+            and r.status in ("graded", "not_gradable")):
+        return None
+    for o in r.outcomes:
+        if not (number(o.score) and number(o.max_score) and o.status in STATUSES and o.kind in ("predict", "produce")
+                and all(isinstance(t, str) for t in (o.check_id, o.exercise, o.title, o.visibility))
+                and all(t is None or isinstance(t, str) for t in (o.observed, o.expected))
+                and (o.misconception is None or all(isinstance(t, str) for t in vars(o.misconception).values()))):
+            return None
+    return r
 
 
 def write_stats(out: str | Path, reports: list[Report], key: Key | None = None) -> Any:

@@ -402,11 +402,14 @@ def _stats(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     try:
-        reports, left = batch_reports(out)
-    except FileNotFoundError as e:
+        reports, unusable, earlier = batch_reports(out)
+    except (FileNotFoundError, ValueError) as e:
         return _fail(str(e))
+    if unusable:
+        print(f"note: {len(unusable)} file(s) in {out / 'reports'} are not usable reports and were left out: "
+              f"{', '.join(unusable[:5])}{' …' if len(unusable) > 5 else ''}", file=sys.stderr)
     if not reports:
-        return _fail(f"no readable report in {out / 'reports'}")
+        return _fail(f"no usable report in {out / 'reports'}")
     key = None
     assignments = sorted({r.assignment for r in reports})
     key_path = Path(args.key) if args.key else Path("build") / assignments[0] / "key.json"
@@ -414,6 +417,13 @@ def _stats(args: argparse.Namespace) -> int:
         key = _load_key(key_path, [])
         if key is None:
             return 2
+        digests = {r.key_digest for r in reports if r.key_digest}
+        if digests and key.digest not in digests:
+            return _fail(f"{key_path} (digest {key.digest}) is not the key these reports were graded with "
+                         f"({', '.join(sorted(digests))}): pass the key of that release with --key")
+    elif len(assignments) == 1:
+        print(f"note: no key at {key_path}: the misconceptions no submission showed are not listed (pass --key)",
+              file=sys.stderr)
     try:
         stats = write_stats(out, reports, key)
     except ValueError as e:
@@ -428,7 +438,7 @@ def _stats(args: argparse.Namespace) -> int:
     mean = f", mean score {stats.mean:.1f} / {stats.max_score:g}" if stats.mean is not None else ""
     print(f"{stats.assignment}: {stats.counted} counted submissions{mean}; {stats.superseded} superseded, "
           f"{stats.not_gradable} not gradable (apart, never 0); {named} named misconceptions seen"
-          + (f"; {left} report(s) not in the last gradebook left out" if left else "")
+          + (f"; {earlier} report(s) of earlier runs (not in the last gradebook) left out" if earlier else "")
           + f"\n  {out / 'stats.html'}\n  {out / 'stats.json'}\n  {out / 'item-analysis.csv'}")
     return 0
 

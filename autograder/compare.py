@@ -117,6 +117,25 @@ def show(v: Value | None) -> str:
     return f"<{v['type']}> {v['repr']}"
 
 
+def plain(v: Value) -> str:
+    """A value as a learner writes it: numbers as Python prints them, a vector or matrix as (nested) lists,
+    tuples and lists as they are ("[0.5, 1.0]", "([1.5, -2.0], None)", "None"); anything else as `show`."""
+    t = v["t"]
+    if t == "array":
+        nums = [number(x) for x in v["data"]]
+        shape = v.get("shape") or [len(nums)]
+        if len(shape) == 2 and shape[0] * shape[1] == len(nums):
+            cols = shape[1]
+            return "[" + ", ".join("[" + ", ".join(nums[r * cols:(r + 1) * cols]) + "]" for r in range(shape[0])) + "]"
+        return "[" + ", ".join(nums) + "]"
+    if t == "seq":
+        items = [plain(i) for i in v["items"]]
+        if v["kind"] == "tuple":
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        return "[" + ", ".join(items) + "]"
+    return show(v)
+
+
 def describe(v: Value) -> str:
     """The kind of a Value in words: "a tensor", "a tuple of 2 items", "None"."""
     t = v["t"]

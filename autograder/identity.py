@@ -145,7 +145,7 @@ def resolve(source: Source, released: str, assignment: str, declared: str | None
     if usable and usable != witness:
         return Identity(witness, source.rule, declared, problem=(
             f"whose submission is this? Its {what} says {witness!r} but its STUDENT_ID says {usable!r}, and the "
-            f"parameters it was worked with are {usable!r}'s: rename the {what.split()[0]} (or correct STUDENT_ID), or "
+            f"parameters it was worked with are those of {usable!r}: rename the {what.split()[0]} (or correct STUDENT_ID), or "
             f"grade with --ids notebook to grade it as {usable!r}"))
     return _with_notes(witness, source.rule, declared)
 

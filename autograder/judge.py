@@ -13,7 +13,7 @@ from typing import Any, Union
 
 from autograder import analytic, commit, sources, wire, worked
 from autograder.compare import (Comparison, compare_exception, compare_predicted, compare_produced, compare_warning,
-                                short, show)
+                                plain, short, show)
 from autograder.model import (Answer, BoolAnswer, Check, ClassAnswer, ConventionExpectation, Exercise, ExprAnswer, Key,
                               Limits, Misconception, NoneAnswer, RaisesExpectation, SeqAnswer, Tolerance,
                               ValueExpectation, WarnsExpectation, answer_items)
@@ -220,7 +220,7 @@ def diagnose(check: Check, values: Point, observed: dict[str, Any], tol: Toleran
     if len(found) != 1:
         return None
     m, v = found[0]
-    return Diagnosis(m.id, m.name, m.feedback, m.answer.text, show(v), where)
+    return Diagnosis(m.id, m.name, m.feedback, m.answer.text, plain(v), where)
 
 
 def _dtypes(form: Any) -> set[str]:

@@ -85,12 +85,16 @@ class Diagnosis:
     value: str
     where: str
 
+    FORMULA_CHARS = 40   # a longer formula (the spec's sympy text) is left out of `evidence`: the value says it
+
     @property
     def evidence(self) -> str:
         """Why the value is taken for this misconception, in words: "that thinking gives diff(x**3, x) = 1.6875
-        at x=0.75, k=3, which is your value" (the formula only where it is not the value itself)."""
-        shown = self.value if self.formula == self.value else f"{self.formula} = {self.value} at {self.where}"
-        return f"that thinking gives {shown}, which is your value"
+        at x=0.75, k=3, which is your value"; the formula only where it is short and not the value itself
+        ("that thinking gives None, which is your value")."""
+        if self.formula == self.value or len(self.formula) > self.FORMULA_CHARS:
+            return f"that thinking gives {self.value}, which is your value"
+        return f"that thinking gives {self.formula} = {self.value} at {self.where}, which is your value"
 
 
 @dataclass(frozen=True)

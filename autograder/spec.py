@@ -201,6 +201,8 @@ def _misconceptions(src: str, eid: str, raws: Any, checks: list[Check], symbols:
         if container == "list":
             answer = SeqAnswer(answer.items, "list")
         names = raw["checks"]
+        if isinstance(names, list) and len(set(map(str, names))) != len(names):
+            raise SpecError(f"{where}: checks lists a check twice; list each check once")
         if not (isinstance(names, list) and names and all(isinstance(n, str) for n in names)):
             raise SpecError(f"{where}: checks must list the ids of this exercise's checks it applies to "
                             f"([\"predict.after_k\", \"produce.after_k\"])")

@@ -46,13 +46,16 @@ class CheckStats:
     """One check across the counted submissions: `n` of them, `counts` per status, `difficulty` (the share
     that passed, 0..1) and `discrimination` (the point-biserial correlation of passing this check with the
     rest of the score, -1..1; None where either does not vary), the named misconceptions (most common first)
-    and the unnamed wrong answers (`unnamed`: failed outcomes no misconception explains)."""
+    and the unnamed wrong answers (`unnamed`: failed outcomes no misconception explains). A hidden check's
+    reports keep only its status and points: it has counts, difficulty and discrimination, and no
+    misconceptions or wrong answers."""
 
     check_id: str
     exercise: str
     kind: str
     title: str
     max_score: float
+    visibility: str
     n: int
     counts: dict[str, int]
     difficulty: float | None
@@ -67,7 +70,8 @@ class ClassStats:
     """A batch at a glance. `submissions` reports were read; `counted` are graded and count (a student's
     latest); `superseded` are graded but another submission of the same student counts; `not_gradable` are
     counted apart, never as a score, with their reasons in `not_graded` ((submission, reason) pairs).
-    `scores` are the counted submissions' scores (points, ascending), out of `max_score`."""
+    `scores` are the counted submissions' scores (points, ascending), out of `max_score`. `notes` say what the
+    numbers leave out (no key at hand; hidden checks)."""
 
     assignment: str
     submissions: int
@@ -81,6 +85,7 @@ class ClassStats:
     sd: float | None
     checks: tuple[CheckStats, ...]
     not_graded: tuple[tuple[str, str], ...]
+    notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-native form (stats.json), with "schema" and "v"."""
@@ -107,31 +112,36 @@ def point_biserial(item: list[float], rest: list[float]) -> float | None:
     return max(-1.0, min(1.0, sxy / math.sqrt(sxx * syy)))
 
 
-_TENSOR = re.compile(r"tensor\((-?(?:\d+\.?\d*(?:e[+-]?\d+)?|inf|nan))\)")
+_NUMBER = re.compile(r"(?<![\w.])-?(?:\d+\.?\d*(?:e[+-]?\d+)?|inf|nan)(?!\w)")   # not the 64 of float64
 
 
-def _number(text: str | None) -> float | None:
-    """A plain number as the views show one ("43.9569", "tensor(6.)"); None for anything else."""
-    if text is None:
+def _ratio(observed: str, expected: str) -> float | None:
+    """The one ratio by which every number of `observed` is that of `expected` (the same text around them, and
+    every ratio within 1 % of the first); None when there is none."""
+    obs, exp = _NUMBER.findall(observed), _NUMBER.findall(expected)
+    if not obs or len(obs) != len(exp) or _NUMBER.sub("#", observed) != _NUMBER.sub("#", expected):
         return None
-    m = _TENSOR.fullmatch(text.strip())
-    try:
-        return float(m.group(1) if m else text)
-    except ValueError:
-        return None
+    ratios = []
+    for a, b in zip(obs, exp, strict=True):
+        x, y = float(a), float(b)
+        if not (math.isfinite(x) and math.isfinite(y)) or y == 0:
+            return None
+        ratios.append(x / y)
+    return ratios[0] if all(abs(r - ratios[0]) <= 0.01 * abs(ratios[0]) for r in ratios) else None
 
 
 def wrong_answer(o: Outcome) -> str:
-    """How an unnamed wrong answer is grouped: "2 × the answer" for a number whose expected value is a
-    non-zero number, "within 1 % of the answer" for one that is close but outside the tolerance, else
-    what it showed ("None", "(tensor(2.), 0.0)")."""
-    observed, expected = _number(o.observed), _number(o.expected)
-    if observed is not None and expected and math.isfinite(observed) and math.isfinite(expected):
-        ratio = observed / expected
-        if abs(ratio - 1) < 0.01:
-            return "within 1 % of the answer"
-        return f"{ratio:.3g} × the answer"
-    return o.observed if o.observed is not None else "nothing observed"
+    """How an unnamed wrong answer is grouped: "2 × the answer" when every number in it is that multiple of
+    the student's own expected value (a number, a tensor, a tuple of them), "within 1 % of the answer" when
+    it is close but outside the tolerance, else what it showed ("None", "(tensor(2.), 0.0)")."""
+    if o.observed is None:
+        return "nothing observed"
+    ratio = _ratio(o.observed, o.expected) if o.expected is not None else None
+    if ratio is None:
+        return o.observed
+    if abs(ratio - 1) < 0.01:
+        return "within 1 % of the answer"
+    return f"{ratio:.3g} × the answer"
 
 
 def class_stats(reports: list[Report], assignment: str | None = None, key: Key | None = None) -> ClassStats:
@@ -182,18 +192,25 @@ def class_stats(reports: list[Report], assignment: str | None = None, key: Key |
             if o.misconception:
                 named[o.misconception.id] += 1
                 names[o.misconception.id] = o.misconception.name
-            elif o.visibility == "public":
-                wrong[wrong_answer(o)] += 1
+            elif o.visibility == "public" and not (o.observed is not None and o.observed == o.expected):
+                wrong[wrong_answer(o)] += 1   # (the right value, failed for another reason: not a wrong answer)
         item = [1.0 if o.status == "passed" else 0.0 for _, o in outs]
         rest = [float(r.score or 0.0) - o.score for r, o in outs]
         checks.append(CheckStats(
-            cid, first.exercise, first.kind, first.title, first.max_score, len(outs), counts,
+            cid, first.exercise, first.kind, first.title, first.max_score, first.visibility, len(outs), counts,
             counts["passed"] / len(outs) if outs else None, point_biserial(item, rest),
             tuple(Named(m, names[m], n) for m, n in named.most_common()), sum(wrong.values()),
             tuple(WrongAnswer(a, n) for a, n in wrong.most_common(WRONG_ANSWERS))))
+    notes = []
+    if key is None:
+        notes.append("The key was not at hand: only the misconceptions some submission showed are listed.")
+    hidden = [c.check_id for c in checks if c.visibility != "public"]
+    if hidden:
+        notes.append(f"Hidden checks ({', '.join(hidden)}): reports keep only their status and points, so their "
+                     f"misconceptions and wrong answers are not counted.")
     return ClassStats(
         assignment, len(reports), len(counted), sum(1 for r in reports if r.status == "graded" and r.superseded_by),
         len(broken), max_score, tuple(scores),
         statistics.fmean(scores) if scores else None, statistics.median(scores) if scores else None,
         statistics.stdev(scores) if len(scores) > 1 else None, tuple(checks),
-        tuple((r.submission, r.reason) for r in broken))
+        tuple((r.submission, r.reason) for r in broken), tuple(notes))

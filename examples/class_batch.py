@@ -3,15 +3,18 @@ view (`autograder stats`) and its tests.
 
 Each student (s000, s001, ...) gets the released notebook with every PREDICT cell answered: each prediction is,
 by a seeded draw, right (about 40 %), the value of one of the check's named misconceptions at that student's own
-point (about 40 %), another wrong value that no misconception gives (10 %), or left as `...` (10 %). Some PRODUCE
+point (about 40 %), another wrong value that no misconception gives (the answer times a factor: 10 %), or
+left as `...` (10 %). Some PRODUCE
 cells carry a typical wrong function whose misconception is known (assignment 01: ex2 and ex3 read x.grad after
 backward(), ex4 runs one pass short or one pass only); the others are right. A misconception is planted only
 where its value is at least 1 % away from the right answer and from every other misconception of the check (the
 grader names one only where it is unambiguous, within a prediction's 0.2 %), so every planted misconception must
 be named, and nothing else. A few files are cut off in the middle (not gradable).
 
+    .venv/bin/autograder release solutions/01-backward-vs-grad                  # once: the key grade uses
     .venv/bin/python examples/class_batch.py --n 200 --out /tmp/class          # writes the notebooks + planted.json
-    .venv/bin/autograder grade /tmp/class --out /tmp/class-out --stats          # then open /tmp/class-out/stats.html
+    .venv/bin/autograder grade /tmp/class --out /tmp/class-out --assignment 01-backward-vs-grad --stats
+                                                                                # then open /tmp/class-out/stats.html
 
 May import: stdlib, nbformat, autograder (judge, keyfile, plan, wire), examples/make_submissions.
 """
@@ -112,11 +115,12 @@ def literal(v: dict) -> str:
 
 
 def _scaled(v: dict, factor: float) -> dict:
-    """A value with its (first) number scaled: a wrong value of the same shape; 1.5 * factor for None."""
+    """A value with its (first) number scaled (a wrong value of the same shape, as a missing factor or a
+    factor too many gives); 1.5 * factor for None."""
     if v["t"] in ("float", "int"):
-        return {"t": "float", "v": wire.decode_float(v["v"]) * factor + 0.11}
+        return {"t": "float", "v": wire.decode_float(v["v"]) * factor}
     if v["t"] == "array":
-        return {**v, "data": [wire.decode_float(x) * factor + 0.11 for x in v["data"]]}
+        return {**v, "data": [wire.decode_float(x) * factor for x in v["data"]]}
     if v["t"] == "seq" and v["items"]:
         return {**v, "items": [_scaled(v["items"][0], factor), *v["items"][1:]]}
     return {"t": "float", "v": 1.5 * factor}
@@ -126,7 +130,7 @@ def _unnamed(right: dict, others: list[dict]) -> dict | None:
     """A wrong value that no misconception gives: the right one scaled, or None if every try is too close."""
     for factor in (1.37, 0.61, 2.9, -3.3):
         wrong = _scaled(right, factor)
-        if distinct(wrong, right) and all(distinct(wrong, o) for o in others):
+        if distinct(wrong, right) and all(distinct(wrong, o) for o in others):   # (0 * factor is 0: not wrong)
             return wrong
     return None
 

@@ -136,3 +136,13 @@ def test_a_vector_wrapped_in_a_tuple_is_not_the_vector():
     c = compare_predicted(vec, {"t": "seq", "kind": "tuple", "items": [as_list]}, tol)
     assert not c.ok and c.detail == "expected 2 numbers (a list or a tensor), got a tuple of 1 item"
     assert compare_predicted(vec, {**as_list, "kind": "tuple"}, tol).ok   # (1.0, 2): the numbers themselves
+
+
+def test_a_value_as_a_learner_writes_it():
+    from autograder.compare import plain
+
+    vec = {"t": "array", "dtype": "float64", "shape": [2], "data": [0.0, 1.5]}
+    assert plain(vec) == "[0.0, 1.5]"
+    assert plain({**vec, "shape": [1, 2]}) == "[[0.0, 1.5]]"
+    assert plain({"t": "seq", "kind": "tuple", "items": [vec, {"t": "none"}]}) == "([0.0, 1.5], None)"
+    assert plain({"t": "seq", "kind": "tuple", "items": [{"t": "float", "v": 2.0}]}) == "(2.0,)"

@@ -77,3 +77,14 @@ def test_every_view_names_a_misconception_with_its_feedback_and_evidence():
     output = {t["number"]: t for t in to_results(graded)["tests"]}["1.check.failed"]["output"]
     assert "- **Misconception:** **one pass short**: range(1, k) runs k - 1 passes." in output
     assert Report.from_dict(graded.to_dict()) == graded   # the JSON keeps it
+
+
+def test_a_long_formula_is_left_out_of_a_misconceptions_evidence():
+    from autograder.report import Diagnosis
+
+    short_one = Diagnosis("a", "a", "f", "(k - 1)*diff(x**3, x)", "43.9569", "x=2.2, k=4")
+    assert short_one.evidence == "that thinking gives (k - 1)*diff(x**3, x) = 43.9569 at x=2.2, k=4, which is your value"
+    long_one = Diagnosis("a", "a", "f", "Matrix([2*(s00*w0 + s01*w1 - t0)*s00 + 2*(s10*w0 + s11*w1 - t1)*s10])",
+                         "[-8.4972, -14.2494]", "w=[0.5, 1.0]")
+    assert long_one.evidence == "that thinking gives [-8.4972, -14.2494], which is your value"
+    assert Diagnosis("a", "a", "f", "None", "None", "x=1.0").evidence == "that thinking gives None, which is your value"

@@ -164,6 +164,7 @@ def test_a_misconception_is_attached_to_each_check_it_lists(tmp_path):
     ('id = "power-rule-without-factor"', 'id = "Power rule"', "lower case with hyphens"),
     ('feedback = "The exponent comes down as a factor."', 'feedback = ""', "one or two sentences"),
     ('name = "power rule without the factor 2"', 'nmae = "x"', "unknown key(s) nmae"),
+    ('checks = ["produce.grad"]', 'checks = ["produce.grad", "produce.grad"]', "checks lists a check twice"),
     ('value = "x"', 'raises = "RuntimeErorr"', "'RuntimeErorr' is not a Python exception; did you mean 'RuntimeError'?"),
     ('value = "x"', 'raises = "RuntimeError"', "'produce.grad' observes x.grad, and a call that raises is an error "
                                                "there, never this misconception"),

@@ -59,6 +59,10 @@ def test_a_check_nobody_varies_on_has_no_discrimination_and_numbers_group_by_the
     assert wrong_answer(outcome("1.p", "failed", "2.001", "2.0")) == "within 1 % of the answer"
     assert wrong_answer(outcome("1.p", "failed", "(2.0, None)", "(2.0, 0.0)")) == "(2.0, None)"
     assert wrong_answer(outcome("1.p", "failed", "3.0", "0.0")) == "3.0"
+    assert wrong_answer(outcome("1.p", "failed", "(4.11,)", "(3.0,)")) == "1.37 × the answer"   # a tuple too
+    assert wrong_answer(outcome("1.p", "failed", "tensor([2., -4.], dtype=float64)",
+                                "tensor([1., -2.], dtype=float64)")) == "2 × the answer"
+    assert wrong_answer(outcome("1.p", "failed", "tensor([2., 4.])", "tensor([1., 1.])")) == "tensor([2., 4.])"
 
 
 def test_reports_of_several_assignments_must_be_told_apart():
@@ -103,7 +107,7 @@ def test_the_class_view_counts_exactly_what_the_generator_planted(graded_class):
     rows = {r["check"]: r for r in csv.DictReader((out / "item-analysis.csv").open())}
     assert len(rows) == 26 and rows["4.produce.after_k"]["submissions"] == "195"
     k = planted["misconceptions"]["4.predict.after_k"]
-    assert f"one pass short: {k['one-pass-short']}" in rows["4.predict.after_k"]["misconceptions"]
+    assert f"one-pass-short: {k['one-pass-short']}" in rows["4.predict.after_k"]["misconceptions"]
     assert float(rows["4.predict.after_k"]["difficulty"]) == pytest.approx(
         planted["statuses"]["4.predict.after_k"]["passed"] / 195, abs=5e-4)
 
@@ -130,8 +134,14 @@ def test_chromium_shows_the_planted_counts_and_the_plots(graded_class, browser):
         svg = browser.find_element(By.CSS_SELECTOR, f"#{plot} svg")
         assert svg.size["width"] > 300 and svg.size["height"] > 100, plot
     labels = browser.find_element(By.CSS_SELECTOR, "#plot-misconceptions svg").text
-    top = max(((c, m, n) for c, ms in planted["misconceptions"].items() for m, n in ms.items()), key=lambda t: t[2])
-    assert top[0] in labels   # the most common misconception is drawn, labelled with its check
+    totals: dict = {}   # an exercise's misconception, its prediction and produce checks together
+    for c, ms in planted["misconceptions"].items():
+        for m, n in ms.items():
+            totals[(c.split(".")[0], m)] = totals.get((c.split(".")[0], m), 0) + n
+    (exercise, mid), total = max(totals.items(), key=lambda t: t[1])
+    name = next(m["name"] for c in json.loads((out / "stats.json").read_text())["checks"] for m in c["misconceptions"]
+                if c["exercise"] == exercise and m["id"] == mid)
+    assert f"ex {exercise} · {name}" in labels and str(total) in labels   # the most common one, with its total
     assert len(browser.find_elements(By.CSS_SELECTOR, "#not-graded li")) == 5
     assert not browser.find_elements(By.TAG_NAME, "script")
 
@@ -146,3 +156,44 @@ def test_autograder_stats_rewrites_the_view_from_the_reports(graded_class, relea
     assert json.loads((out / "stats.json").read_text()) == before
     p = run_cli("stats", str(out / "nothing-here"))
     assert p.returncode == 2 and "no reports in" in p.stderr
+
+
+def test_autograder_stats_leaves_out_what_is_not_a_usable_report_and_escapes_the_rest(graded_class, released,
+                                                                                      tmp_path):
+    import os
+
+    _, out = graded_class
+    forged = tmp_path / "forged"
+    (forged / "reports").mkdir(parents=True)
+    names = sorted((out / "reports").glob("*.json"))[:4]
+    for i, p in enumerate(names):
+        d = json.loads(p.read_text())
+        if i == 0:
+            d["score"] = float("nan")             # not finite
+        elif i == 1:
+            d["max_score"] = "26"                 # not a number
+        elif i == 2:
+            d["submission"] = "'=quote.ipynb"     # the gradebook writes it as it is: still this batch's
+            d["outcomes"][0].update(status="failed", misconception={
+                "id": "x", "name": "$a$ <script>alert(1)</script>", "feedback": "f", "formula": "f", "value": "v",
+                "where": "w"})
+        (forged / "reports" / p.name).write_text(json.dumps(d))
+    (forged / "reports" / "deep.json").write_text("[" * 100_000)
+    os.mkfifo(forged / "reports" / "fifo.json")   # reading it would never end
+    p = run_cli("stats", str(forged), "--key", str(released[1]), timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "4 file(s) in" in p.stderr and "deep.json, fifo.json" in p.stderr
+    assert "2 counted submissions" in p.stdout
+    page = (forged / "stats.html").read_text()
+    assert "<script>" not in page and "$a$ &lt;script&gt;" in page
+    other = json.loads(released[1].read_text())
+    other["title"] += " (another release)"
+    p = run_cli("stats", str(out), "--key", str(_write(tmp_path / "other.json", other)))
+    assert p.returncode == 2 and "not the key these reports were graded with" in p.stderr
+
+
+def _write(path, data):
+    from autograder.keyfile import digest_of
+
+    path.write_text(json.dumps({**data, "digest": digest_of(data)}))
+    return path

@@ -20,9 +20,11 @@ NBGRADER_COLUMNS = ("assignment", "duedate", "timestamp", "student_id", "last_na
 
 def cell(text: str) -> str:
     """A CSV cell that holds text a submission chose (a file name, a STUDENT_ID), written so that no
-    spreadsheet evaluates it: one that starts with =, +, -, @, a tab or a carriage return gets a leading
-    apostrophe (OWASP, "CSV Injection"). Numbers the grader writes never go through here."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+    spreadsheet evaluates it and no terminal obeys it: one that starts with =, +, -, @, a tab or a carriage
+    return gets a leading apostrophe (OWASP, "CSV Injection"), and control characters are shown as escapes
+    ("\\x1b", render.terminal.printable). Numbers the grader writes never go through here."""
+    text = printable(text)   # a carriage return becomes "\\x0d" here
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t") else text
 
 
 def counts(r: Report) -> str:
@@ -104,7 +106,7 @@ def summary(reports: list[Report]) -> str:
         score = "—" if r.score is None else f"{r.score:g}/{r.max_score:g}"
         counts = r.counts()
         lines.append(f"{fit(r.submission, sub_w):<{sub_w}} {fit(r.student, stu_w):<{stu_w}} {r.status:<13} {score:>9}  "
-                     + " ".join(f"{counts[s]:>7}" for s in STATUSES))
+                     + " ".join(f"{counts[s] if r.status == 'graded' else '—':>7}" for s in STATUSES))
         extra = [r.reason] if r.status == "not_gradable" else [n for n in r.notes if is_id_note(n)]
         if r.superseded_by:
             extra.append(f"does not count: {r.superseded_by}, a later submission of {r.student}, counts")

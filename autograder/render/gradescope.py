@@ -121,8 +121,8 @@ def check_output(o: Outcome) -> str:
         items.append(f"- **Convention (torch and calculus differ here):** {_text(o.convention)}")
     if o.version_note:
         items.append(f"- **Torch version note:** {_text(o.version_note)}")
-    if o.commit:
-        items.append(f"- **Commit (predicted before the answer was shown):** {_text(o.commit)}")
+    if o.commit:   # it holds the learner's own values: a code span, so that nothing in it becomes a link
+        items.append(f"- **Commit (predicted before the answer was shown):** {_code(o.commit)}")
     if items:
         parts.append("\n".join(items))
     if o.details:

@@ -3,7 +3,7 @@ matplotlib as inline SVG; no script, nothing loaded from the network) and the it
 views of one ClassStats; matplotlib is imported only here, and only to draw.
 
 May import: stdlib, jinja2, markupsafe, matplotlib (lazily), autograder.report, autograder.stats, autograder.render.html,
-autograder.render.gradebook.
+autograder.render.gradebook, autograder.render.terminal.
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from markupsafe import Markup
 
 from autograder.render.gradebook import cell
 from autograder.render.html import environment
+from autograder.render.terminal import printable
 from autograder.report import STATUS_WORDS, STATUSES, points
 from autograder.stats import ClassStats
 
@@ -32,15 +33,16 @@ def _number(x: float | None, digits: int = 2) -> str:
 def to_csv(stats: ClassStats) -> str:
     """item-analysis.csv: one row per check (ITEM_COLUMNS): its counts per status among the counted
     submissions, difficulty (share passed) and discrimination (point-biserial, empty when undefined) to 3
-    decimals, the named misconceptions ("one pass only: 12; one pass short: 3", 0 counts included) and the
-    most common unnamed wrong answers, whose text a submission chose (neutralised for spreadsheets)."""
+    decimals, the named misconceptions by id ("one-pass-only: 12; one-pass-short: 3", 0 counts included) and
+    the most common unnamed wrong answers. Text cells are neutralised for spreadsheets and terminals
+    (render.gradebook.cell): wrong answers are a submission's text, titles an instructor's."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(ITEM_COLUMNS)
     for c in stats.checks:
-        w.writerow([c.check_id, c.exercise, c.kind, c.title, points(c.max_score), c.n, *(c.counts[s] for s in STATUSES),
-                    _number(c.difficulty, 3), _number(c.discrimination, 3),
-                    "; ".join(f"{m.name}: {m.count}" for m in c.misconceptions), c.unnamed,
+        w.writerow([c.check_id, c.exercise, c.kind, cell(c.title), points(c.max_score), c.n,
+                    *(c.counts[s] for s in STATUSES), _number(c.difficulty, 3), _number(c.discrimination, 3),
+                    "; ".join(f"{m.id}: {m.count}" for m in c.misconceptions), c.unnamed,
                     cell("; ".join(f"{a.answer}: {a.count}" for a in c.wrong_answers))])
     return buf.getvalue()
 
@@ -67,9 +69,16 @@ def _figure(width: float, height: float) -> Any:
 def _rc() -> Any:
     import matplotlib
 
+    # text.parse_math off: a "$" in a check's title or a misconception's name is a dollar, never TeX to parse
     return matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "autograd-lab", "font.size": 9,
                                   "font.family": "DejaVu Sans", "axes.spines.top": False,
-                                  "axes.spines.right": False})
+                                  "axes.spines.right": False, "text.parse_math": False})
+
+
+def _label(text: str, limit: int = 60) -> str:
+    """A plot label: control characters made visible (SVG cannot hold them), cut to `limit` characters."""
+    text = printable(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def score_plot(stats: ClassStats) -> Markup:
@@ -93,50 +102,65 @@ def score_plot(stats: ClassStats) -> Markup:
 
 
 def pass_rate_plot(stats: ClassStats) -> Markup:
-    """The share of counted submissions that passed each check: one bar per check, grouped by exercise,
-    predictions then produce checks side by side in each exercise (two colours, a legend)."""
+    """The share of counted submissions that passed each check: one bar per check (labelled with its id, less
+    the exercise), grouped by exercise, predictions then produce checks side by side in each exercise (two
+    colours, a legend)."""
     with _rc():
         checks = sorted(stats.checks, key=lambda c: (_exercise_order(stats, c.exercise), c.kind != "predict"))
-        fig = _figure(max(7.5, 0.22 * len(checks) + 1.5), 3.4)
+        fig = _figure(max(7.5, 0.2 * len(checks) + 1.5), 4.4)
         ax = fig.add_subplot()
-        xs, x, ticks = [], 0.0, []
+        xs, x, groups = [], 0.0, []
         for exercise, group in groupby(checks, key=lambda c: c.exercise):
             group = list(group)
             start = x
             for _ in group:
                 xs.append(x)
                 x += 1
-            ticks.append(((start + x - 1) / 2, f"ex {exercise}"))
+            groups.append(((start + x - 1) / 2, f"ex {exercise}"))
             x += 0.8
         ax.bar(xs, [100 * (c.difficulty or 0.0) for c in checks], width=0.8,
                color=[PREDICT if c.kind == "predict" else PRODUCE for c in checks])
-        ax.set_xticks([t for t, _ in ticks], [label for _, label in ticks])
+        ax.set_xticks(xs, [_label(c.check_id.split(".", 1)[-1], 28) for c in checks], rotation=90, fontsize=7)
+        for at, label in groups:
+            ax.text(at, 104, label, ha="center", va="bottom", fontsize=8)
         ax.set_ylim(0, 100)
+        ax.set_xlim(min(xs) - 0.8, max(xs) + 0.8)
         ax.set_ylabel("% passed")
         from matplotlib.patches import Patch
 
         ax.legend(handles=[Patch(color=PREDICT, label="predict"), Patch(color=PRODUCE, label="produce")],
-                  frameon=False, ncols=2, loc="lower left", bbox_to_anchor=(0, 1.0))
+                  frameon=False, ncols=2, loc="lower left", bbox_to_anchor=(0, 1.06))
         return _svg(fig)
 
 
 def misconception_plot(stats: ClassStats, most: int = 15) -> Markup | None:
-    """The `most` most common named misconceptions, as horizontal bars labelled "check · name"; None when
-    no submission showed one."""
-    rows = sorted(((m.count, f"{c.check_id} · {m.name}") for c in stats.checks for m in c.misconceptions
-                   if m.count), key=lambda t: -t[0])[:most]
+    """The `most` most common named misconceptions, one bar each (an exercise's misconception, its prediction
+    and produce checks together: predictions' count blue, produce checks' gold, as in the pass-rate plot),
+    labelled "ex N · name" with the total; None when no submission showed one."""
+    totals: dict[tuple[str, str], dict[str, Any]] = {}
+    for c in stats.checks:
+        for m in c.misconceptions:
+            if m.count:
+                row = totals.setdefault((c.exercise, m.id), {"label": f"ex {c.exercise} · {m.name}", "predict": 0,
+                                                             "produce": 0})
+                row[c.kind] += m.count
+    rows = sorted(totals.values(), key=lambda r: -(r["predict"] + r["produce"]))[:most]
     if not rows:
         return None
     with _rc():
-        fig = _figure(7.5, 0.28 * len(rows) + 0.9)
+        fig = _figure(7.5, 0.28 * len(rows) + 1.1)
         ax = fig.add_subplot()
-        ax.barh(range(len(rows)), [n for n, _ in rows], color="#d4a72c")
-        ax.set_yticks(range(len(rows)), [label for _, label in rows])
+        ys = range(len(rows))
+        ax.barh(ys, [r["predict"] for r in rows], color=PREDICT, label="in predictions")
+        ax.barh(ys, [r["produce"] for r in rows], left=[r["predict"] for r in rows], color=PRODUCE,
+                label="in produced values")
+        ax.set_yticks(ys, [_label(r["label"]) for r in rows])
         ax.invert_yaxis()
         ax.xaxis.get_major_locator().set_params(integer=True)
         ax.set_xlabel("submissions")
-        for i, (n, _) in enumerate(rows):
-            ax.text(n, i, f" {n}", va="center", fontsize=8)
+        for i, r in enumerate(rows):
+            ax.text(r["predict"] + r["produce"], i, f" {r['predict'] + r['produce']}", va="center", fontsize=8)
+        ax.legend(frameon=False, ncols=2, loc="lower left", bbox_to_anchor=(0, 1.0))
         return _svg(fig)
 
 
