@@ -63,9 +63,9 @@ def evaluate(text: str, symbols: Iterable[str], point: dict[str, int | float]) -
 
     A float in `point` is read as the exact decimal of its repr (1.37 -> 137/100). The expression
     is evaluated in 50-digit arithmetic (sympy.lambdify to mpmath, ~50 µs), which rounds to the
-    same float64 as exact evaluation; where that raises or gives a non-finite entry (a pole, 0/0,
-    a function mpmath lacks), exact substitution (`Basic.subs`, then `N` at 30 digits, ~2 ms)
-    decides.
+    same float64 as exact evaluation (a finite value beyond float64's range to ±inf); where that raises
+    or gives a non-finite entry (a pole, 0/0, a function mpmath lacks), exact substitution
+    (`Basic.subs`, then `N` at 30 digits, ~2 ms) decides.
 
     Args:
         text: the answer expression; symbols: the names it may use; point: name -> value.
@@ -99,10 +99,13 @@ def _fast(text: str, symbols: tuple[str, ...], point: dict[str, int | float]) ->
         with mpmath.workdps(50):
             args = [mpmath.mpf(repr(point[n])) if isinstance(point[n], float) else mpmath.mpf(point[n]) for n in order]
             values = f(*args)
+            finite = all(isinstance(v, mpmath.mpf) and mpmath.isfinite(v) for v in values)
             out = tuple(float(v) for v in values)
     except Exception:  # a pole, a function mpmath lacks, a complex value: exact substitution decides
         return None
-    return out if all(math.isfinite(v) for v in out) else None
+    # A finite 50-digit value beyond float64's range rounds to ±inf: exact substitution would say the same, after
+    # building a number of billions of digits (x**(10**10)). A non-finite one (a pole, 0/0) goes to it.
+    return out if finite or all(math.isfinite(v) for v in out) else None
 
 
 def _evaluate(text: str, symbols: tuple[str, ...], point: dict[str, int | float]) -> tuple[float, ...]:

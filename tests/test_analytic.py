@@ -33,3 +33,10 @@ def test_python_builtins_are_not_reachable():
 def test_non_finite_results():
     assert math.isnan(analytic.evaluate("1/x", ["x"], {"x": 0})[0])   # sympy: 1/0 is zoo, complex infinity
     assert analytic.evaluate("oo", ["x"], {"x": 1}) == (math.inf,)
+
+
+def test_a_finite_value_beyond_float64_rounds_to_infinity_without_exact_arithmetic():
+    from autograder.analytic import evaluate
+
+    assert evaluate("x**(10**10)", ["x"], {"x": 1.5}) == (float("inf"),)   # exactly: billions of digits, never ends
+    assert evaluate("-x**(10**10)", ["x"], {"x": 1.5}) == (float("-inf"),)
