@@ -96,7 +96,7 @@ class Case:
     checks: Mapping[str, Expected] = field(default_factory=dict)
     phrase: str = ""
     status: str = "graded"
-    note: str = ""
+    note: str | tuple[str, ...] = ""   # a phrase one of the notes holds (or one of these phrases)
     grading: Mapping[str, float] = field(default_factory=dict)
     student: str | None = "ada"
     extra: Callable[[Any, Context], None] | None = None
@@ -489,7 +489,10 @@ CASES: list[Case] = [
          notebook({"ex5-produce": "def ex5(x, y):\n    hog = torch.empty(50 * 2**30 // 4)\n"
                                   "    (x * y).backward(inputs=[x])\n"}),
          spoiled("error", "ex5"), phrase="ex5(x, y) raised RuntimeError"),
-    Case("fork-bomb", notebook(append=["import os\nwhile True:\n    os.fork()"]), note="cell 32 raised BlockingIOError",
+    # Stopped by the process limit (the bomb's own fork raises), or on a busy machine, where its 127 copies
+    # starve it, by the time limit: either way only the cell it is in is lost.
+    Case("fork-bomb", notebook(append=["import os\nwhile True:\n    os.fork()"]),
+         note=("cell 32 raised BlockingIOError", "the 15 s limit was reached during cell 32"),
          grading={"submission_timeout": 15}),
     Case("sleep-past-the-cell-limit", notebook(append=["import time\ntime.sleep(600)"]),
          note="cell 32 ran past 2 s and was stopped", grading=FAST),

@@ -90,7 +90,8 @@ def test_hostile_submission(case: Case, released, key, tmp_path, worker):
                 assert phrase in message, (check, phrase, message)
             assert report.score == sum(1 for s in statuses.values() if s == "passed")
         if case.note:
-            assert any(case.note in n for n in report.notes), report.notes
+            phrases = case.note if isinstance(case.note, tuple) else (case.note,)
+            assert any(p in n for n in report.notes for p in phrases), report.notes
         if case.extra:
             case.extra(report, ctx)
     finally:
