@@ -2,7 +2,7 @@
 and evaluates it exactly at a point, then rounds to float64. Never torch. Only instructor-written text
 (spec.toml) is ever parsed here, never a student's.
 
-May import: stdlib, sympy (lazily), mpmath (sympy's).
+May import: stdlib, sympy (lazily), mpmath (sympy's), autograder.profile.
 """
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import math
 import threading
 from functools import lru_cache
 from typing import Any, Iterable
+
+from autograder import profile
 
 FUNCTIONS = ("sin", "cos", "tan", "exp", "log", "sqrt", "Abs", "sign", "Heaviside", "Max", "Min",
              "atan", "tanh", "sinh", "cosh", "diff", "Rational", "Piecewise", "Matrix", "pi", "E", "oo", "nan")
@@ -76,7 +78,7 @@ def evaluate(text: str, symbols: Iterable[str], point: dict[str, int | float]) -
         ValueError: a symbol is left without a value.
     """
     names = tuple(symbols)
-    with _LOCK:
+    with profile.stage("judge: sympy evaluation"), _LOCK:
         fast = _fast(text, names, point)
         return fast if fast is not None else _evaluate(text, names, point)
 

@@ -4,7 +4,8 @@ them in parallel through one warm sandbox worker; resumes a killed batch.
 
 May import: stdlib, tqdm (lazily), autograder (its version), autograder.model, autograder.keyfile,
 autograder.identity, autograder.notebook, autograder.compare, autograder.grade, autograder.report,
-autograder.sandbox, autograder.stats, autograder.render.gradebook, autograder.render.stats (lazily).
+autograder.sandbox, autograder.stats, autograder.profile, autograder.render.gradebook, autograder.render.stats
+(lazily).
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from autograder import __version__, identity
+from autograder import __version__, identity, profile
 from autograder.compare import short
 from autograder.grade import grade_notebook, grader_fault, not_gradable_report
 from autograder.keyfile import grading_json
@@ -205,20 +206,27 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
     bar = _Progress(len(subs), progress)
 
     def done(sub: Submission, report: Report) -> Report:   # a new report: written at once, atomically
-        report = replace(report, submission=sub.name, fingerprint=fps[sub.name], modified=_modified(sub.path))
-        try:
-            report.write(reports_dir / report_file(sub.name))
-        except (ValueError, TypeError) as e:   # a report JSON cannot hold: a grader fault, never the batch's end
-            report = replace(not_gradable_report(key, sub.name, report.student, grader_fault(e)),
-                             fingerprint=fps[sub.name], modified=report.modified)
-            report.write(reports_dir / report_file(sub.name))
+        with profile.stage("report: write"):
+            report = replace(report, submission=sub.name, fingerprint=fps[sub.name], modified=_modified(sub.path))
+            try:
+                report.write(reports_dir / report_file(sub.name))
+            except (ValueError, TypeError) as e:   # a report JSON cannot hold: a grader fault, never the batch's end
+                report = replace(not_gradable_report(key, sub.name, report.student, grader_fault(e)),
+                                 fingerprint=fps[sub.name], modified=report.modified)
+                report.write(reports_dir / report_file(sub.name))
         bar.update(sub, report, False)
         return report
 
     def one(sub: Submission, worker: Any) -> Report:
         report = kept[sub.name]
         if report is None:
-            return done(sub, grade_notebook(sub.path, key, worker=worker, source=sub.source))
+            profile.begin()
+            profile.add("queue wait", time.monotonic() - start)
+            cpu = time.thread_time()
+            report = done(sub, grade_notebook(sub.path, key, worker=worker, source=sub.source))
+            profile.add("cpu: the grader's thread", time.thread_time() - cpu)
+            profile.end(sub.name)
+            return report
         bar.update(sub, report, True)
         return report
 
@@ -249,8 +257,11 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
         if changed:
             report.write(path)
     gradebook = out / "gradebook.csv"
-    write_text_atomic(gradebook, to_csv(list(reports)))
-    write_text_atomic(out / "grades.csv", to_nbgrader_csv(list(reports)))   # nbgrader export's columns
+    profile.begin()
+    with profile.stage("gradebook: write (once per batch)"):
+        write_text_atomic(gradebook, to_csv(list(reports)))
+        write_text_atomic(out / "grades.csv", to_nbgrader_csv(list(reports)))   # nbgrader export's columns
+    profile.end("(the batch)")
     written = {report_file(s.name) for s in subs}
     return BatchResult(reports, str(gradebook), tuple(sorted(before - written)), time.monotonic() - start,
                        sum(1 for r in kept.values() if r is not None))

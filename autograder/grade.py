@@ -5,7 +5,7 @@ grader gives a "not graded" report that says so.
 
 May import: stdlib, autograder (its version), autograder.model, autograder.plan, autograder.judge, autograder.commit,
 autograder.identity, autograder.sources, autograder.notebook, autograder.report, autograder.sandbox, autograder.wire,
-autograder.compare, autograder.analytic.
+autograder.compare, autograder.analytic, autograder.profile.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
-from autograder import __version__, analytic, commit, identity, judge, plan, sandbox, sources, wire
+from autograder import __version__, analytic, commit, identity, judge, plan, profile, sandbox, sources, wire
 from autograder.compare import short
 from autograder.judge import Evidence, RunEnd
 from autograder.model import Key
@@ -54,7 +54,9 @@ def grade_notebook(path: str | Path, key: Key, student: str | None = None,
     """
     start = time.monotonic()
     try:
-        return _grade_notebook(Path(path), key, student, exercises, conceal, worker, source, selfcheck).encodable()
+        report = _grade_notebook(Path(path), key, student, exercises, conceal, worker, source, selfcheck)
+        with profile.stage("report: encodable"):
+            return report.encodable()
     except Exception as e:
         return _not_gradable(key, Path(path).name, student or Path(path).stem, grader_fault(e), {}, start).encodable()
 
@@ -67,7 +69,8 @@ def _grade_notebook(path: Path, key: Key, student: str | None, exercises: list[s
     if student is None and source is not None:   # before the notebook is read: by the rules, without STUDENT_ID
         student = identity.resolve(source, key.notebook, key.assignment, None).student
     try:
-        nb = read_notebook(path)
+        with profile.stage("notebook: read and validate"):
+            nb = read_notebook(path)
     except NotebookError as e:
         return _not_gradable(key, path.name, student or path.stem, str(e), {}, start)
     other = declared_assignment(nb)
@@ -82,23 +85,29 @@ def _grade_notebook(path: Path, key: Key, student: str | None, exercises: list[s
     who = identity.resolve(source, key.notebook, key.assignment, declared)
     if who.problem:
         return _not_gradable(key, path.name, who.student, who.problem, {}, start)
-    cells = code_cells(nb)
-    facts = sources.Facts.of(cells)
-    positions = facts.positions(key, exercises)
-    request = plan.probe_request(key, cells, who.student, exercises, {e: p.after for e, p in positions.items()})
+    with profile.stage("notebook: cells' syntax trees"):
+        cells = code_cells(nb)
+        facts = sources.Facts.of(cells)
+        positions = facts.positions(key, exercises)
+    with profile.stage("request"):
+        request = plan.probe_request(key, cells, who.student, exercises, {e: p.after for e, p in positions.items()})
+    if profile.enabled():
+        request["profile"] = {}
 
     def run(req: dict[str, Any], seconds: float) -> sandbox.ProbeRun:   # the key's limits, in the time left
-        return sandbox.run_probe(req, key.limits.with_seconds(seconds), conceal, worker)
+        with profile.stage("sandbox"):
+            return sandbox.run_probe(req, key.limits.with_seconds(seconds), conceal, worker)
     try:
         first = run(request, key.limits.submission_timeout)
     except OSError as e:
         return _not_gradable(key, path.name, who.student, f"not graded: the grader could not start the sandbox ({e}); "
                              "this is not the student's fault", request["parameters"], start)
-    records = commit.in_notebook(nb)
-    store = commit.Store(path.parent) if selfcheck else None
-    if store is not None:
-        records += [r for ex in key.exercises if (r := commit.read(store.get(key.assignment, who.student, ex.id)))]
-    commits = commit.choose(records, key.assignment, who.student)
+    with profile.stage("commit records"):
+        records = commit.in_notebook(nb)
+        store = commit.Store(path.parent) if selfcheck else None
+        if store is not None:
+            records += [r for ex in key.exercises if (r := commit.read(store.get(key.assignment, who.student, ex.id)))]
+        commits = commit.choose(records, key.assignment, who.student)
     return _finish(key, path.name, who.student, first, list(who.notes), start, code_cell_labels(nb), request, run,
                    facts, positions, commits=commits, seal=selfcheck)
 
@@ -266,7 +275,9 @@ def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, note
     points = plan.points_for(key, student)
     commits = dict(commits or {})
     try:
-        obs = wire.parse_results(run.results)
+        with profile.stage("results: parse and validate"):
+            obs = wire.parse_results(run.results)
+        profile.probe(obs.timing)
     except wire.WireError as e:
         why = ("the sandboxed run ended before it started the notebook" if not run.results else f"its results were malformed ({e})")
         return _not_gradable(key, submission, student, f"not graded: {why}; exit code {run.exit_code}. "
@@ -284,9 +295,22 @@ def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, note
                             {s[1]: e for s, e in stopped.items() if s[0] == "name"},
                             _cell_faults(key, obs, stopped), facts, positions or {}, tuple(labels), commits,
                             sealed=seal)
-        outcomes = judge.outcomes(key, evidence, points)
+        with profile.stage("judge"):
+            outcomes = judge.outcomes(key, evidence, points)
     except Exception as e:  # a grader fault: say so, give no points, never blame the student
         return _not_gradable(key, submission, student, grader_fault(e), points[0], start)
+    with profile.stage("notes"):
+        notes = _notes(key, evidence, first_obs, first_run, obs, labels, cell_notes, notes, resumed)
+    return Report(key.assignment, submission, student, "graded", float(sum(o.score for o in outcomes)), key.max_score,
+                  outcomes, parameters=points[0], notes=tuple(notes), versions={"torch": obs.torch_version, **_versions(key)},
+                  key_digest=key.digest, seconds=round(time.monotonic() - start, 3), isolation=run.isolation,
+                  commits={ex: c.record for ex, c in commits.items() if isinstance(c, commit.Commit) and c.record})
+
+
+def _notes(key: Key, evidence: Evidence, first_obs: wire.Observations, first_run: sandbox.ProbeRun,
+           obs: wire.Observations, labels: tuple[str, ...] | list[str], cell_notes: bool, notes: list[str],
+           resumed: list[str]) -> list[str]:
+    """The report's notes: identity's, the run's, the reruns', the exercises' and the commits'; at most MAX_NOTES."""
     notes = notes + judge.notes(key, Evidence(replace(first_obs, rejected=obs.rejected), end_of(first_run)), labels,
                                 cell_notes) + resumed
     notes += judge.exercise_notes(key, evidence) + judge.commit_notes(key, evidence)
@@ -296,10 +320,7 @@ def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, note
     if key.public and hidden:
         notes.append(f"{hidden} hidden check(s) worth {key.hidden_checks.points:g} point(s) are graded later, "
                      f"not in this self-check")
-    return Report(key.assignment, submission, student, "graded", float(sum(o.score for o in outcomes)), key.max_score,
-                  outcomes, parameters=points[0], notes=tuple(notes), versions={"torch": obs.torch_version, **_versions(key)},
-                  key_digest=key.digest, seconds=round(time.monotonic() - start, 3), isolation=run.isolation,
-                  commits={ex: c.record for ex, c in commits.items() if isinstance(c, commit.Commit) and c.record})
+    return notes
 
 
 def _commit_now(key: Key, student: str, evidence: Evidence, cells: list[str],

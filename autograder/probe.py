@@ -31,6 +31,8 @@ from builtins import (BaseException, Exception, TypeError, abs, bool, callable, 
 
 _dumps = json.dumps          # kept before student code runs, which may replace json.dumps
 _monotonic = time.monotonic
+_process_time = time.process_time
+_CALL_CPU = [0.0]            # CPU seconds spent inside produce functions (benchmarks/batch.py --profile)
 _getpid = os.getpid
 _exit = os._exit
 _write = os.write
@@ -317,8 +319,12 @@ def observe_call(ns: dict[str, Any], call: dict[str, Any], point: int, timeout: 
     with warnings.catch_warnings(record=True) as caught, _SeededRandom(f"{call['call']}\0{point}"):
         warnings.simplefilter("always")
         try:
+            cpu = _process_time()
             with _Deadline(timeout):
-                result = fn(*args)
+                try:
+                    result = fn(*args)
+                finally:
+                    _CALL_CPU[0] += _process_time() - cpu
             rec["status"] = "returned"
         except ProbeTimeout:
             rec["status"] = "timeout"
@@ -557,6 +563,7 @@ def run(request: dict[str, Any], out_fd: int, shell: Any, beat_fd: int = -1) -> 
     each cell and call it writes the step's alarm limit to the worker's pipe `beat_fd`. Ends the process."""
     import torch
 
+    start = _monotonic()
     out = os.fdopen(out_fd, "wb", buffering=0)
     me = _getpid()
     restore = _guard(globals(), vars(wire))
@@ -587,19 +594,40 @@ def run(request: dict[str, Any], out_fd: int, shell: Any, beat_fd: int = -1) -> 
     torch.default_generator.manual_seed(0)   # the same random numbers in every run of a submission (the
     random.seed(0)                           # worker's seed is drawn when it starts)
     ns = shell.user_ns
+    timing = None
+    if "profile" in request:   # benchmarks/batch.py --profile: what an empty cell costs IPython, then every step
+        t = _process_time()
+        shell.run_cell("pass", store_history=False, silent=True)
+        timing = {"probe_start": start, "cells": 0.0, "observe": 0.0, "calls": 0.0, "cells_cpu": 0.0,
+                  "empty_cell_cpu": _process_time() - t, "cells_run": 0}
     for i in range(-1, len(cells)):
         if i >= 0:
             if str(i) in skip:
                 emit({"k": "cell", "i": i, "status": "skipped", "evalue": wire.clip(str(skip[str(i)]), 500)})
             else:
                 beat(cell_timeout)
-                emit(_run_cell(shell, i, cells[i], cell_timeout))
+                t, cpu = _monotonic(), _process_time()
+                rec = _run_cell(shell, i, cells[i], cell_timeout)
+                if timing is not None:
+                    timing["cells"] += _monotonic() - t
+                    timing["cells_cpu"] += _process_time() - cpu
+                    timing["cells_run"] += 1
+                emit(rec)
         for entry in observe:
             if entry["after"] == i:
                 restore()
+                t = _monotonic()
                 for rec in observe_exercise(ns, entry, call_timeout, restore, beat):
+                    if timing is not None and rec["k"] == "call":
+                        timing["calls"] += rec.get("seconds", 0.0)
                     emit(rec)
-    emit({"k": "done"})
+                if timing is not None:
+                    timing["observe"] += _monotonic() - t
+    if timing is not None:   # for benchmarks/batch.py --profile only; measured by the submission's own process
+        timing.update(request["profile"], probe_end=_monotonic(), calls_cpu=_CALL_CPU[0])
+        emit({"k": "done", "timing": timing})
+    else:
+        emit({"k": "done"})
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)

@@ -9,7 +9,7 @@ each run also gets its own mount, network, IPC and UTS namespaces, its own small
 unprivileged uid with no capabilities (the policy: `autograder.policy`). Results come back through a
 pipe of each run's own.
 
-May import: stdlib, autograder.model, autograder.policy, autograder.wire.
+May import: stdlib, autograder.model, autograder.policy, autograder.wire, autograder.profile.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any
 
-from autograder import policy, wire
+from autograder import policy, profile, wire
 from autograder.model import Limits
 
 OUTPUT_TAIL_BYTES = 8_000
@@ -188,8 +188,9 @@ class Worker:
                 dirs = [os.path.join(root, "work"), os.path.join(root, "home")]
                 for d in dirs:
                     os.mkdir(d)
+            sent = time.monotonic()
             header = json.dumps({"wall": limits.wall_seconds, "limits": asdict(limits), "dirs": dirs,
-                                 "warm": [str(w) for w in request.get("warm", [])]}).encode()
+                                 "warm": [str(w) for w in request.get("warm", [])], "sent": sent}).encode()
             reader = _Reader(results_r)
             reader.start()
             try:
@@ -204,12 +205,15 @@ class Worker:
                 os.close(status_w)
                 results_w = status_w = -1
             status = read_bounded(status_r, limits.wall_seconds + 60)
-            reader.join(timeout=2.0)   # EOF comes when every holder of the pipe is gone
-            reader.stop.set()
-            reader.join()
+            profile.add("sandbox: status", time.monotonic() - sent)
+            with profile.stage("sandbox: results pipe"):
+                reader.join(timeout=2.0)   # EOF comes when every holder of the pipe is gone
+                reader.stop.set()
+                reader.join()
             if not status:
                 raise _WorkerGone()
             st = json.loads(status)
+            profile.add("cpu: the run's process", float(st.get("cpu", 0.0)))
             results, cut = reader.result()
             size = out.seek(0, os.SEEK_END)
             out.seek(max(0, size - OUTPUT_TAIL_BYTES))

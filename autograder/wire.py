@@ -174,6 +174,7 @@ class Observations:
     cell_count: int = 0
     duplicated: frozenset[str | tuple[str, int]] = frozenset()
     rejected: int = 0
+    timing: dict[str, float] = field(default_factory=dict)   # a profiled run's own timings (untrusted; profile only)
 
 
 def _check_exception(e: Any) -> dict[str, Any]:
@@ -249,6 +250,7 @@ def parse_results(data: bytes) -> Observations:
     duplicated: set[str | tuple[str, int]] = set()
     rejected = 0
     complete = False
+    timing: dict[str, float] = {}
     for i, raw in enumerate(lines[1:], start=2):
         if not raw.strip():
             continue
@@ -275,8 +277,12 @@ def parse_results(data: bytes) -> Observations:
                 calls[(call.call, call.point)] = call
             else:
                 complete = True
+                raw_timing = rec.get("timing")
+                if isinstance(raw_timing, dict):
+                    timing = {str(k)[:40]: float(v) for k, v in list(raw_timing.items())[:20]
+                              if isinstance(v, (int, float)) and not isinstance(v, bool)}
         except Exception:   # anything malformed (WireError, OverflowError, ...): not the probe's line
             if i < len(lines):   # a last line cut off by a kill is not counted against anyone
                 rejected += 1
     return Observations(str(hello.get("torch", "unknown"))[:40], tuple(cells), names, calls, complete, count,
-                        frozenset(duplicated), rejected)
+                        frozenset(duplicated), rejected, timing)

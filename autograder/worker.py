@@ -3,8 +3,8 @@ IPython and the probe once), one fresh fork per submission (private folders and 
 unprivileged uid, then the probe) and the clean-up that kills everything a run started. Started by
 `sandbox.Worker` as `python -I -m autograder.worker --worker FD RUNS sandboxed|plain`; it talks to the
 grader over one SOCK_SEQPACKET socket (a JSON header, with the warm-ups the run's cells may need, and four
-passed fds per run: request, results, output, status) and answers each run on its status pipe with {"exit", "timed_out", "stalled",
-"over_memory", "seconds"}.
+passed fds per run: request, results, output, status) and answers each run on its status pipe with {"exit",
+"timed_out", "stalled", "over_memory", "seconds", "cpu"} (the child's own CPU seconds, user and system, from wait4).
 
 The worker, which no submission can reach, holds every limit of a run whatever the submission does:
 - the submission's wall time (`timed_out`);
@@ -124,14 +124,15 @@ def main(sock_fd: int, runs: str, sandboxed: bool) -> None:
                 beats.pop(job["beat"], None)
                 os.close(job["beat"])
             _kill_run(job, sandboxed)   # what it left running goes too (before the reap: no pid reuse)
-            _, status = os.waitpid(job["pid"], 0)
+            _, status, usage = os.wait4(job["pid"], 0)
             os.close(pidfd)
             code = os.waitstatus_to_exitcode(status)
             try:
                 os.write(job["status"], json.dumps({"exit": code, "timed_out": job["killed"] == "wall",
                                                     "stalled": job["killed"] == "step",
                                                     "over_memory": job["killed"] == "memory",
-                                                    "seconds": round(time.monotonic() - job["start"], 6)}).encode())
+                                                    "seconds": round(time.monotonic() - job["start"], 6),
+                                                    "cpu": round(usage.ru_utime + usage.ru_stime, 6)}).encode())
             except OSError:
                 pass
             os.close(job["status"])
@@ -163,6 +164,7 @@ def _start_child(header: dict[str, Any], fds: list[int], runs: str, sandboxed: b
     start = time.monotonic()
     pid = os.fork()
     if pid == 0:   # the child: never returns
+        forked = time.monotonic()
         try:
             keep = {req_fd, results_fd, output_fd, beat_w}
             for name in os.listdir("/proc/self/fd"):   # nothing of the worker or of other runs
@@ -172,7 +174,7 @@ def _start_child(header: dict[str, Any], fds: list[int], runs: str, sandboxed: b
                         os.close(fd)
                     except OSError:
                         pass
-            _child(header, req_fd, results_fd, output_fd, beat_w, uid, runs, sandboxed, shell)
+            _child(header, req_fd, results_fd, output_fd, beat_w, uid, runs, sandboxed, shell, (start, forked))
         except BaseException:
             try:
                 traceback.print_exc()
@@ -189,9 +191,11 @@ def _start_child(header: dict[str, Any], fds: list[int], runs: str, sandboxed: b
 
 
 def _child(header: dict[str, Any], req_fd: int, results_fd: int, output_fd: int, beat_fd: int, uid: int | None,
-           runs: str, sandboxed: bool, shell: Any) -> None:
+           runs: str, sandboxed: bool, shell: Any, times: tuple[float, float] = (0.0, 0.0)) -> None:
     """One run, in a fresh fork of the worker: private folders and namespaces, limits, then the
-    probe as an unprivileged uid. Order matters: root is given up before any submission code runs."""
+    probe as an unprivileged uid. Order matters: root is given up before any submission code runs.
+    `times`: when the worker forked and when the child began (monotonic seconds; a profiled request's probe
+    reports them)."""
     from autograder import probe
 
     os.setsid()
@@ -219,6 +223,8 @@ def _child(header: dict[str, Any], req_fd: int, results_fd: int, output_fd: int,
         os.close(fd)
     request = json.loads(os.pread(req_fd, 1 << 31, 0))
     os.close(req_fd)
+    if "profile" in request:
+        request["profile"] = {"fork_start": times[0], "child_start": times[1], "sent": header.get("sent", 0.0)}
     policy.apply_limits(limits)
     if uid is not None:   # no root, no capabilities for the submission's code
         os.setgroups([])

@@ -103,8 +103,15 @@ class PeakMemory(threading.Thread):
             self.peak = max(self.peak, sum(rss.get(p, 0) for p in tree))
 
 
+CPU = {"last": 0.0}   # CPU seconds (user + system) of the last `timed` command's whole process tree
+
+
 def timed(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, int, subprocess.CompletedProcess]:
-    """Run `cmd`; returns (wall seconds, peak tree memory in bytes, the completed process)."""
+    """Run `cmd`; returns (wall seconds, peak tree memory in bytes, the completed process). CPU["last"] is then
+    the CPU seconds of its whole process tree (every process reaped on the way up, from getrusage)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     mem = PeakMemory(proc.pid)
@@ -113,6 +120,8 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple
     seconds = time.monotonic() - start
     mem.done.set()
     mem.join()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU["last"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return seconds, mem.peak, subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
@@ -214,12 +223,82 @@ def compare_scores(course: Path, ours: Path, students: list[str]) -> tuple[int, 
     return agree, compared
 
 
+# The breakdown's rows: (label, how to get one submission's milliseconds from its profile line).
+def _probe(key_a: str, key_b: str):
+    return lambda stages, probe: (probe[key_b] - probe[key_a]) * 1000 if key_a in probe and key_b in probe else None
+
+
+def _stage(name: str):
+    return lambda stages, probe: stages.get(name, 0.0) * 1000
+
+
+def _cpu_learner(stages, probe):
+    """CPU of the learner's own code: their cells (less what IPython spends on an empty cell, each) and their
+    produce functions."""
+    if "cells_cpu" not in probe:
+        return None
+    return (max(0.0, probe["cells_cpu"] - probe["cells_run"] * probe["empty_cell_cpu"]) + probe["calls_cpu"]) * 1000
+
+
+BREAKDOWN = [
+    ("queue wait (for a free grading thread: earlier submissions, not work)", _stage("queue wait")),
+    ("notebook: read and validate", _stage("notebook: read and validate")),
+    ("notebook: cells' syntax trees", _stage("notebook: cells' syntax trees")),
+    ("probe request", _stage("request")),
+    ("sandbox, in all (request sent to status back)", _stage("sandbox")),
+    ("  grader to worker (worker loop, fds)", lambda st, pr: (pr["fork_start"] - pr["sent"]) * 1000 if "sent" in pr else None),
+    ("  fork", _probe("fork_start", "child_start")),
+    ("  sandbox set-up (namespaces, mounts, limits, uid, request)", _probe("child_start", "probe_start")),
+    ("  cells (IPython run_cell)", lambda st, pr: pr.get("cells", 0.0) * 1000 if pr else None),
+    ("  calls: the produce functions themselves", lambda st, pr: pr.get("calls", 0.0) * 1000 if pr else None),
+    ("  calls: arguments, encoding, restoring state", lambda st, pr: (pr["observe"] - pr["calls"]) * 1000 if pr else None),
+    ("  probe's rest (hello, seeds, records)",
+     lambda st, pr: (pr["probe_end"] - pr["probe_start"] - pr["cells"] - pr["observe"]) * 1000 if pr else None),
+    ("  process end, clean-up, status back",
+     lambda st, pr: ((pr["sent"] + st["sandbox: status"]) - pr["probe_end"]) * 1000 if pr and "sent" in pr else None),
+    ("  results pipe drained", _stage("sandbox: results pipe")),
+    ("results: parse and validate", _stage("results: parse and validate")),
+    ("commit records", _stage("commit records")),
+    ("judge (expected values and comparisons)", _stage("judge")),
+    ("  of which sympy evaluation (expected values)", _stage("judge: sympy evaluation")),
+    ("notes", _stage("notes")),
+    ("report: encodable", _stage("report: encodable")),
+    ("report: write", _stage("report: write")),
+]
+CPU_ROWS = [
+    ("CPU: the grader's thread", _stage("cpu: the grader's thread")),
+    ("CPU: the run's process", _stage("cpu: the run's process")),
+    ("CPU: the learner's code (cells less IPython's empty-cell cost, calls)", _cpu_learner),
+    ("CPU: ours (grader thread + run process - learner's code)",
+     lambda st, pr: (None if _cpu_learner(st, pr) is None else
+                     (st.get("cpu: the grader's thread", 0) + st.get("cpu: the run's process", 0)) * 1000
+                     - _cpu_learner(st, pr))),
+]
+
+
+def profile_table(lines: list[dict], wall: float) -> str:
+    """The breakdown of a profiled batch: per row, the median milliseconds per submission and the sum over the
+    batch in seconds, with the batch's wall time; a markdown table."""
+    graded = [x for x in lines if x["submission"] != "(the batch)"]
+    out = ["| stage | median ms per submission | sum over the batch (s) |", "|---|---|---|"]
+    for label, get in BREAKDOWN + CPU_ROWS:
+        values = [v for x in graded if (v := get(x["stages"], x["probe"])) is not None]
+        if values:
+            out.append(f"| {label} | {statistics.median(values):.2f} | {sum(values) / 1000:.2f} |")
+    once = sum(x["stages"].get("gradebook: write (once per batch)", 0.0) for x in lines if x["submission"] == "(the batch)")
+    out.append(f"| gradebook and grades.csv (once per batch) | | {once:.3f} |")
+    out.append(f"| **wall time of the batch ({len(graded)} graded)** | | **{wall:.2f}** |")
+    return "\n".join(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=200, help="submissions (default 200)")
     ap.add_argument("--nbgrader-n", type=int, help="how many of them nbgrader grades (default: all; 0: skip nbgrader)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--scheduler", metavar="ADDRESS", help="also grade on Dask: a scheduler's address, or local:N")
+    ap.add_argument("--profile", action="store_true", help="also grade the batch once more with AUTOGRAD_LAB_PROFILE "
+                    "and print where each submission's milliseconds go, stage by stage")
     args = ap.parse_args()
     nb_n = args.n if args.nbgrader_n is None else min(args.n, args.nbgrader_n)
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
@@ -240,8 +319,25 @@ def main() -> None:
         if done.returncode != 0:
             sys.exit(f"autograder grade failed:\n{done.stderr[-2000:]}")
         ours_rate = args.n / ours_s
+        ours_cpu = CPU["last"]
         print(f"autograd-lab grade --jobs {args.jobs}: {args.n} in {ours_s:.2f} s = {ours_rate:.1f} submissions/s, "
-              f"peak memory {ours_mem / 2**20:.0f} MiB")
+              f"peak memory {ours_mem / 2**20:.0f} MiB, CPU of the whole process tree {ours_cpu:.2f} s "
+              f"({1000 * ours_cpu / args.n:.1f} ms per submission, start-up included)")
+
+        if args.profile:
+            log = tmp / "profile.jsonl"
+            env = {**os.environ, "AUTOGRAD_LAB_PROFILE": str(log)}
+            prof_s, _, done = timed([c if c != str(tmp / "ours") else str(tmp / "profiled") for c in cmd], ROOT, env)
+            if done.returncode != 0:
+                sys.exit(f"autograder grade (profiled) failed:\n{done.stderr[-2000:]}")
+            import json
+
+            lines = [json.loads(x) for x in log.read_text().splitlines()]
+            batch_s = float(done.stdout.split(" submissions in ")[1].split(" s")[0])
+            print(f"\nprofiled run: {args.n} in {prof_s:.2f} s ({batch_s:.2f} s for the batch itself; profiling costs "
+                  f"a little), CPU of the whole process tree {CPU['last']:.2f} s:\n" + profile_table(lines, batch_s))
+            same, total = same_scores(tmp / "ours", tmp / "profiled")
+            print(f"scores: the profiled run and the timed one agree on {same} of {total} reports\n")
 
         if args.scheduler:
             on_dask = [str(tmp / "dask") if c == str(tmp / "ours") else c for c in cmd] + ["--scheduler", args.scheduler]
