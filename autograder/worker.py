@@ -4,7 +4,8 @@ unprivileged uid, then the probe) and the clean-up that kills everything a run s
 `sandbox.Worker` as `python -I -m autograder.worker --worker FD RUNS sandboxed|plain`; it talks to the
 grader over one SOCK_SEQPACKET socket (a JSON header, with the warm-ups the run's cells may need, and four
 passed fds per run: request, results, output, status) and answers each run on its status pipe with {"exit",
-"timed_out", "stalled", "over_memory", "seconds", "cpu"} (the child's own CPU seconds, user and system, from wait4).
+"timed_out", "stalled", "over_memory", "seconds", "cpu", "worker_cpu"} (the child's own CPU seconds, user and
+system, from wait4; the worker's own so far).
 
 The worker, which no submission can reach, holds every limit of a run whatever the submission does:
 - the submission's wall time (`timed_out`);
@@ -132,7 +133,8 @@ def main(sock_fd: int, runs: str, sandboxed: bool) -> None:
                                                     "stalled": job["killed"] == "step",
                                                     "over_memory": job["killed"] == "memory",
                                                     "seconds": round(time.monotonic() - job["start"], 6),
-                                                    "cpu": round(usage.ru_utime + usage.ru_stime, 6)}).encode())
+                                                    "cpu": round(usage.ru_utime + usage.ru_stime, 6),
+                                                    "worker_cpu": round(_own_cpu(), 6)}).encode())
             except OSError:
                 pass
             os.close(job["status"])
@@ -152,6 +154,14 @@ def main(sock_fd: int, runs: str, sandboxed: bool) -> None:
                 job["killed"] = "memory"
             if job["killed"]:
                 _kill_run(job, sandboxed)
+
+
+def _own_cpu() -> float:
+    """CPU seconds (user and system) the worker itself has used so far (its runs not included)."""
+    import resource
+
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    return u.ru_utime + u.ru_stime
 
 
 def _start_child(header: dict[str, Any], fds: list[int], runs: str, sandboxed: bool, shell: Any) -> dict[str, Any]:

@@ -285,6 +285,11 @@ def profile_table(lines: list[dict], wall: float) -> str:
         values = [v for x in graded if (v := get(x["stages"], x["probe"])) is not None]
         if values:
             out.append(f"| {label} | {statistics.median(values):.2f} | {sum(values) / 1000:.2f} |")
+    worker = [x["stages"]["worker cpu so far"] for x in graded if "worker cpu so far" in x["stages"]]
+    if worker:
+        spent = max(worker) - min(worker)
+        out.append(f"| CPU: the worker's own loop (forks, limits, clean-up), per submission | {1000 * spent / len(graded):.2f} "
+                   f"| {spent:.2f} |")
     once = sum(x["stages"].get("gradebook: write (once per batch)", 0.0) for x in lines if x["submission"] == "(the batch)")
     out.append(f"| gradebook and grades.csv (once per batch) | | {once:.3f} |")
     out.append(f"| **wall time of the batch ({len(graded)} graded)** | | **{wall:.2f}** |")
