@@ -288,8 +288,12 @@ def profile_table(lines: list[dict], wall: float) -> str:
     worker = [x["stages"]["worker cpu so far"] for x in graded if "worker cpu so far" in x["stages"]]
     if worker:
         spent = max(worker) - min(worker)
-        out.append(f"| CPU: the worker's own loop (forks, limits, clean-up), per submission | {1000 * spent / len(graded):.2f} "
-                   f"| {spent:.2f} |")
+        share = 1000 * spent / len(graded)
+        out.append(f"| CPU: the worker's own loop (forks, limits, clean-up), per submission | {share:.2f} | {spent:.2f} |")
+        ours = [v for x in graded if (v := CPU_ROWS[-1][1](x["stages"], x["probe"])) is not None]
+        if ours:
+            out.append(f"| **CPU: ours, all told (the row above last, plus the worker's share)** | "
+                       f"**{statistics.median(ours) + share:.2f}** | {sum(ours) / 1000 + spent:.2f} |")
     once = sum(x["stages"].get("gradebook: write (once per batch)", 0.0) for x in lines if x["submission"] == "(the batch)")
     out.append(f"| gradebook and grades.csv (once per batch) | | {once:.3f} |")
     out.append(f"| **wall time of the batch ({len(graded)} graded)** | | **{wall:.2f}** |")
