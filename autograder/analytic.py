@@ -77,8 +77,16 @@ def evaluate(text: str, symbols: Iterable[str], point: dict[str, int | float]) -
     Raises:
         ValueError: a symbol is left without a value.
     """
-    names = tuple(symbols)
-    with profile.stage("judge: sympy evaluation"), _LOCK:
+    with profile.stage("judge: sympy evaluation"):
+        return _cached(text, tuple(symbols), tuple(point.items()))
+
+
+@lru_cache(maxsize=4096)
+def _cached(text: str, names: tuple[str, ...], items: tuple[tuple[str, int | float], ...]) -> tuple[float, ...]:
+    """`evaluate`, kept: a submission's checks evaluate the same expression at the same point more than once
+    (a prediction and the produce check of one value, their misconceptions)."""
+    point = dict(items)
+    with _LOCK:
         fast = _fast(text, names, point)
         return fast if fast is not None else _evaluate(text, names, point)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -131,6 +131,13 @@ class Outcome:
     commit: str | None = None
     misconception: Diagnosis | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-native form of the outcome (as dataclasses.asdict gives it)."""
+        out = {f: getattr(self, f) for f in _OUTCOME_FIELDS}
+        out["details"] = list(self.details)
+        out["misconception"] = None if self.misconception is None else dict(vars(self.misconception))
+        return out
+
 
 @dataclass(frozen=True)
 class Report:
@@ -170,8 +177,14 @@ class Report:
         return {s: sum(1 for o in self.outcomes if o.status == s) for s in STATUSES}
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON-native canonical form (with "schema" and "v")."""
-        return {"schema": SCHEMA, "v": VERSION, **asdict(self)}
+        """The JSON-native canonical form (with "schema" and "v"). As dataclasses.asdict gives it, but
+        without its deep copies (the values are JSON-native already): the dict shares them with the report."""
+        out: dict[str, Any] = {"schema": SCHEMA, "v": VERSION}
+        for f in _REPORT_FIELDS:
+            out[f] = getattr(self, f)
+        out["outcomes"] = [o.to_dict() for o in self.outcomes]
+        out["notes"] = list(self.notes)
+        return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Report:
@@ -186,12 +199,21 @@ class Report:
         return cls(**body)
 
     def encodable(self) -> Report:
-        """This report with every text encodable as UTF-8 (see `encodable`)."""
-        return Report.from_dict(encodable(self.to_dict()))
+        """This report with every text encodable as UTF-8 (see `encodable`): itself when it is so already."""
+        d = self.to_dict()
+        try:
+            json.dumps(d, ensure_ascii=False).encode("utf-8")   # a lone surrogate anywhere fails here
+            return self
+        except UnicodeEncodeError:
+            return Report.from_dict(encodable(d))
 
     def write(self, path: str | Path) -> None:
         """Write the JSON form atomically (a temp file in the same folder, then rename)."""
         write_json_atomic(path, self.to_dict())
+
+
+_OUTCOME_FIELDS = tuple(f.name for f in fields(Outcome))
+_REPORT_FIELDS = tuple(f.name for f in fields(Report))
 
 
 def encodable(value: Any) -> Any:

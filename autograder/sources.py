@@ -17,9 +17,12 @@ from autograder.model import Key
 from autograder.notebook import check_cell_exercise
 
 
+@functools.lru_cache(maxsize=512)
 def parse(source: str) -> ast.Module | None:
     """The cell's syntax tree; IPython's magics and shell escapes (`%time`, `!ls`, `x?`) are left out, and a
-    cell magic (`%%time`) or a cell that is not Python gives None."""
+    cell magic (`%%time`) or a cell that is not Python gives None. Cached by source: the cells a batch's
+    notebooks share (the released notebook's) are parsed once, and their trees, which nothing changes, are
+    shared, with what is derived from them (`derived`)."""
     if source.lstrip().startswith("%%"):
         return None
     try:
@@ -32,6 +35,15 @@ def parse(source: str) -> ast.Module | None:
         return ast.parse("\n".join(kept))
     except (SyntaxError, ValueError, RecursionError, MemoryError):   # too deeply nested to read: not Python here
         return None
+
+
+def derived(node: ast.AST, what: str, make) -> object:
+    """What `make(node)` derives from a node of a (cached, shared) syntax tree, computed once and kept on the node
+    itself (so it lives exactly as long as the tree). Two threads may both compute it: the same value."""
+    cache = node.__dict__.setdefault("_agl", {})
+    if what not in cache:
+        cache[what] = make(node)
+    return cache[what]
 
 
 def _targets(node: ast.AST) -> set[str]:
@@ -49,6 +61,10 @@ def bindings(tree: ast.Module | None, imports: bool = True) -> frozenset[str]:
     `imports`) imports."""
     if tree is None:
         return frozenset()
+    return derived(tree, f"bindings {imports}", lambda t: _bindings(t, imports))
+
+
+def _bindings(tree: ast.Module, imports: bool) -> frozenset[str]:
     names: set[str] = set()
     for node in tree.body:
         if isinstance(node, (ast.Assign,)):
@@ -102,6 +118,10 @@ def code_above_raise(fn: ast.FunctionDef) -> bool:
 def free_globals(fn: ast.FunctionDef) -> frozenset[str]:
     """The global names a function reads: names it loads that are neither its parameters nor bound inside
     it, nor builtins."""
+    return derived(fn, "free globals", _free_globals)
+
+
+def _free_globals(fn: ast.FunctionDef) -> frozenset[str]:
     args = fn.args
     local = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
     local |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}

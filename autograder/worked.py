@@ -16,7 +16,7 @@ import builtins
 import re
 from dataclasses import dataclass
 
-from autograder.sources import Facts
+from autograder.sources import Facts, derived
 
 # Attributes and names that run autograd, or say a tensor takes part in it (torch's autograd docs:
 # https://pytorch.org/docs/stable/autograd.html, torch.func: https://pytorch.org/docs/stable/func.html).
@@ -223,7 +223,6 @@ def finding(facts: Facts, name: str, after: int, produce: frozenset[str], predic
 def _finding(facts: Facts, name: str, after: int, produce: frozenset[str], predictions: frozenset[str],
              labels: tuple[str, ...]) -> Finding | None:
     scratch = facts.scratch   # shared by a notebook's predictions
-    effects: dict[int, tuple[frozenset[str], ...]] = scratch.setdefault("worked.effects", {})
     bodies = [list(t.body) if t is not None else None for t in facts.trees]
     if "worked.modules" not in scratch:
         scratch["worked.modules"] = frozenset(
@@ -232,9 +231,7 @@ def _finding(facts: Facts, name: str, after: int, produce: frozenset[str], predi
     modules = scratch["worked.modules"]
 
     def eff(st: ast.stmt) -> tuple[frozenset[str], ...]:
-        if id(st) not in effects:
-            effects[id(st)] = _effects(st)
-        return effects[id(st)]
+        return derived(st, "worked effects", _effects)   # kept on the (cached, shared) statement
 
     def binds(st: ast.stmt) -> frozenset[str]:
         return eff(st)[0]

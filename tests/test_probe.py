@@ -1,0 +1,63 @@
+"""The probe's shortcuts through IPython (autograder.probe.prepare) change nothing: on every code cell of every
+example submission and solution notebook, the cell text IPython's transforms make and whether the cell runs as
+a coroutine are what IPython itself says; and a call draws the same random numbers as before, and leaves the
+generators where they were."""
+from __future__ import annotations
+
+import random
+
+import nbformat
+
+from autograder import probe
+
+from conftest import ROOT
+
+def _code_cells(path) -> list[str]:
+    try:
+        return [c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    except Exception:   # the examples include a truncated file
+        return []
+
+
+CELLS = sorted({c for p in [*(ROOT / "examples" / "submissions").glob("*/*.ipynb"),
+                            *(ROOT / "solutions").glob("*/*.ipynb")] for c in _code_cells(p)})
+ODD = ["%time x = 1", "x = !ls", "x?", "  y = 2\n  z = 3", ">>> a = 1", "In [1]: b = 2", "%%capture\nx = 1",
+       "f(1,\n  2\n  , 3)", "x = (1\n/ 2)", "s = '100%'", "await asyncio.sleep(0)", "async with a: pass", "", "\n\nx = 1"]
+
+
+def test_the_token_pass_is_left_out_only_where_it_changes_nothing():
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    shell = probe.prepare()
+    fast, full = shell.input_transformer_manager.transform_cell, TransformerManager().transform_cell
+    assert fast.full is not None and len(CELLS) > 500
+    for cell in [*CELLS, *ODD]:
+        assert fast(cell) == full(cell), cell
+
+
+def test_the_async_check_is_left_out_only_where_it_can_only_say_no():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = probe.prepare()
+    for cell in [*CELLS, *ODD]:
+        transformed = shell.transform_cell(cell)
+        assert shell.should_run_async(cell, transformed_cell=transformed) == \
+            InteractiveShell.should_run_async(shell, cell, transformed_cell=transformed), cell
+
+
+def test_each_call_draws_from_a_seed_of_its_own_and_the_generators_are_put_back():
+    import torch
+
+    shell = probe.prepare()
+    shell.user_ns["draw"] = lambda x: (torch.rand(()).item(), random.random())
+    x = {"name": "x", "tensor": {"value": 1.0, "dtype": "float32", "requires_grad": True, "grad": None}}
+    call = {"call": "draw", "function": "draw", "points": [{"args": [x]}] * 2}
+    torch.manual_seed(3)
+    random.seed(3)
+    before = (torch.rand(()).item(), random.random())
+    torch.manual_seed(3)
+    random.seed(3)
+    first = [r["returned"] for r in probe.observe_calls(shell.user_ns, [call], 5.0)]
+    assert (torch.rand(()).item(), random.random()) == before   # as if the calls had not drawn at all
+    again = [r["returned"] for r in probe.observe_calls(shell.user_ns, [call], 5.0)]
+    assert first == again and first[0] != first[1]   # the same numbers every run; each point its own
