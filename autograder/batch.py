@@ -178,7 +178,7 @@ class _Progress:
 
 def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1,
                 progress: bool = True, conceal: list[str] | None = None, force: bool = False,
-                grid: Any = None) -> BatchResult:
+                grid: Any = None, started: Any = None) -> BatchResult:
     """Grade `subs` with `jobs` at once; write `out/reports/<name>.json` (each atomically, as soon as
     it is graded), `out/gradebook.csv` (rebuilt from the reports) and `out/grades.csv` (the same
     scores in the columns of nbgrader's grades.csv export). A submission whose report is
@@ -188,7 +188,10 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
     `conceal` (e.g. the key's folder), the output folder or the submissions' folders. With `grid` (an
     autograder.cluster.Grid), the submissions that need grading are graded on its Dask cluster instead
     (`jobs` is then the cluster's affair: one per Dask worker thread) and their reports are written here, each as it
-    completes. A submission's own faults are in its report; this never raises for them.
+    completes. `started`: a sandbox.WorkerStart begun earlier by the caller (so that its seconds of torch import
+    overlap the caller's own start), which must conceal what this would (`conceal`, `out` and the submissions'
+    folders); it is used if anything needs grading, and closed by the caller. A submission's own faults are in
+    its report; this never raises for them.
 
     Raises:
         OSError: the sandbox worker could not start (a grader fault; nothing is graded).
@@ -239,9 +242,12 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
             graded = {sub.name: done(sub, report) for sub, report in grid.grade(todo, key, unseen)}
             reports = tuple(kept[s.name] or graded[s.name] for s in subs)
         elif todo:
+            from contextlib import nullcontext
+
             from autograder.sandbox import Worker
 
-            with Worker(unseen) as worker, ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            with (nullcontext(started.get()) if started is not None else Worker(unseen)) as worker, \
+                    ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
                 reports = tuple(pool.map(lambda s: one(s, worker), subs))
         else:
             reports = tuple(one(s, None) for s in subs)

@@ -158,15 +158,16 @@ def _find_public_key(notebook: Path, nb: Any) -> Path | None:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from autograder.grade import grade_notebook
-    from autograder.notebook import NotebookError, read_notebook
-    from autograder.render.terminal import render
+    from autograder.keyfile import find_public_key
+    from autograder.sandbox import WorkerStart
 
     path = Path(args.notebook)
     if not path.is_file():
         return _fail(f"no such file: {path}")
-    key_path = Path(args.key) if args.key else None
+    key_path = Path(args.key) if args.key else find_public_key([], beside=path.parent)   # no notebook read yet
     if key_path is None:
+        from autograder.notebook import NotebookError, read_notebook
+
         try:
             key_path = _find_public_key(path, read_notebook(path))
         except NotebookError as e:
@@ -175,6 +176,16 @@ def _check(args: argparse.Namespace) -> int:
         if key_path is None:
             return _fail(f"no public_key.json beside {path}, nor in an assignments/ folder for it here or "
                          f"above; pass --key")
+    # The sandbox's worker takes most of a check's time (its torch import): it starts first, and the key, the
+    # notebook and sympy are read meanwhile.
+    with WorkerStart(_conceal_for(key_path)) as start:
+        return _check_with(args, path, key_path, start)
+
+
+def _check_with(args: argparse.Namespace, path: Path, key_path: Path, start: Any) -> int:
+    from autograder.grade import grade_notebook, prepare_judging
+    from autograder.render.terminal import render
+
     key = _load_key(key_path, args.limit)
     if key is None:
         return 2
@@ -182,7 +193,13 @@ def _check(args: argparse.Namespace) -> int:
     unknown = [e for e in args.exercise or [] if e not in known]
     if unknown:
         return _fail(f"no exercise {', '.join(unknown)}; the exercises are {', '.join(known)}")
-    report = grade_notebook(path, key, args.student, args.exercise, conceal=_conceal_for(key_path), selfcheck=True)
+    prepare_judging(key)
+    try:
+        worker = start.get()
+    except OSError:
+        worker = None   # grade_notebook tries to start one, and says why it could not, in a not-graded report
+    report = grade_notebook(path, key, args.student, args.exercise, conceal=_conceal_for(key_path), selfcheck=True,
+                            worker=worker)
     print(json.dumps(report.to_dict(), indent=1) if args.json else render(report))
     ok = report.status == "graded" and all(o.status == "passed" for o in report.outcomes)
     return 0 if ok else 1
@@ -245,9 +262,6 @@ def _infer_assignment(paths: list[str]) -> str | None:
 
 
 def _grade(args: argparse.Namespace) -> int:
-    from autograder.batch import find_submissions, grade_batch
-    from autograder.render.gradebook import summary
-
     if args.key:
         key_path = Path(args.key)
     else:
@@ -262,6 +276,24 @@ def _grade(args: argparse.Namespace) -> int:
             return _fail(f"no key at {key_path}: run grade from the project folder after `autograder release "
                          f"solutions/{aid}`, or pass --key"
                          + (f" (assignments here: {', '.join(known)})" if known else ""))
+    started = None
+    if args.out and args.paths and not args.nbgrader and args.scheduler is None and \
+            (args.force or not (Path(args.out) / "reports").is_dir()):   # a batch that grades for sure: the
+        from autograder.sandbox import WorkerStart                        # worker's torch import overlaps ours
+        paths = [p for p in map(Path, args.paths) if p.exists()]
+        started = WorkerStart([*_conceal_for(key_path), str(Path(args.out).resolve()),
+                               *sorted({str(p.resolve() if p.is_dir() else p.resolve().parent) for p in paths})])
+    try:
+        return _grade_with(args, key_path, started)
+    finally:
+        if started is not None:
+            started.close()
+
+
+def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
+    from autograder.batch import find_submissions, grade_batch
+    from autograder.render.gradebook import summary
+
     key = _load_key(key_path, args.limit)
     if key is None:
         return 2
@@ -309,7 +341,8 @@ def _grade(args: argparse.Namespace) -> int:
         if not args.json:
             print(cluster.describe(grid), file=sys.stderr)
     try:
-        result = grade_batch(subs, key, out, args.jobs, conceal=_conceal_for(key_path), force=args.force, grid=grid)
+        result = grade_batch(subs, key, out, args.jobs, conceal=_conceal_for(key_path), force=args.force, grid=grid,
+                             started=started)
     except OSError as e:
         return _fail(f"not graded: the sandbox could not start ({e}); this is not the students' fault")
     except Exception as e:

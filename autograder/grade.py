@@ -27,6 +27,19 @@ MIN_RERUN_SECONDS = 2.0              # a run again for the calls after a fatal o
 Rerun = Callable[[dict[str, Any], float], sandbox.ProbeRun]   # (request, wall seconds) -> a new probe run
 
 
+def prepare_judging(key: Key) -> None:
+    """Import sympy and parse and compile the key's answer expressions now (both are cached), for a caller that
+    has time to spare while the sandbox starts (`autograder check`)."""
+    point = plan.draw_point(key.parameters, key.assignment, "", "own")
+    for check in key.checks:
+        values = key.exercise(check.exercise).values(point)
+        for text in judge.expressions(check):
+            try:
+                analytic.evaluate(text, values.keys(), values)
+            except (ValueError, TypeError, ArithmeticError):   # judging says so, in its own words
+                pass
+
+
 def end_of(run: sandbox.ProbeRun) -> RunEnd:
     """How a probe run ended, as the judge reads it."""
     return RunEnd(run.exit_code, run.timed_out, run.results_cut, run.stalled, run.over_memory)

@@ -402,6 +402,19 @@ def handler(check: Check) -> Handler:
     return HANDLERS[type(check.expectation)]
 
 
+def expressions(check: Check) -> list[str]:
+    """Every sympy expression the check may evaluate: its answer's, its convention's, its misconceptions'."""
+    def of(answer: Any) -> list[str]:
+        if isinstance(answer, ExprAnswer):
+            return [answer.expr]
+        return [t for a in answer.items for t in of(a)] if isinstance(answer, SeqAnswer) else []
+    e = check.expectation
+    out = of(e.answer) if isinstance(e, ValueExpectation) else []
+    if isinstance(e, ConventionExpectation) and e.sympy:
+        out.append(e.sympy)
+    return out + [t for m in check.misconceptions for t in of(m.answer)]
+
+
 def fill(form: dict[str, Any] | None, answer: Any, values: Point) -> dict[str, Any]:
     """The expected wire Value: the reference run's `form` with sympy's numbers at `values`. Without a form
     (predictions) numbers become floats (an int for a literal integer) and sequences tuples."""

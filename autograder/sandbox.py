@@ -277,6 +277,55 @@ def read_bounded(fd: int, timeout: float, line: bool = False) -> bytes:
             return b"".join(chunks)[:-1]
 
 
+class WorkerStart:
+    """A Worker being started in a thread of its own (its torch import takes seconds), so that the caller can
+    read notebooks and keys meanwhile; `get()` waits for it. Use as a context manager (or `close()`): the
+    worker is closed at the end, also if it was never asked for.
+
+    Args:
+        conceal: as for Worker.
+    """
+
+    def __init__(self, conceal: list[str] | None = None) -> None:
+        self._worker: Worker | None = None
+        self._error: BaseException | None = None
+        self._started, self._done = threading.Event(), threading.Event()
+        self._thread = threading.Thread(target=self._start, args=(conceal,), daemon=True)
+        self._thread.start()
+
+    def _start(self, conceal: list[str] | None) -> None:
+        try:
+            self._worker = Worker(conceal)
+        except BaseException as e:   # given to whoever asks for the worker
+            self._error = e
+        self._started.set()
+        # bwrap dies with the thread that started it (--die-with-parent is PR_SET_PDEATHSIG, which follows the
+        # parent thread): this thread stays until the worker is closed.
+        self._done.wait()
+
+    def get(self) -> Worker:
+        """The started worker. Raises OSError as Worker does."""
+        self._started.wait()
+        if self._error is not None:
+            raise self._error
+        assert self._worker is not None
+        return self._worker
+
+    def close(self) -> None:
+        """Wait for the start to end, then stop the worker."""
+        self._started.wait()
+        if self._worker is not None:
+            self._worker.close()
+        self._done.set()
+        self._thread.join()
+
+    def __enter__(self) -> WorkerStart:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def run_probe(request: dict[str, Any], limits: Limits = Limits(), conceal: list[str] | None = None,
               worker: Worker | None = None) -> ProbeRun:
     """Run the probe on `request` in a fresh sandboxed process: a child of `worker`, or of a worker
