@@ -134,6 +134,7 @@ def main(sock_fd: int, runs: str, sandboxed: bool) -> None:
                                                     "over_memory": job["killed"] == "memory",
                                                     "seconds": round(time.monotonic() - job["start"], 6),
                                                     "cpu": round(usage.ru_utime + usage.ru_stime, 6),
+                                                    "faults": usage.ru_minflt,
                                                     "worker_cpu": round(_own_cpu(), 6)}).encode())
             except OSError:
                 pass
