@@ -7,7 +7,8 @@ or the notebook is not gradable; 2 usage, spec, key or build error (the message 
 May import: stdlib, autograder (its version), autograder.model; inside a subcommand: autograder.keyfile,
 autograder.notebook, autograder.grade, autograder.batch, autograder.course, autograder.key, autograder.spec,
 autograder.gradescope, autograder.selfcheck, autograder.report, autograder.render.terminal,
-autograder.render.gradebook, autograder.render.html, autograder.render.gradescope, autograder.cluster.
+autograder.render.gradebook, autograder.render.html, autograder.render.gradescope, autograder.cluster,
+autograder.sandbox (to start the worker early).
 """
 from __future__ import annotations
 
