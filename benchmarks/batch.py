@@ -3,12 +3,12 @@
 
 It makes N varied submissions from the example scenarios (examples/scenarios/01-backward-vs-grad.py),
 each for its own student id: correct, partly wrong, broken (code that raises, not attempted, a
-truncated file) and slow (correct code that also burns about 0.2 s of CPU in a cell). Then it grades
+truncated file) and slow (correct code that also burns CPU in a cell: 0.04-0.2 s, printed). Then it grades
 them with `autograder grade --force` and with `nbgrader autograde` in a temporary course directory
 (the solution notebook as nbgrader's source, configured as README "With nbgrader" says, so that its
 grade cells call our checker with the full key), and prints submissions per second for each, their ratio, the per-submission overhead
-of our sandbox (fork to JSON back, on an empty request) and the peak memory of each grader's whole
-process tree.
+of our sandbox (fork to JSON back, on an empty request), the peak memory of each grader's whole
+process tree and a cold `autograder check` against a bare `import torch` (--cold).
 
 Run (after `autograder release solutions/01-backward-vs-grad`):
     .venv/bin/python benchmarks/batch.py                  # N = 200; nbgrader takes ~15 min
@@ -39,7 +39,8 @@ ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "01-backward-vs-grad"
 sys.path.insert(0, str(ROOT / "examples"))
 
-SLOW = "import math\n_burn = sum(math.sin(i) for i in range(400_000))   # ~0.2 s of honest work\n"
+BURN_N = 400_000   # the slow cell's loop: its CPU time is printed (burn_seconds)
+SLOW = f"import math\n_burn = sum(math.sin(i) for i in range({BURN_N:_}))   # honest work: the benchmark prints how long\n"
 
 
 def make_submissions(n: int, folder: Path) -> dict[str, int]:
@@ -277,6 +278,33 @@ CPU_ROWS = [
 ]
 
 
+def burn_seconds() -> float:
+    """CPU seconds the slow submissions' extra cell (SLOW) takes in this process: the median of 5 runs."""
+    import math
+
+    runs = []
+    for _ in range(5):
+        start = time.process_time()
+        sum(math.sin(i) for i in range(BURN_N))
+        runs.append(time.process_time() - start)
+    return statistics.median(runs)
+
+
+def cold_start(k: int, notebook: Path) -> tuple[list[float], list[float]]:
+    """Wall seconds of `autograder check NOTEBOOK` (the sandbox included, public key of the release) and of
+    a bare `python -c "import torch"`, k of each, alternating: ([check...], [bare...])."""
+    key = ROOT / "assignments" / ASSIGNMENT / "public_key.json"
+    check = [sys.executable, "-m", "autograder", "check", str(notebook), "--key", str(key)]
+    bare = [sys.executable, "-c", "import torch"]
+    times: tuple[list[float], list[float]] = ([], [])
+    for _ in range(k):
+        for cmd, into in ((check, times[0]), (bare, times[1])):
+            start = time.perf_counter()
+            subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            into.append(time.perf_counter() - start)
+    return times
+
+
 def profile_table(lines: list[dict], wall: float) -> str:
     """The breakdown of a profiled batch: per row, the median milliseconds per submission and the sum over the
     batch in seconds, with the batch's wall time; a markdown table."""
@@ -307,6 +335,9 @@ def main() -> None:
     ap.add_argument("--nbgrader-n", type=int, help="how many of them nbgrader grades (default: all; 0: skip nbgrader)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--scheduler", metavar="ADDRESS", help="also grade on Dask: a scheduler's address, or local:N")
+    ap.add_argument("--cold", type=int, default=5, metavar="K",
+                    help="time `autograder check` on one notebook from a cold start against a bare `python -c 'import "
+                         "torch'`, K runs of each, alternating (default 5; 0: skip)")
     ap.add_argument("--profile", action="store_true", help="also grade the batch once more with AUTOGRAD_LAB_PROFILE "
                     "and print where each submission's milliseconds go, stage by stage")
     args = ap.parse_args()
@@ -318,6 +349,9 @@ def main() -> None:
         subs_dir.mkdir()
         counts = make_submissions(args.n, subs_dir)
         print(f"{args.n} submissions: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+
+        burn = burn_seconds()
+        print(f"the slow submissions' extra cell: {burn:.3f} s of CPU here (the median of 5 runs in this process)")
 
         median, p90 = sandbox_overhead()
         print(f"sandbox overhead (empty run, fork to JSON back): median {median:.1f} ms, p90 {p90:.1f} ms")
@@ -333,6 +367,14 @@ def main() -> None:
         print(f"autograd-lab grade --jobs {args.jobs}: {args.n} in {ours_s:.2f} s = {ours_rate:.1f} submissions/s, "
               f"peak memory {ours_mem / 2**20:.0f} MiB, CPU of the whole process tree {ours_cpu:.2f} s "
               f"({1000 * ours_cpu / args.n:.1f} ms per submission, start-up included)")
+
+        if args.cold:
+            check, bare = cold_start(args.cold, sorted(subs_dir.glob("*.ipynb"))[0])
+            print(f"cold start, {args.cold} alternating runs of each: `autograder check` on one notebook median "
+                  f"{statistics.median(check):.2f} s ({', '.join(f'{x:.2f}' for x in check)}); `python -c 'import torch'` "
+                  f"median {statistics.median(bare):.2f} s ({', '.join(f'{x:.2f}' for x in bare)}); ratio "
+                  f"{statistics.median(check) / statistics.median(bare):.2f}x (median of each pair's ratio "
+                  f"{statistics.median(c / b for c, b in zip(check, bare)):.2f}x)")
 
         if args.profile:
             log = tmp / "profile.jsonl"
