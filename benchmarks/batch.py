@@ -374,7 +374,7 @@ def main() -> None:
                   f"{statistics.median(check):.2f} s ({', '.join(f'{x:.2f}' for x in check)}); `python -c 'import torch'` "
                   f"median {statistics.median(bare):.2f} s ({', '.join(f'{x:.2f}' for x in bare)}); ratio "
                   f"{statistics.median(check) / statistics.median(bare):.2f}x (median of each pair's ratio "
-                  f"{statistics.median(c / b for c, b in zip(check, bare)):.2f}x)")
+                  f"{statistics.median(c / b for c, b in zip(check, bare, strict=True)):.2f}x)")
 
         if args.profile:
             log = tmp / "profile.jsonl"
