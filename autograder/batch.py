@@ -204,6 +204,8 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
     before = {p.name for p in reports_dir.glob("*.json")}
     start = time.monotonic()
     unseen = [*(conceal or []), str(out), *sorted({str(Path(s.path).resolve().parent) for s in subs})]
+    if started is not None and not started.conceals(unseen):   # e.g. a submission linked from another folder
+        started = None                                         # (the caller still closes the early one)
     fps = {s.name: fingerprint(s.path, key, s.source) for s in subs}
     kept = {s.name: None if force else _reusable(reports_dir / report_file(s.name), fps[s.name]) for s in subs}
     bar = _Progress(len(subs), progress)

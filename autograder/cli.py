@@ -282,8 +282,13 @@ def _grade(args: argparse.Namespace) -> int:
             (args.force or not (Path(args.out) / "reports").is_dir()):   # a batch that grades for sure: the
         from autograder.sandbox import WorkerStart                        # worker's torch import overlaps ours
         paths = [p for p in map(Path, args.paths) if p.exists()]
-        started = WorkerStart([*_conceal_for(key_path), str(Path(args.out).resolve()),
-                               *sorted({str(p.resolve() if p.is_dir() else p.resolve().parent) for p in paths})])
+        try:
+            (Path(args.out) / "reports").mkdir(parents=True, exist_ok=True)   # bwrap conceals only what exists
+        except OSError:
+            pass   # the batch says why, as it would have
+        else:
+            started = WorkerStart([*_conceal_for(key_path), str(Path(args.out).resolve()),
+                                   *sorted({str(p.resolve() if p.is_dir() else p.resolve().parent) for p in paths})])
     try:
         return _grade_with(args, key_path, started)
     finally:

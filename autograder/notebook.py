@@ -85,6 +85,8 @@ def _unreadable_cell(nb: Any) -> str | None:
     for i, cell in enumerate(nb.cells):
         if not isinstance(cell, dict) or not isinstance(cell.get("metadata", {}), dict):
             return f"cell {i + 1} is not a notebook cell"
+        if cell.get("cell_type") == "code" and "source" not in cell:
+            return f"code cell {i + 1} has no source"
         source = cell.get("source", "")
         if cell.get("cell_type") == "code" and not (
                 isinstance(source, str) or isinstance(source, list) and all(isinstance(s, str) for s in source)):

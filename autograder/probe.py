@@ -197,15 +197,13 @@ _PLAIN = (type(None), bool, int, float, str)
 
 
 def _plain(obj: Any) -> bool:
-    """Is `obj` of a type whose reading runs none of a submission's code (None, a bool, int, float or str, a
-    torch.Tensor itself, or a short tuple or list of these), so that no alarm is needed to read it?"""
-    import torch
-
+    """Is `obj` of a type whose reading runs none of a submission's code (None, a bool, int, float or str, or a
+    short tuple or list of these), so that no alarm is needed to read it? A tensor is not: reading it calls
+    methods looked up on torch.Tensor, which a submission can replace (`torch.Tensor.tolist = loop`)."""
     t = type(obj)
-    if t in _PLAIN or t is torch.Tensor:
+    if t in _PLAIN:
         return True
-    return (t is tuple or t is list) and len(obj) <= 16 and all(type(i) in _PLAIN or type(i) is torch.Tensor
-                                                                   for i in obj)
+    return (t is tuple or t is list) and len(obj) <= 16 and all(type(i) in _PLAIN for i in obj)
 
 
 def encode_guarded(obj: Any, timeout: float) -> dict[str, Any]:
@@ -588,7 +586,8 @@ _TOKEN_TRIGGERS = re.compile(r"[%!?]|^[ \t]*[,;/]", re.M)
 
 def _without_idle_token_pass(manager: Any) -> Callable[[str], str]:
     """IPython's TransformerManager.transform_cell, less its token pass where that pass can change nothing: a
-    cell with none of the token transforms' triggers. The pass tokenizes the whole cell in Python (about
+    cell with none of the token transforms' triggers, before or after IPython's clean-up (which strips
+    `>>> ` and `In [1]: ` prompts, leading blank lines and form feeds). The pass tokenizes the whole cell in Python (about
     0.1-0.2 ms a cell, most of what IPython adds to running a short cell); the cleanup and line transforms
     still run. The same text comes out, by construction (tests check it on every example cell)."""
     full = manager.transform_cell
@@ -596,10 +595,12 @@ def _without_idle_token_pass(manager: Any) -> Callable[[str], str]:
     def transform_cell(cell: str) -> str:
         if _TOKEN_TRIGGERS.search(cell):
             return full(cell)
-        if not cell.endswith("\n"):
-            cell += "\n"
-        lines = cell.splitlines(keepends=True)
-        for transform in manager.cleanup_transforms + manager.line_transforms:
+        lines = (cell if cell.endswith("\n") else cell + "\n").splitlines(keepends=True)
+        for transform in manager.cleanup_transforms:
+            lines = transform(lines)
+        if _TOKEN_TRIGGERS.search("".join(lines)):   # the clean-up uncovered one (a prompt, a form feed stripped)
+            return full(cell)
+        for transform in manager.line_transforms:
             lines = transform(lines)
         return "".join(lines)
     transform_cell.full = full

@@ -288,6 +288,7 @@ class WorkerStart:
     """
 
     def __init__(self, conceal: list[str] | None = None) -> None:
+        self.conceal = list(conceal or [])   # what it was asked to conceal (a folder that did not exist is not)
         self._worker: Worker | None = None
         self._error: BaseException | None = None
         self._started, self._done = threading.Event(), threading.Event()
@@ -303,6 +304,12 @@ class WorkerStart:
         # bwrap dies with the thread that started it (--die-with-parent is PR_SET_PDEATHSIG, which follows the
         # parent thread): this thread stays until the worker is closed.
         self._done.wait()
+
+    def conceals(self, paths: list[str]) -> bool:
+        """Was each of `paths` (folders) inside one this worker was asked to conceal?"""
+        mine = [os.path.realpath(c) for c in self.conceal]
+        return all(any(r == c or r.startswith(c.rstrip(os.sep) + os.sep) for c in mine)
+                   for r in map(os.path.realpath, paths))
 
     def get(self) -> Worker:
         """The started worker. Raises OSError as Worker does."""

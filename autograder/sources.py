@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import ast
 import builtins
+import collections
 import functools
+import threading
 from dataclasses import dataclass
 from typing import Literal
 
@@ -17,12 +19,37 @@ from autograder.model import Key
 from autograder.notebook import check_cell_exercise
 
 
-@functools.lru_cache(maxsize=512)
+CACHED_UP_TO = 4_000          # characters of one cell: a longer one is parsed each time
+CACHE_CHARACTERS = 400_000    # characters of all cached cells (a tree takes about 200 bytes a character: 80 MB)
+_TREES: collections.OrderedDict[str, ast.Module | None] = collections.OrderedDict()
+_TREES_SIZE = [0]
+_TREES_LOCK = threading.Lock()
+
+
 def parse(source: str) -> ast.Module | None:
     """The cell's syntax tree; IPython's magics and shell escapes (`%time`, `!ls`, `x?`) are left out, and a
-    cell magic (`%%time`) or a cell that is not Python gives None. Cached by source: the cells a batch's
+    cell magic (`%%time`) or a cell that is not Python gives None. Cached by source (cells up to CACHED_UP_TO
+    characters, the least recently used dropped beyond CACHE_CHARACTERS in all): the cells a batch's
     notebooks share (the released notebook's) are parsed once, and their trees, which nothing changes, are
-    shared, with what is derived from them (`derived`)."""
+    shared, with what is derived from them (`derived`); a submission's own long cells are not kept."""
+    if len(source) > CACHED_UP_TO:
+        return _parse(source)
+    with _TREES_LOCK:
+        if source in _TREES:
+            _TREES.move_to_end(source)
+            return _TREES[source]
+    tree = _parse(source)
+    with _TREES_LOCK:
+        if source not in _TREES:
+            _TREES[source] = tree
+            _TREES_SIZE[0] += len(source)
+            while _TREES_SIZE[0] > CACHE_CHARACTERS:
+                old, _ = _TREES.popitem(last=False)
+                _TREES_SIZE[0] -= len(old)
+        return _TREES[source]
+
+
+def _parse(source: str) -> ast.Module | None:
     if source.lstrip().startswith("%%"):
         return None
     try:

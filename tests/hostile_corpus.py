@@ -453,6 +453,10 @@ def _metadata_not_a_dict(nb: dict[str, Any]) -> None:
     three["metadata"]["nbgrader"] = ["a", "list"]
 
 
+def _code_cell_without_source(nb):
+    del next(c for c in nb["cells"] if c["cell_type"] == "code")["source"]
+
+
 def _source_not_text(nb: dict[str, Any]) -> None:
     _cell(nb, "ex1-produce")["source"] = 42
 
@@ -662,6 +666,8 @@ CASES: list[Case] = [
          phrase="not a readable notebook"),
     Case("cell-source-is-not-text", notebook(change=_source_not_text), status="not_gradable",
          phrase="not a readable notebook"),
+    Case("code-cell-without-source", notebook(change=_code_cell_without_source), status="not_gradable",
+         phrase="has no source; re-save it from Jupyter"),
     Case("nbformat-3-notebook", raw(_v3)),
     Case("unsupported-nbformat-5", notebook(change=lambda nb: nb.update(nbformat=5)), status="not_gradable",
          phrase="not a readable notebook"),

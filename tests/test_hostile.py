@@ -179,3 +179,17 @@ def test_a_call_still_running_at_the_time_limit_is_named_as_the_one_that_ran_out
     assert s.pop("3.produce.derivative") == s.pop("3.produce.grad") == "timeout" and set(s.values()) == {"passed"}
     o = next(o for o in r.outcomes if o.check_id == "3.produce.derivative")
     assert "ex3(x) was still running at x=" in o.message and "when the submission's 8 s limit was reached" in o.message
+
+
+def test_a_tensor_method_replaced_by_a_loop_is_stopped_by_the_call_limit_as_a_failed_read(key, tmp_path, worker):
+    """Reading a returned tensor calls methods looked up on torch.Tensor, which a submission can replace: the
+    read stays under the call's alarm, so the check fails at once with what happened (not a timeout of the
+    call, which did return, nor a run killed by the worker)."""
+    patched = ("def ex2(x):\n    return torch.autograd.grad(x**2 * torch.sin(x), x)\n\n\n"
+               "def _loop(self, *a, **k):\n    while True:\n        pass\n\n\ntorch.Tensor.tolist = _loop\n")
+    path = variant(tmp_path, {"ex2-produce": patched})
+    r = grade_notebook(path, key, "ada", exercises=["2"], worker=worker)
+    s = statuses(r)
+    assert s["2.produce.returns"] == "failed", (s, [o.observed for o in r.outcomes])
+    assert "longer than 5 s" in next(o.observed for o in r.outcomes if o.check_id == "2.produce.returns")
+    assert not any("again" in n or "killed" in n for n in r.notes), r.notes

@@ -342,3 +342,18 @@ def test_an_instructor_may_relax_the_rule_in_the_spec(tmp_path, worker):
     (folder / "spec.toml").write_text(src.replace("[grading]", '[grading]\nprediction_policy = "best"', 1))
     with pytest.raises(SpecError, match=r"prediction_policy = 'best' must be one of 'first', 'last'"):
         load_spec(folder)
+
+
+def test_a_short_cell_is_parsed_once_per_batch_and_a_long_one_each_time():
+    from autograder import sources
+    from autograder.sources import CACHE_CHARACTERS, CACHED_UP_TO, parse
+
+    short = "x = 1\ny = x + 2\n"
+    assert parse(short) is parse(short)   # the released cells every notebook shares: one tree
+    long = "z = 0\n" * (CACHED_UP_TO // 6 + 1)
+    first, second = parse(long), parse(long)
+    assert first is not second and len(first.body) == len(second.body) == CACHED_UP_TO // 6 + 1   # none kept
+    for i in range(2 * CACHE_CHARACTERS // CACHED_UP_TO + 1):   # many cells of their own: the oldest go
+        parse(f"v{i} = 0  # " + "." * (CACHED_UP_TO - 20))
+    assert sum(map(len, sources._TREES)) == sources._TREES_SIZE[0] <= CACHE_CHARACTERS
+    assert parse(short) is parse(short)

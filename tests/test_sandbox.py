@@ -102,3 +102,18 @@ def test_the_worker_pays_torchs_first_use_costs_once_before_a_run_whose_cells_ne
         assert warm.names["warm"] == {"t": "bool", "v": True}    # imported in the worker, before the fork
         later = wire.parse_results(fresh.run({**request([probe_cell], names=["warm"]), "warm": []}).results)
         assert later.names["warm"] == {"t": "bool", "v": True}   # and every later run inherits it
+
+
+def test_an_early_worker_is_used_only_for_folders_it_was_asked_to_conceal(tmp_path):
+    """grade starts the worker before it knows every submission's real folder; the batch starts another one
+    when a folder it must conceal (a submission linked from elsewhere) is not among the early one's."""
+    from autograder.sandbox import WorkerStart
+
+    (tmp_path / "subs" / "a").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "subs" / "link").symlink_to(tmp_path / "elsewhere")
+    with WorkerStart([str(tmp_path / "subs"), str(tmp_path / "out")]) as start:
+        assert start.conceals([str(tmp_path / "subs" / "a"), str(tmp_path / "out" / "reports")])
+        assert not start.conceals([str(tmp_path / "subs" / "link")])   # really tmp_path/elsewhere
+        assert not start.conceals([str(tmp_path / "subsidiary")])       # a longer name is not inside
+        assert start.get().isolation
