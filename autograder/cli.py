@@ -474,9 +474,10 @@ def _stats(args: argparse.Namespace) -> int:
         print(json.dumps(stats.to_dict(), indent=1))
         return 0
     named = sum(m.count for c in stats.checks for m in c.misconceptions)
+    kinds = len({m.id for c in stats.checks for m in c.misconceptions if m.count})
     mean = f", mean score {stats.mean:.1f} / {stats.max_score:g}" if stats.mean is not None else ""
     print(f"{stats.assignment}: {stats.counted} counted submissions{mean}; {stats.superseded} superseded, "
-          f"{stats.not_gradable} not gradable (apart, never 0); {named} named misconceptions seen"
+          f"{stats.not_gradable} not gradable (apart, never 0); a named misconception {named} times ({kinds} different)"
           + (f"; {earlier} report(s) of earlier runs (not in the last gradebook) left out" if earlier else "")
           + f"\n  {out / 'stats.html'}\n  {out / 'stats.json'}\n  {out / 'item-analysis.csv'}")
     return 0

@@ -3,7 +3,7 @@
 
 It makes N varied submissions from the example scenarios (examples/scenarios/01-backward-vs-grad.py),
 each for its own student id: correct, partly wrong, broken (code that raises, not attempted, a
-truncated file) and slow (correct code that also burns CPU in a cell: 0.04-0.2 s, printed). Then it grades
+truncated file) and slow (correct code that also burns CPU in a cell: a few hundredths of a second here, printed). Then it grades
 them with `autograder grade --force` and with `nbgrader autograde` in a temporary course directory
 (the solution notebook as nbgrader's source, configured as README "With nbgrader" says, so that its
 grade cells call our checker with the full key), and prints submissions per second for each, their ratio, the per-submission overhead
@@ -249,21 +249,21 @@ BREAKDOWN = [
     ("notebook: cells' syntax trees", _stage("notebook: cells' syntax trees")),
     ("probe request", _stage("request")),
     ("sandbox, in all (request sent to status back)", _stage("sandbox")),
-    ("  grader to worker (worker loop, fds)", lambda st, pr: (pr["fork_start"] - pr["sent"]) * 1000 if "sent" in pr else None),
-    ("  fork", _probe("fork_start", "child_start")),
-    ("  sandbox set-up (namespaces, mounts, limits, uid, request)", _probe("child_start", "probe_start")),
-    ("  cells (IPython run_cell)", lambda st, pr: pr.get("cells", 0.0) * 1000 if pr else None),
-    ("  calls: the produce functions themselves", lambda st, pr: pr.get("calls", 0.0) * 1000 if pr else None),
-    ("  calls: arguments, encoding, restoring state", lambda st, pr: (pr["observe"] - pr["calls"]) * 1000 if pr else None),
-    ("  probe's rest (hello, seeds, records)",
+    ("· grader to worker (worker loop, fds)", lambda st, pr: (pr["fork_start"] - pr["sent"]) * 1000 if "sent" in pr else None),
+    ("· fork", _probe("fork_start", "child_start")),
+    ("· sandbox set-up (namespaces, mounts, limits, uid, request)", _probe("child_start", "probe_start")),
+    ("· cells (IPython run_cell)", lambda st, pr: pr.get("cells", 0.0) * 1000 if pr else None),
+    ("· calls: the produce functions themselves", lambda st, pr: pr.get("calls", 0.0) * 1000 if pr else None),
+    ("· calls: arguments, encoding, restoring state", lambda st, pr: (pr["observe"] - pr["calls"]) * 1000 if pr else None),
+    ("· probe's rest (hello, seeds, records)",
      lambda st, pr: (pr["probe_end"] - pr["probe_start"] - pr["cells"] - pr["observe"]) * 1000 if pr else None),
-    ("  process end, clean-up, status back",
+    ("· process end, clean-up, status back",
      lambda st, pr: ((pr["sent"] + st["sandbox: status"]) - pr["probe_end"]) * 1000 if pr and "sent" in pr else None),
-    ("  results pipe drained", _stage("sandbox: results pipe")),
+    ("· results pipe drained", _stage("sandbox: results pipe")),
     ("results: parse and validate", _stage("results: parse and validate")),
     ("commit records", _stage("commit records")),
     ("judge (expected values and comparisons)", _stage("judge")),
-    ("  of which sympy evaluation (expected values)", _stage("judge: sympy evaluation")),
+    ("· of which sympy evaluation (expected values)", _stage("judge: sympy evaluation")),
     ("notes", _stage("notes")),
     ("report: encodable", _stage("report: encodable")),
     ("report: write", _stage("report: write")),
@@ -315,7 +315,8 @@ def profile_table(lines: list[dict], wall: float) -> str:
     for label, get in BREAKDOWN + CPU_ROWS:
         values = [v for x in graded if (v := get(x["stages"], x["probe"])) is not None]
         if values:
-            out.append(f"| {label} | {statistics.median(values):.2f} | {sum(values) / 1000:.2f} |")
+            total = f"{sum(values):.0f} (a count)" if "(a count" in label else f"{sum(values) / 1000:.2f}"
+            out.append(f"| {label} | {statistics.median(values):.2f} | {total} |")
     worker = [x["stages"]["worker cpu so far"] for x in graded if "worker cpu so far" in x["stages"]]
     if worker:
         spent = max(worker) - min(worker)
@@ -323,7 +324,7 @@ def profile_table(lines: list[dict], wall: float) -> str:
         out.append(f"| CPU: the worker's own loop (forks, limits, clean-up), per submission | {share:.2f} | {spent:.2f} |")
         ours = [v for x in graded if (v := CPU_ROWS[-1][1](x["stages"], x["probe"])) is not None]
         if ours:
-            out.append(f"| **CPU: ours, all told (the row above last, plus the worker's share)** | "
+            out.append(f"| **CPU: ours, all told (the \"CPU: ours\" row plus the worker's share)** | "
                        f"**{statistics.median(ours) + share:.2f}** | {sum(ours) / 1000 + spent:.2f} |")
     once = sum(x["stages"].get("gradebook: write (once per batch)", 0.0) for x in lines if x["submission"] == "(the batch)")
     out.append(f"| gradebook and grades.csv (once per batch) | | {once:.3f} |")
@@ -389,7 +390,7 @@ def main() -> None:
             lines = [json.loads(x) for x in log.read_text().splitlines()]
             batch_s = float(done.stdout.split(" submissions in ")[1].split(" s")[0])
             print(f"\nprofiled run: {args.n} in {prof_s:.2f} s ({batch_s:.2f} s for the batch itself; profiling costs "
-                  f"a little), CPU reaped by the grader {CPU['last']:.2f} s:\n" + profile_table(lines, batch_s))
+                  f"some time), CPU reaped by the grader {CPU['last']:.2f} s:\n" + profile_table(lines, batch_s))
             same, total = same_scores(tmp / "ours", tmp / "profiled")
             print(f"scores: the profiled run and the timed one agree on {same} of {total} reports\n")
 

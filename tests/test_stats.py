@@ -154,6 +154,9 @@ def test_autograder_stats_rewrites_the_view_from_the_reports(graded_class, relea
     assert p.returncode == 0, p.stderr
     assert "195 counted submissions" in p.stdout and "5 not gradable (apart, never 0)" in p.stdout
     assert json.loads((out / "stats.json").read_text()) == before
+    times = sum(m["count"] for c in before["checks"] for m in c["misconceptions"])
+    kinds = len({m["id"] for c in before["checks"] for m in c["misconceptions"] if m["count"]})
+    assert f"a named misconception {times} times ({kinds} different)" in p.stdout, p.stdout
     p = run_cli("stats", str(out / "nothing-here"))
     assert p.returncode == 2 and "no reports in" in p.stderr
 
