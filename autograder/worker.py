@@ -4,8 +4,8 @@ unprivileged uid, then the probe) and the clean-up that kills everything a run s
 `sandbox.Worker` as `python -I -m autograder.worker --worker FD RUNS sandboxed|plain`; it talks to the
 grader over one SOCK_SEQPACKET socket (a JSON header, with the warm-ups the run's cells may need, and four
 passed fds per run: request, results, output, status) and answers each run on its status pipe with {"exit",
-"timed_out", "stalled", "over_memory", "seconds", "cpu", "worker_cpu"} (the child's own CPU seconds, user and
-system, from wait4; the worker's own so far).
+"timed_out", "stalled", "over_memory", "seconds", "cpu", "faults", "worker_cpu"} (the child's own CPU seconds,
+user and system, and its minor page faults, from wait4; the worker's own CPU seconds so far).
 
 The worker, which no submission can reach, holds every limit of a run whatever the submission does:
 - the submission's wall time (`timed_out`);

@@ -272,7 +272,8 @@ CPU_ROWS = [
     ("CPU: the grader's thread", _stage("cpu: the grader's thread")),
     ("CPU: the run's process", _stage("cpu: the run's process")),
     ("CPU: the learner's code (cells less IPython's empty-cell cost, calls)", _cpu_learner),
-    ("minor page faults of the run's process (a count, not ms)", _stage("page faults of the run's process")),
+    ("minor page faults of the run's process (a count, not ms)",
+     lambda stages, probe: stages.get("page faults of the run's process (a count)")),
     ("CPU: ours (grader thread + run process - learner's code)",
      lambda st, pr: (None if _cpu_learner(st, pr) is None else
                      (st.get("cpu: the grader's thread", 0) + st.get("cpu: the run's process", 0)) * 1000
