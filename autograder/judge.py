@@ -177,10 +177,10 @@ def undefined(answer: Answer, value: dict[str, Any], values: Point) -> bool:
     k = 2)? Such a formula has no value there; a constant nan ("nan": torch's result) is a value."""
     if isinstance(answer, SeqAnswer):
         return any(undefined(a, v, values) for a, v in zip(answer.items, value.get("items", ()), strict=False))
-    if not isinstance(answer, ExprAnswer) or analytic.is_constant(answer.expr, values.keys()):
+    if not isinstance(answer, ExprAnswer):
         return False
     nums = [value["v"]] if value["t"] in ("float", "int") else value.get("data", [])
-    return any(n == "nan" for n in nums)
+    return any(n == "nan" for n in nums) and not analytic.is_constant(answer.expr, values.keys())
 
 
 def misconception_values(check: Check, values: Point, tol: Tolerance) -> tuple[list[tuple[Misconception, dict]], list[str]]:
