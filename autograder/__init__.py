@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
+from autograder.version import __version__
 
 _API = {
-    "load_spec": "autograder.spec", "SpecError": "autograder.spec",
-    "release": "autograder.key", "build_key": "autograder.key", "load_key": "autograder.keyfile",
-    "BuildError": "autograder.key", "Key": "autograder.model", "Check": "autograder.model",
-    "grade_notebook": "autograder.grade", "outcomes": "autograder.judge",
+    "load_spec": "autograder.authoring.spec", "SpecError": "autograder.authoring.spec",
+    "release": "autograder.authoring.release", "build_key": "autograder.authoring.release", "load_key": "autograder.keyfile",
+    "BuildError": "autograder.authoring.release", "Key": "autograder.model", "Check": "autograder.model",
+    "grade_notebook": "autograder.grading.grade", "outcomes": "autograder.judging.judge",
     "Report": "autograder.report", "Outcome": "autograder.report", "read_report": "autograder.report",
-    "Lab": "autograder.lab",
+    "Lab": "autograder.student.lab",
 }
 __all__ = ["__version__", *_API]
 

@@ -4,11 +4,12 @@ Everything heavy is imported inside the subcommand that needs it, so that `--hel
 Exit codes: 0 success (for `check`: every check passed); 1 `check` found a check that did not pass
 or the notebook is not gradable; 2 usage, spec, key or build error (the message says what to fix).
 
-May import: stdlib, autograder (its version), autograder.model; inside a subcommand: autograder.keyfile,
-autograder.notebook, autograder.grade, autograder.batch, autograder.course, autograder.key, autograder.spec,
-autograder.gradescope, autograder.selfcheck, autograder.report, autograder.render.terminal,
-autograder.render.gradebook, autograder.render.html, autograder.render.gradescope, autograder.cluster,
-autograder.sandbox (to start the worker early).
+May import: stdlib, autograder.version, autograder.model; inside a subcommand: autograder.keyfile,
+autograder.report, autograder.grading.notebook, autograder.grading.grade, autograder.grading.batch,
+autograder.grading.identity, autograder.authoring.release, autograder.authoring.spec, autograder.student.selfcheck,
+autograder.render.terminal, autograder.render.gradebook, autograder.render.html, autograder.render.gradescope,
+autograder.integrations.nbgrader, autograder.integrations.gradescope, autograder.integrations.dask,
+autograder.sandbox.client (to start the worker early).
 """
 from __future__ import annotations
 
@@ -152,7 +153,7 @@ def _fail(msg: str) -> int:
 
 def _find_public_key(notebook: Path, nb: Any) -> Path | None:
     from autograder.keyfile import find_public_key
-    from autograder.notebook import declared_assignment
+    from autograder.grading.notebook import declared_assignment
 
     ids = [aid for aid in (declared_assignment(nb), notebook.resolve().parent.name) if aid]
     return find_public_key(ids, beside=notebook.parent)
@@ -160,14 +161,14 @@ def _find_public_key(notebook: Path, nb: Any) -> Path | None:
 
 def _check(args: argparse.Namespace) -> int:
     from autograder.keyfile import find_public_key
-    from autograder.sandbox import WorkerStart
+    from autograder.sandbox.client import WorkerStart
 
     path = Path(args.notebook)
     if not path.is_file():
         return _fail(f"no such file: {path}")
     key_path = Path(args.key) if args.key else find_public_key([], beside=path.parent)   # no notebook read yet
     if key_path is None:
-        from autograder.notebook import NotebookError, read_notebook
+        from autograder.grading.notebook import NotebookError, read_notebook
 
         try:
             key_path = _find_public_key(path, read_notebook(path))
@@ -184,7 +185,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _check_with(args: argparse.Namespace, path: Path, key_path: Path, start: Any) -> int:
-    from autograder.grade import grade_notebook, prepare_judging
+    from autograder.grading.grade import grade_notebook, prepare_judging
     from autograder.render.terminal import render
 
     key = _load_key(key_path, args.limit)
@@ -245,7 +246,7 @@ def _load_key(path: Path, limits: list[str] = ()) -> Any:
 
 
 def _infer_assignment(paths: list[str]) -> str | None:
-    from autograder.notebook import NotebookError, declared_assignment, read_notebook
+    from autograder.grading.notebook import NotebookError, declared_assignment, read_notebook
 
     files = [q for p in map(Path, paths) for q in (sorted(p.rglob("*.ipynb")) if p.is_dir() else [p])]
     for f in files[:20]:
@@ -280,7 +281,7 @@ def _grade(args: argparse.Namespace) -> int:
     started = None
     if args.out and args.paths and not args.nbgrader and args.scheduler is None and \
             (args.force or not (Path(args.out) / "reports").is_dir()):   # a batch that grades for sure: the
-        from autograder.sandbox import WorkerStart                        # worker's torch import overlaps ours
+        from autograder.sandbox.client import WorkerStart                        # worker's torch import overlaps ours
         paths = [p for p in map(Path, args.paths) if p.exists()]
         try:
             (Path(args.out) / "reports").mkdir(parents=True, exist_ok=True)   # bwrap conceals only what exists
@@ -297,14 +298,15 @@ def _grade(args: argparse.Namespace) -> int:
 
 
 def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
-    from autograder.batch import find_submissions, grade_batch
+    from autograder.grading.batch import find_submissions, grade_batch
+    from autograder.grading.identity import is_id_note
     from autograder.render.gradebook import summary
 
     key = _load_key(key_path, args.limit)
     if key is None:
         return 2
     if args.nbgrader:
-        from autograder import course
+        from autograder.integrations import nbgrader as course
 
         if not course.is_course(args.nbgrader):
             return _fail(f"{args.nbgrader} is not an nbgrader course directory (no nbgrader_config.py or submitted/)")
@@ -336,7 +338,7 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
 
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)   # Dask's sockets expect Python's default: EPIPE, not a kill
         try:
-            from autograder import cluster
+            from autograder.integrations import dask as cluster
         except ImportError as e:
             return _fail(f"--scheduler needs Dask ({e}): pip install 'autograd-lab[dask]' (in this project's "
                          "folder: pip install -e '.[dask]')")
@@ -360,7 +362,7 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
             grid.close()
     _write_views(args, key, subs, result.reports, out)
     if args.stats:
-        from autograder.batch import write_stats
+        from autograder.grading.batch import write_stats
 
         try:
             write_stats(out, list(result.reports), key)
@@ -372,7 +374,7 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
     if args.json:
         print(json.dumps([r.to_dict() for r in result.reports], indent=1))
         return 0
-    print(summary(list(result.reports)))
+    print(summary(list(result.reports), shown=is_id_note))
     n = len(result.reports)
     kept = f" ({result.reused} unchanged since the last run, kept; --force grades them again)" if result.reused else ""
     print(f"\n{n} submission{'s' if n != 1 else ''} in {result.seconds:.1f} s{kept} · reports in {out / 'reports'} · "
@@ -385,7 +387,7 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
 
 def _write_views(args: argparse.Namespace, key: Any, subs: list[Any], reports: Any, out: Path) -> None:
     """The other views of the reports a batch wrote: feedback pages, nbgrader's folders and database."""
-    from autograder.batch import report_file
+    from autograder.grading.batch import report_file
 
     if args.feedback:
         from autograder.render.html import to_html
@@ -401,7 +403,7 @@ def _write_views(args: argparse.Namespace, key: Any, subs: list[Any], reports: A
         for sub, report in zip(subs, reports, strict=True):
             write_json_atomic(target if len(subs) == 1 else target / report_file(sub.name), to_results(report))
     if args.nbgrader:
-        from autograder import course
+        from autograder.integrations import nbgrader as course
 
         for sub, report in zip(subs, reports, strict=True):
             if report.superseded_by:   # the student's submission that counts has the folder
@@ -416,8 +418,8 @@ def _write_views(args: argparse.Namespace, key: Any, subs: list[Any], reports: A
 
 
 def _release(args: argparse.Namespace) -> int:
-    from autograder.key import BuildError, release
-    from autograder.spec import SpecError
+    from autograder.authoring.release import BuildError, release
+    from autograder.authoring.spec import SpecError
 
     start = time.monotonic()
     try:
@@ -437,7 +439,7 @@ def _release(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    from autograder.batch import batch_reports, write_stats
+    from autograder.grading.batch import batch_reports, write_stats
 
     out = Path(args.out)
     try:
@@ -484,7 +486,7 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def _gradescope_bundle(args: argparse.Namespace) -> int:
-    from autograder.gradescope import make_bundle
+    from autograder.integrations.gradescope import make_bundle
 
     key_path = Path(args.key or Path("build") / args.assignment / "key.json")
     if not key_path.is_file():
@@ -507,10 +509,10 @@ def _gradescope_bundle(args: argparse.Namespace) -> int:
 
 
 def _selfcheck(argv: list[str]) -> int:
-    # Internal: the in-notebook self-check's helper (autograder.selfcheck): the key and the comparison stay
+    # Internal: the in-notebook self-check's helper (autograder.student.selfcheck): the key and the comparison stay
     # out of the student's kernel. One request: prints one report JSON. With --serve: answers requests
     # until stdin closes.
-    from autograder import selfcheck
+    from autograder.student import selfcheck
 
     args = _selfcheck_parser().parse_args(argv)
     if args.serve:
@@ -529,7 +531,7 @@ def main(argv: list[str] | None = None) -> int:
         return _selfcheck(argv[1:])
     args = _parser().parse_args(argv)
     if args.version:
-        from autograder import __version__
+        from autograder.version import __version__
         print(__version__)
         return 0
     if args.command is None:

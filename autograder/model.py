@@ -116,8 +116,8 @@ class Grading:
     """How checks are compared: the fresh points drawn besides the student's own, the tolerances
     (relative/absolute) of predictions and of produced float32 and float64 values, and the prediction
     rules: `predictions` "worked-out" (a prediction computed by running autograd or a PRODUCE function
-    fails; see autograder.worked) or "any"; `prediction_policy` "first" (the value committed before the
-    answer was shown is graded; see autograder.commit) or "last" (the final cell is graded)."""
+    fails; see autograder.judging.worked) or "any"; `prediction_policy` "first" (the value committed before the
+    answer was shown is graded; see autograder.judging.commit) or "last" (the final cell is graded)."""
 
     fresh_points: int = 2                # points drawn besides the student's own
     predict_rtol: float = 2e-3           # a hand-computed prediction: about 3 significant figures
@@ -350,7 +350,7 @@ class Check:
     """One graded check. A prediction reads the variable `name`; a production calls `function` and observes
     `observe` ("returned" or "<tensor argument>.grad"). `version_sensitive` checks are flagged in a report
     made on another torch than the key's `torch_observed`. `misconceptions` are the named wrong answers a
-    failed outcome is recognised as (autograder.judge)."""
+    failed outcome is recognised as (autograder.judging.judge)."""
 
     id: str
     exercise: str

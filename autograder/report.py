@@ -74,7 +74,7 @@ VERSION = 1
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """The named misconception a failed check's value matches (autograder.judge): its `id` (unique in the
+    """The named misconception a failed check's value matches (autograder.judging.judge): its `id` (unique in the
     exercise) and `name`, the `feedback` for the learner, the value that mental model leads to (`formula`,
     the spec's text, and `value`, shown at the point) and `where` (that point's arguments, "x=1.5, k=3")."""
 
@@ -148,7 +148,7 @@ class Report:
     wall time. A batch sets `fingerprint` (the submission's content, the key and the grader version it
     was made from), `modified` (the file's time) and, when the batch has several submissions of one
     student, `superseded_by` on those that do not count (the most recently modified one counts).
-    `commits` holds, per exercise id, the commit record (see autograder.commit) its predictions were
+    `commits` holds, per exercise id, the commit record (see autograder.judging.commit) its predictions were
     judged with.
     """
 

@@ -49,7 +49,7 @@ def make_submissions(n: int, folder: Path) -> dict[str, int]:
     from make_submissions import answered, every_scenario, load_scenarios
 
     from autograder.keyfile import load_key
-    from autograder.plan import draw_point
+    from autograder.grading.plan import draw_point
 
     key = load_key(ROOT / "assignments" / ASSIGNMENT / "public_key.json")
     released = ROOT / "assignments" / ASSIGNMENT / key.notebook
@@ -130,7 +130,7 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple
 
 def sandbox_overhead(runs: int = 50) -> tuple[float, float]:
     """Median and 90th percentile milliseconds of one empty run (fork to JSON back) through a warm worker."""
-    from autograder import sandbox
+    from autograder.sandbox import client as sandbox
 
     request = {"v": 1, "cells": [], "names": [], "calls": [], "parameters": {}, "call_timeout": 5, "cell_timeout": 5}
     with sandbox.Worker() as worker:

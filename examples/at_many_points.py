@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 def differences(assignment: str, rounds: int, fresh: int) -> int:
     """Grade the examples of `assignment` over `rounds` secrets at `fresh` fresh points each; print
     and count the statuses (and named misconceptions) that differ from the recorded ones."""
-    from autograder.grade import grade_notebook
-    from autograder.key import release
+    from autograder.grading.grade import grade_notebook
+    from autograder.authoring.release import release
     from autograder.keyfile import load_key
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -30,9 +30,10 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import judge, wire
+from autograder import wire
+from autograder.judging import judge
 from autograder.keyfile import load_key
-from autograder.plan import draw_point
+from autograder.grading.plan import draw_point
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from make_submissions import answered, load_scenarios, sig  # noqa: E402

@@ -13,7 +13,7 @@ placeholder guess committed for exercise 1, then the right answers pasted in aft
 and "noah" (right, but handed in with no commit records). The test suite grades the notebooks and
 compares every status.
 
-Commit records (autograder.commit): each notebook carries, in the output of each exercise's check cell,
+Commit records (autograder.judging.commit): each notebook carries, in the output of each exercise's check cell,
 the record a learner's first self-check with every prediction filled in would have made: the values the
 cells set (observed by the grader's own probe, in the sandbox), at a fixed time. A scenario's
 `"*committed"` (grade_id -> source) gives the PREDICT cells as they stood at that first check, and
@@ -31,10 +31,14 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import commit, judge, plan, sandbox, sources, wire
+from autograder import wire
+from autograder.judging import commit, judge, sources
+from autograder.grading import plan
+from autograder.sandbox import client as sandbox
 from autograder.keyfile import load_key
-from autograder.notebook import check_cell_exercise, code_cells
-from autograder.plan import draw_point
+from autograder.grading.notebook import code_cells
+from autograder.judging.sources import check_cell_exercise
+from autograder.grading.plan import draw_point
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "examples" / "scenarios"

@@ -27,7 +27,7 @@ def run_cli(*args: str, cwd: Path = ROOT, timeout: float = 600,
 def worker(tmp_path_factory):
     """One warm sandbox worker for the session (what a batch uses): each run is still a fresh fork with
     its own limits. It conceals the solutions and the session's temporary folders."""
-    from autograder.sandbox import Worker
+    from autograder.sandbox.client import Worker
 
     with Worker([str(ROOT / "solutions"), str(tmp_path_factory.getbasetemp())]) as w:
         yield w
@@ -36,7 +36,7 @@ def worker(tmp_path_factory):
 @pytest.fixture(scope="session")
 def released(tmp_path_factory, worker):
     """Release 01 into a temporary assignments/ and build/; returns (assignments_dir, key_path)."""
-    from autograder.key import release
+    from autograder.authoring.release import release
 
     base = tmp_path_factory.mktemp("release")
     r = release(SOLUTION, base / "assignments", base / "build", worker=worker)
@@ -57,7 +57,7 @@ _RELEASES: dict[str, tuple] = {}
 def release_once(assignment: str, tmp_path_factory, worker) -> tuple:
     """Release `assignment` once per session into a temporary folder: (Release, its full model.Key, with a
     new random fresh-point seed each session)."""
-    from autograder.key import release
+    from autograder.authoring.release import release
     from autograder.keyfile import load_key
 
     if assignment not in _RELEASES:

@@ -29,7 +29,7 @@ def normalised(report: dict) -> dict:
 
 def grade_examples(assignment: str, key, worker=None) -> dict[str, dict]:
     """student -> normalised report of each example submission of `assignment`, graded with `key`."""
-    from autograder.grade import grade_notebook
+    from autograder.grading.grade import grade_notebook
 
     folder = ROOT / "examples" / "submissions" / assignment
     return {p.stem: normalised(grade_notebook(p, key, p.stem, worker=worker).to_dict())
@@ -38,7 +38,7 @@ def grade_examples(assignment: str, key, worker=None) -> dict[str, dict]:
 
 def golden_key(assignment: str, base: Path):
     """Release `assignment` into `base` and return its full key with the golden secret."""
-    from autograder.key import release
+    from autograder.authoring.release import release
     from autograder.keyfile import load_key
 
     r = release(ROOT / "solutions" / assignment, base / "assignments", base / "build")
@@ -46,7 +46,7 @@ def golden_key(assignment: str, base: Path):
 
 
 def main(ids: list[str]) -> None:
-    from autograder.sandbox import Worker
+    from autograder.sandbox.client import Worker
 
     ids = ids or sorted(p.parent.name for p in (ROOT / "solutions").glob("*/spec.toml"))
     with tempfile.TemporaryDirectory() as tmp, Worker([str(ROOT / "solutions"), tmp]) as worker:

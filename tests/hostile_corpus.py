@@ -344,7 +344,7 @@ ADA_EX3 = "def ex3(x):\n    d, = torch.autograd.grad(x**2 * torch.sin(x), x)\n  
 EX1_RETURNS_GRAD = "def ex1(x):\n    (x * x).backward()\n    return x.grad\n"   # wrong: backward() returns None
 EX1_WRONG_GRAD = "def ex1(x):\n    return (3 * x * x).backward()\n"              # wrong: x.grad is 6x
 LYING_OBSERVER = '''import sys, importlib
-importlib.import_module("autograder.probe")
+importlib.import_module("autograder.sandbox.inside.probe")
 for _m in list(sys.modules.values()):
     try:
         _found = callable(getattr(_m, "observe_calls", None)) and callable(getattr(_m, "encode_guarded", None))

@@ -2,7 +2,7 @@
 when the notebook runs top to bottom in a real Jupyter kernel (nbclient) are the statuses the batch grader
 gives the same saved notebook, check by check (both with the public key, so both draw the same points).
 Each notebook runs in a folder of its own beside a copy of its public key, as a student runs it; the commit
-records it carries (autograder.commit) are read there by its Lab, as the grader reads them. One difference
+records it carries (autograder.judging.commit) are read there by its Lab, as the grader reads them. One difference
 is by design: before an exercise's predictions are all filled in, the self-check does not judge the ones
 written ("... is written down"), while the grader grades them as their cells stand."""
 from __future__ import annotations
@@ -17,10 +17,10 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from autograder.grade import grade_notebook
-from autograder.identity import Source
+from autograder.grading.grade import grade_notebook
+from autograder.grading.identity import Source
 from autograder.keyfile import load_key
-from autograder.lab import REPORT_MIME
+from autograder.student.lab import REPORT_MIME
 
 from conftest import ROOT
 

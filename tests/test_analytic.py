@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from autograder import analytic
+from autograder.judging import analytic
 
 
 def test_derivative_of_x2_sin_x_at_a_decimal_point():
@@ -36,7 +36,7 @@ def test_non_finite_results():
 
 
 def test_a_finite_value_beyond_float64_rounds_to_infinity_without_exact_arithmetic():
-    from autograder.analytic import evaluate
+    from autograder.judging.analytic import evaluate
 
     assert evaluate("x**(10**10)", ["x"], {"x": 1.5}) == (float("inf"),)   # exactly: billions of digits, never ends
     assert evaluate("-x**(10**10)", ["x"], {"x": 1.5}) == (float("-inf"),)

@@ -5,7 +5,7 @@ import shutil
 import subprocess
 import sys
 
-from autograder.batch import find_submissions, report_file
+from autograder.grading.batch import find_submissions, report_file
 
 from conftest import EXAMPLES, ROOT, run_cli
 
@@ -155,7 +155,7 @@ def test_an_unchanged_submission_is_not_graded_again_unless_forced_and_a_changed
 
 
 def test_a_notebook_of_another_assignment_is_not_gradable_never_a_silent_zero(key, worker):
-    from autograder.grade import grade_notebook
+    from autograder.grading.grade import grade_notebook
 
     other = EXAMPLES.parent / "02-accumulation" / "ada.ipynb"
     r = grade_notebook(other, key, "ada", worker=worker)
@@ -244,7 +244,7 @@ def test_file_names_that_are_not_utf8_or_are_very_long_are_graded_like_any_other
 def test_a_forged_commit_record_with_a_bare_nan_costs_nothing_but_its_trust(released, tmp_path):
     """Python's JSON reads a bare NaN, which no report could hold: such a record is no record (the notebook is
     graded as its cells stand), and the batch writes every report and its gradebook."""
-    from autograder import commit
+    from autograder.judging import commit
 
     nb = json.loads((EXAMPLES / "ada.ipynb").read_text())
     cell = next(c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == "ex1-check")

@@ -1,6 +1,9 @@
-"""Are the module boundaries kept: no answers or grader code in the probe, lazy heavy imports?"""
+"""Are the module boundaries kept: layers that import only downwards, no answers or grader code in the probe,
+lazy heavy imports?"""
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -16,22 +19,26 @@ def test_cli_help_imports_neither_torch_nor_sympy():
 
 
 @pytest.mark.parametrize("module, forbidden", [
-    ("autograder.probe", {"sympy", "autograder.spec", "autograder.key", "autograder.grade", "autograder.compare",
-                          "autograder.analytic", "autograder.report"}),
-    ("autograder.analytic", {"torch"}),
-    ("autograder.compare", {"torch", "sympy"}),
+    ("autograder.sandbox.inside.probe", {"sympy", "autograder.authoring.spec", "autograder.authoring.release",
+                                         "autograder.grading.grade", "autograder.judging.compare",
+                                         "autograder.judging.analytic", "autograder.report", "autograder.sandbox.client"}),
+    ("autograder.sandbox.inside.worker", {"sympy", "autograder.sandbox.client", "autograder.grading.grade",
+                                          "autograder.judging.judge", "autograder.keyfile"}),
+    ("autograder.judging.analytic", {"torch"}),
+    ("autograder.judging.compare", {"torch", "sympy"}),
     ("autograder.report", {"torch", "sympy"}),
     ("autograder.render.terminal", {"torch", "sympy"}),
     ("autograder.render.gradebook", {"torch", "sympy"}),
     ("autograder.render.html", {"torch", "sympy"}),
-    ("autograder.lab", {"sympy", "autograder.key", "autograder.grade", "autograder.compare", "autograder.analytic",
-                        "autograder.judge", "autograder.sandbox", "autograder.render.html", "jinja2"}),
-    ("autograder.judge", {"torch", "autograder.sandbox", "autograder.probe", "nbformat"}),
+    ("autograder.lab", {"sympy", "autograder.authoring.release", "autograder.grading.grade", "autograder.judging.compare",
+                        "autograder.judging.analytic", "autograder.judging.judge", "autograder.sandbox.client",
+                        "autograder.render.html", "jinja2"}),
+    ("autograder.judging.judge", {"torch", "autograder.sandbox.client", "autograder.sandbox.inside.probe", "nbformat"}),
     ("autograder.model", {"torch", "sympy", "autograder.wire"}),
     ("autograder.keyfile", {"torch", "sympy"}),
-    ("autograder.plan", {"torch", "sympy", "autograder.judge", "autograder.compare"}),
-    ("autograder.sandbox", {"torch", "sympy", "autograder.probe", "autograder.worker"}),
-    ("autograder.selfcheck", {"torch", "sympy", "autograder.grade", "autograder.probe"}),
+    ("autograder.grading.plan", {"torch", "sympy", "autograder.judging.judge", "autograder.judging.compare"}),
+    ("autograder.sandbox.client", {"torch", "sympy", "autograder.sandbox.inside.probe", "autograder.sandbox.inside.worker"}),
+    ("autograder.student.selfcheck", {"torch", "sympy", "autograder.grading.grade", "autograder.sandbox.inside.probe"}),
 ])
 def test_import_rules(module, forbidden):
     assert not (_modules_after(f"import {module}") & forbidden)
@@ -73,33 +80,42 @@ def _declared_imports(doc: str) -> set[str] | None:
     return allowed
 
 
-def _actual_imports(tree) -> set[str]:
-    import ast
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "autograder"
 
+
+def _is_module(dotted: str) -> bool:
+    path = ROOT.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def _actual_imports(tree) -> set[str]:
+    """Every module a file imports, at the top or inside a function (`from autograder.judging import judge` is
+    autograder.judging.judge; `from autograder import Lab` is autograder)."""
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module == "autograder":
-                found |= {f"autograder.{a.name}" if not a.name.startswith("__") else "autograder" for a in node.names}
-            else:
-                found.add(node.module)
+            for a in node.names:
+                sub = f"{node.module}.{a.name}"
+                found.add(sub if node.module.startswith("autograder") and _is_module(sub) else node.module)
     return found
 
 
-def test_every_module_says_what_it_owns_and_imports_only_what_its_docstring_allows():
-    import ast
-    import pathlib
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
-    root = pathlib.Path(__file__).resolve().parent.parent / "autograder"
+
+def test_every_module_says_what_it_owns_and_imports_only_what_its_docstring_allows():
     problems = []
-    for path in sorted(root.rglob("*.py")):
+    for path in sorted(PACKAGE.rglob("*.py")):
         tree = ast.parse(path.read_text())
         doc = ast.get_docstring(tree) or ""
         allowed = _declared_imports(doc)
         if allowed is None:
-            problems.append(f"{path.name}: no 'May import:' line in its docstring")
+            problems.append(f"{path.relative_to(ROOT)}: no 'May import:' line in its docstring")
             continue
         for name in sorted(_actual_imports(tree)):
             top = name.split(".")[0]
@@ -109,5 +125,53 @@ def test_every_module_says_what_it_owns_and_imports_only_what_its_docstring_allo
             if name.startswith("autograder.") and name not in allowed and "autograder.*" not in allowed:
                 ok = False
             if not ok:
-                problems.append(f"{path.relative_to(root.parent)} imports {name}, which its docstring does not allow")
+                problems.append(f"{path.relative_to(ROOT)} imports {name}, which its docstring does not allow")
     assert not problems, "\n".join(problems)
+
+
+# The layers, lowest first (README "Layout"). A module may import its own unit and the units of lower layers;
+# units of one layer never import each other.
+LAYERS = [
+    {"vocabulary": ("autograder.model", "autograder.wire", "autograder.report", "autograder.keyfile",
+                    "autograder.profile", "autograder.version")},
+    {"sandbox": ("autograder.sandbox",), "judging": ("autograder.judging",), "render": ("autograder.render",)},
+    {"grading": ("autograder.grading",)},
+    {"authoring": ("autograder.authoring",), "student": ("autograder.student",)},
+    {"integrations": ("autograder.integrations",)},
+    {"entry points": ("autograder.cli", "autograder.lab", "autograder.__main__", "autograder")},
+]
+# What runs in the untrusted process may import only these, whatever its layer allows.
+INSIDE = "autograder.sandbox.inside"
+INSIDE_MAY_IMPORT = ("autograder.wire", "autograder.model", "autograder.sandbox.policy", INSIDE)
+
+
+def _unit(module: str) -> tuple[int, str]:
+    best = None
+    for rank, units in enumerate(LAYERS):
+        for unit, prefixes in units.items():
+            for prefix in prefixes:
+                if (module == prefix or module.startswith(prefix + ".")) and (best is None or len(prefix) > best[2]):
+                    best = (rank, unit, len(prefix))
+    assert best is not None, f"{module} is in no layer: add it to LAYERS (and to the README's layout)"
+    return best[0], best[1]
+
+
+def test_every_import_runs_downwards_through_the_layers():
+    problems = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = _module_name(path)
+        rank, unit = _unit(module)
+        for name in sorted(n for n in _actual_imports(ast.parse(path.read_text())) if n.startswith("autograder")):
+            to_rank, to_unit = _unit(name)
+            if module.startswith(INSIDE) and not any(name == m or name.startswith(m + ".") for m in INSIDE_MAY_IMPORT):
+                problems.append(f"{module} (inside the sandbox) imports {name}")
+            elif to_unit != unit and to_rank >= rank:
+                problems.append(f"{module} ({unit}) imports {name} ({to_unit}), which is not below it")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_layer_test_sees_an_upward_import():
+    tree = ast.parse("def f():\n    from autograder.grading import batch\n")
+    assert "autograder.grading.batch" in _actual_imports(tree)
+    assert _unit("autograder.render.gradebook") < _unit("autograder.grading.batch")
+    assert _unit("autograder.sandbox.inside.probe")[1] == "sandbox"

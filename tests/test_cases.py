@@ -75,7 +75,7 @@ def _upload(tmp_path, *notebooks: Path) -> Path:
 
 
 def test_a_gradescope_upload_with_a_blank_copy_grades_the_worked_one_and_says_so(released, tmp_path):
-    from autograder.gradescope import run
+    from autograder.integrations.gradescope import run
 
     _, key_path = released
     folder = CASES / "gradescope-two-notebooks"
@@ -88,7 +88,7 @@ def test_a_gradescope_upload_with_a_blank_copy_grades_the_worked_one_and_says_so
 
 
 def test_a_gradescope_upload_with_two_worked_copies_is_refused_with_the_reason(released, tmp_path):
-    from autograder.gradescope import run
+    from autograder.integrations.gradescope import run
 
     _, key_path = released
     worked = CASES / "gradescope-two-notebooks" / "backward-vs-grad (1).ipynb"

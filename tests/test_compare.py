@@ -1,5 +1,5 @@
 """Do comparisons decide exactly on kind, length, dtype, shape and tolerance?"""
-from autograder.compare import Tolerance, compare_exception, compare_predicted, compare_produced, show
+from autograder.judging.compare import Tolerance, compare_exception, compare_predicted, compare_produced, show
 
 T32 = lambda dtype: Tolerance(1e-5, 1e-5)
 
@@ -71,7 +71,7 @@ def test_show_looks_like_torch():
 
 
 def test_a_warning_check_wants_the_class_or_a_subclass_and_the_phrase():
-    from autograder.compare import compare_warning
+    from autograder.judging.compare import compare_warning
 
     leaf = {"category": "UserWarning", "message": "The .grad attribute of a Tensor that is not a leaf Tensor",
             "mro": ["UserWarning", "Warning", "Exception", "BaseException", "object"]}
@@ -85,7 +85,7 @@ def test_a_warning_check_wants_the_class_or_a_subclass_and_the_phrase():
 
 
 def test_a_boolean_prediction_must_be_the_boolean_and_a_vector_any_container_of_its_numbers():
-    from autograder.compare import Tolerance, compare_predicted
+    from autograder.judging.compare import Tolerance, compare_predicted
 
     tol = Tolerance(2e-3, 1e-6)
     assert compare_predicted({"t": "bool", "v": False}, {"t": "bool", "v": False}, tol).ok
@@ -101,7 +101,7 @@ def test_a_boolean_prediction_must_be_the_boolean_and_a_vector_any_container_of_
 
 
 def test_an_exception_torch_raises_from_c_code_must_not_come_from_a_raise_statement():
-    from autograder.compare import compare_exception
+    from autograder.judging.compare import compare_exception
 
     expect = {"raises": "RuntimeError", "phrase": "floating point"}
     by_torch = {"type": "RuntimeError", "mro": ["RuntimeError"], "message": "Only Tensors of floating point dtype",
@@ -128,7 +128,7 @@ def test_a_tensor_whose_values_could_not_be_read_says_so():
 
 
 def test_a_vector_wrapped_in_a_tuple_is_not_the_vector():
-    from autograder.compare import Tolerance, compare_predicted
+    from autograder.judging.compare import Tolerance, compare_predicted
 
     tol = Tolerance(2e-3, 1e-6)
     vec = {"t": "array", "dtype": "float64", "shape": [2], "data": [1.0, 2.0]}
@@ -139,7 +139,7 @@ def test_a_vector_wrapped_in_a_tuple_is_not_the_vector():
 
 
 def test_a_value_as_a_learner_writes_it():
-    from autograder.compare import plain
+    from autograder.judging.compare import plain
 
     vec = {"t": "array", "dtype": "float64", "shape": [2], "data": [0.0, 1.5]}
     assert plain(vec) == "[0.0, 1.5]"

@@ -14,9 +14,9 @@ from nbclient import NotebookClient
 
 from dataclasses import replace
 
-from autograder.grade import grade_notebook
+from autograder.grading.grade import grade_notebook
 from autograder.model import RaisesExpectation, WarnsExpectation
-from autograder.spec import load_spec
+from autograder.authoring.spec import load_spec
 
 from conftest import ROOT, release_once
 from golden_reports import GOLDEN, SECRET, grade_examples

@@ -228,8 +228,8 @@ def test_without_a_scheduler_dask_is_never_imported(released, tmp_path):
 
 
 def test_a_cluster_with_a_worker_that_cannot_grade_grades_nothing(key, scheduler, monkeypatch):
-    from autograder import cluster
-    from autograder.batch import find_submissions
+    from autograder.integrations import dask as cluster
+    from autograder.grading.batch import find_submissions
 
     [sub] = find_submissions([str(EXAMPLES / "ada.ipynb")], key)
     monkeypatch.setattr(cluster, "__version__", "0.0.0")   # this client ships another version than its workers run

@@ -36,7 +36,7 @@ def test_grade_the_examples_matches_the_recorded_statuses(released, tmp_path):
 
 
 def test_a_failed_check_names_expected_oracle_observed_and_why(key, worker):
-    from autograder.grade import grade_notebook
+    from autograder.grading.grade import grade_notebook
 
     r = grade_notebook(EXAMPLES / "dev.ipynb", key, "dev", exercises=["2"], worker=worker)
     o = next(o for o in r.outcomes if o.check_id == "2.produce.returns")
@@ -47,7 +47,7 @@ def test_a_failed_check_names_expected_oracle_observed_and_why(key, worker):
 
 
 def test_hard_coded_answers_fail_at_a_fresh_point_with_a_hint(key, worker):
-    from autograder.grade import grade_notebook
+    from autograder.grading.grade import grade_notebook
 
     r = grade_notebook(EXAMPLES / "eve.ipynb", key, "eve", exercises=["1"], worker=worker)
     o = next(o for o in r.outcomes if o.check_id == "1.produce.grad")
@@ -55,7 +55,7 @@ def test_hard_coded_answers_fail_at_a_fresh_point_with_a_hint(key, worker):
 
 
 def test_a_warning_is_shown_but_costs_nothing(key, worker):
-    from autograder.grade import grade_notebook
+    from autograder.grading.grade import grade_notebook
 
     r = grade_notebook(EXAMPLES / "jade.ipynb", key, "jade", exercises=["1"], worker=worker)
     assert r.score == r.max_score == 4
@@ -64,7 +64,7 @@ def test_a_warning_is_shown_but_costs_nothing(key, worker):
 
 
 def test_grading_twice_gives_the_same_scores(key, worker):
-    from autograder.grade import grade_notebook
+    from autograder.grading.grade import grade_notebook
 
     a = grade_notebook(EXAMPLES / "ben.ipynb", key, "ben", worker=worker)
     b = grade_notebook(EXAMPLES / "ben.ipynb", key, "ben", worker=worker)
@@ -72,7 +72,7 @@ def test_grading_twice_gives_the_same_scores(key, worker):
 
 
 def test_a_grader_fault_is_not_graded_and_never_points(key, worker):
-    from autograder.grade import grade_notebook
+    from autograder.grading.grade import grade_notebook
 
     broken = replace(key, checks=tuple(replace(c, expectation=ValueExpectation(ExprAnswer("log(x)")))
                                        if c.id == "1.predict.grad" else c for c in key.checks))

@@ -16,7 +16,7 @@ import jsonschema
 import nbformat
 import pytest
 
-from autograder.grade import grade_notebook
+from autograder.grading.grade import grade_notebook
 from autograder.render.gradescope import to_results
 
 from conftest import EXAMPLES, ROOT, run_cli
@@ -221,7 +221,7 @@ def run_autograder(root: Path, **env: str) -> dict:
 
 @pytest.fixture(scope="module")
 def bundle(released, tmp_path_factory):
-    from autograder.gradescope import make_bundle
+    from autograder.integrations.gradescope import make_bundle
 
     out = tmp_path_factory.mktemp("bundle") / "autograder.zip"
     assert make_bundle(released[1], out, ROOT) == out
@@ -229,7 +229,7 @@ def bundle(released, tmp_path_factory):
 
 
 def test_the_bundle_has_what_gradescope_expects(bundle, released, tmp_path):
-    from autograder.gradescope import make_bundle
+    from autograder.integrations.gradescope import make_bundle
 
     with zipfile.ZipFile(bundle) as z:
         names = z.namelist()
@@ -238,7 +238,7 @@ def test_the_bundle_has_what_gradescope_expects(bundle, released, tmp_path):
         assert z.read("key.json") == released[1].read_bytes()       # the full key, as released
     setup = scripts["setup.sh"].decode()
     assert names[:2] == ["setup.sh", "run_autograder"] and mode["setup.sh"] & 0o111 and mode["run_autograder"] & 0o111
-    assert {"key.json", "pyproject.toml", "README.md", "autograder/__init__.py", "autograder/gradescope.py",
+    assert {"key.json", "pyproject.toml", "README.md", "autograder/__init__.py", "autograder/integrations/gradescope.py",
             "autograder/render/gradescope.py"} <= set(names)
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
     torch = setup.index("torch==2.13.0\" --index-url https://download.pytorch.org/whl/cpu")
@@ -305,8 +305,8 @@ def test_the_cli_writes_the_bundle_results_json_and_grades_csv(released, tmp_pat
     assert rows["dev"]["score"] == "21.0" and rows["ivan"]["score"] == ""
 
 
-@pytest.mark.parametrize("module", ["autograder.render.gradescope", "autograder.gradescope"])
+@pytest.mark.parametrize("module", ["autograder.render.gradescope", "autograder.integrations.gradescope"])
 def test_the_views_import_nothing_heavy(module):
     code = f"import sys, {module}; print(' '.join(sys.modules))"
     mods = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
-    assert not mods & {"torch", "sympy", "nbformat", "autograder.key", "autograder.grade"}
+    assert not mods & {"torch", "sympy", "nbformat", "autograder.authoring.release", "autograder.grading.grade"}

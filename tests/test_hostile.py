@@ -2,7 +2,7 @@
 import nbformat
 import pytest
 
-from autograder.grade import grade_notebook
+from autograder.grading.grade import grade_notebook
 
 from conftest import EXAMPLES
 

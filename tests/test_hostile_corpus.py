@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from autograder.grade import grade_notebook
+from autograder.grading.grade import grade_notebook
 from autograder.render.gradebook import to_csv
 from autograder.render.terminal import render
 from autograder.report import Report

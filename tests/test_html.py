@@ -116,7 +116,7 @@ def test_the_page_shows_every_part_of_the_open_report():
 
 
 def test_a_not_gradable_report_says_not_graded_and_shows_no_score(key, worker):
-    from autograder.grade import grade_notebook
+    from autograder.grading.grade import grade_notebook
 
     report = grade_notebook(EXAMPLES / "ivan.ipynb", key, "ivan", worker=worker)   # a truncated notebook
     assert report.status == "not_gradable" and report.score is None
@@ -156,7 +156,7 @@ def _open(browser, html: str, path):
 def test_chromium_shows_a_graded_submission(key, browser, tmp_path, worker):
     from selenium.webdriver.common.by import By
 
-    from autograder.grade import grade_notebook
+    from autograder.grading.grade import grade_notebook
 
     report = grade_notebook(EXAMPLES / "dev.ipynb", key, "dev", worker=worker)
     failing = next(o for o in report.outcomes if o.check_id == "2.produce.returns")
@@ -191,7 +191,7 @@ def test_chromium_shows_student_markup_as_text(browser, tmp_path):
 def test_a_self_check_shows_as_an_html_table_in_jupyter(released, tmp_path, monkeypatch):
     import torch
 
-    from autograder.lab import Lab, SelfCheck
+    from autograder.student.lab import Lab, SelfCheck
 
     def ex2(x):                     # the classic mix-up: backward() where autograd.grad was asked for
         (x**2 * torch.sin(x)).backward()

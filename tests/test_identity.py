@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.identity import PLACEHOLDER_ID, Source, is_released_name, resolve, student_folder, undecorated
+from autograder.grading.identity import PLACEHOLDER_ID, Source, is_released_name, resolve, student_folder, undecorated
 
 RELEASED, ASSIGNMENT = "backward-vs-grad.ipynb", "01-backward-vs-grad"
 

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from autograder import judge
-from autograder.judge import Evidence, RunEnd
+from autograder.judging import judge
+from autograder.judging.judge import Evidence, RunEnd
 from autograder.model import (Arg, Check, ClassAnswer, ConventionExpectation, Misconception, Exercise, ExprAnswer, Grading, Key, Limits, NoneAnswer,
                               Parameter, RaisesExpectation, SeqAnswer, ValueExpectation, WarnsExpectation)
 from autograder.wire import CallResult, CellResult, Observations

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from autograder.spec import load_spec
+from autograder.authoring.spec import load_spec
 
 from conftest import ROOT
 

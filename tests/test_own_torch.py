@@ -9,7 +9,7 @@ import sys
 import tomllib
 from dataclasses import replace
 
-from autograder.judge import version_note
+from autograder.judging.judge import version_note
 from autograder.keyfile import load_key
 from autograder.render.gradescope import to_results
 from autograder.render.html import to_html

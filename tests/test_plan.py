@@ -3,7 +3,7 @@ import json
 
 from dataclasses import replace
 
-from autograder import plan
+from autograder.grading import plan
 from autograder.keyfile import public_key
 from autograder.model import Parameter
 

@@ -1,4 +1,4 @@
-"""Predict first, then see the answer (issue 10): a prediction is worked out, not run (autograder.worked); the
+"""Predict first, then see the answer (issue 10): a prediction is worked out, not run (autograder.judging.worked); the
 first self-check with every prediction filled in commits them, and only then shows the expected values; the
 commit travels with the notebook and the grader reads it under the policy "first" or "last"."""
 from __future__ import annotations
@@ -12,12 +12,12 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from autograder import commit, sources, worked
-from autograder.grade import grade_notebook
-from autograder.identity import Source
+from autograder.judging import commit, sources, worked
+from autograder.grading.grade import grade_notebook
+from autograder.grading.identity import Source
 from autograder.keyfile import load_key
-from autograder.lab import REPORT_MIME
-from autograder.plan import draw_point
+from autograder.student.lab import REPORT_MIME
+from autograder.grading.plan import draw_point
 
 from conftest import ROOT, run_cli
 
@@ -136,7 +136,7 @@ def test_a_name_from_an_earlier_cell_is_followed_there():
 
 def test_every_right_prediction_of_every_example_and_solution_is_worked_out():
     """The rule keeps every form the examples and solutions of every assignment write (pat's aside)."""
-    from autograder.notebook import code_cells, read_notebook
+    from autograder.grading.notebook import code_cells, read_notebook
 
     seen = 0
     for folder in sorted((ROOT / "assignments").iterdir()):
@@ -331,7 +331,7 @@ def test_a_terminal_check_reads_commits_but_never_makes_one(tmp_path):
 
 
 def test_an_instructor_may_relax_the_rule_in_the_spec(tmp_path, worker):
-    from autograder.spec import SpecError, load_spec
+    from autograder.authoring.spec import SpecError, load_spec
 
     src = (ROOT / "solutions" / "01-backward-vs-grad" / "spec.toml").read_text()
     folder = tmp_path / "01-backward-vs-grad"
@@ -345,8 +345,8 @@ def test_an_instructor_may_relax_the_rule_in_the_spec(tmp_path, worker):
 
 
 def test_a_short_cell_is_parsed_once_per_batch_and_a_long_one_each_time():
-    from autograder import sources
-    from autograder.sources import CACHE_CHARACTERS, CACHED_UP_TO, parse
+    from autograder.judging import sources
+    from autograder.judging.sources import CACHE_CHARACTERS, CACHED_UP_TO, parse
 
     short = "x = 1\ny = x + 2\n"
     assert parse(short) is parse(short)   # the released cells every notebook shares: one tree

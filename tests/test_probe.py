@@ -1,4 +1,4 @@
-"""The probe's shortcuts through IPython (autograder.probe.prepare) change nothing: on every code cell of every
+"""The probe's shortcuts through IPython (autograder.sandbox.inside.probe.prepare) change nothing: on every code cell of every
 example submission and solution notebook, the cell text IPython's transforms make and whether the cell runs as
 a coroutine are what IPython itself says; and a call draws the same random numbers as before, and leaves the
 generators where they were."""
@@ -8,7 +8,7 @@ import random
 
 import nbformat
 
-from autograder import probe
+from autograder.sandbox.inside import probe
 
 from conftest import ROOT
 

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from autograder.notebook import NotebookError, code_cell_labels, code_cells, read_notebook
+from autograder.grading.notebook import NotebookError, code_cell_labels, code_cells, read_notebook
 
 from conftest import EXAMPLES
 

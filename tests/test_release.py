@@ -6,7 +6,7 @@ import pytest
 
 from dataclasses import replace
 
-from autograder.key import BuildError, release
+from autograder.authoring.release import BuildError, release
 from autograder.keyfile import load_key, public_key
 
 from conftest import ASSIGNMENT, ROOT
@@ -114,7 +114,7 @@ def test_release_refuses_a_lab_of_another_assignment(solution_copy, tmp_path, wo
 
 
 def test_release_refuses_an_id_that_is_not_the_folder_name(solution_copy, tmp_path, worker):
-    from autograder.spec import SpecError
+    from autograder.authoring.spec import SpecError
 
     renamed = solution_copy.rename(solution_copy.parent / "01-renamed")
     with pytest.raises(SpecError, match=r"id = '01-backward-vs-grad' must be the folder's name, '01-renamed'"):
@@ -154,7 +154,7 @@ def test_release_refuses_a_locked_student_id_cell(solution_copy, tmp_path, worke
 
 
 def test_release_checks_every_misconception_and_says_how_often_one_is_ambiguous(key):
-    from autograder.key import CLASS_STUDENTS, check_misconceptions
+    from autograder.authoring.release import CLASS_STUDENTS, check_misconceptions
     from autograder.model import ExprAnswer
 
     summary = check_misconceptions(key, "spec.toml")

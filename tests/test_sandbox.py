@@ -1,7 +1,8 @@
 """Does the sandbox contain runaway submissions and keep what was observed before a kill?"""
 import os
 
-from autograder import policy, sandbox, wire
+from autograder import wire
+from autograder.sandbox import client as sandbox, policy
 from autograder.model import Limits
 
 X = {"name": "x", "tensor": {"value": 1.5, "dtype": "float32", "requires_grad": True, "grad": None}}
@@ -89,7 +90,7 @@ def test_bwrap_isolates_files_network_and_the_grader(tmp_path, monkeypatch):
 
 
 def test_the_worker_pays_torchs_first_use_costs_once_before_a_run_whose_cells_need_them():
-    from autograder import plan
+    from autograder.grading import plan
 
     assert plan.warm_ups(["opt = torch.optim.SGD(params, lr=0.1)"]) == ["dynamo"]
     assert plan.warm_ups(["torch.func.hessian(f)(x)"]) == ["dynamo", "forward"]
@@ -107,7 +108,7 @@ def test_the_worker_pays_torchs_first_use_costs_once_before_a_run_whose_cells_ne
 def test_an_early_worker_is_used_only_for_folders_it_was_asked_to_conceal(tmp_path):
     """grade starts the worker before it knows every submission's real folder; the batch starts another one
     when a folder it must conceal (a submission linked from elsewhere) is not among the early one's."""
-    from autograder.sandbox import WorkerStart
+    from autograder.sandbox.client import WorkerStart
 
     (tmp_path / "subs" / "a").mkdir(parents=True)
     (tmp_path / "elsewhere").mkdir()

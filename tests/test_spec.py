@@ -3,7 +3,7 @@ import pytest
 
 from autograder.model import (BoolAnswer, ConventionExpectation, ExprAnswer, ValueExpectation, WarnsExpectation,
                               limits_help)
-from autograder.spec import SpecError, load_spec
+from autograder.authoring.spec import SpecError, load_spec
 
 from conftest import SOLUTION
 

@@ -11,7 +11,7 @@ import math
 import pytest
 
 from autograder.report import Diagnosis, Outcome, Report
-from autograder.stats import class_stats, point_biserial, wrong_answer
+from autograder.render.class_stats import class_stats, point_biserial, wrong_answer
 
 from conftest import ROOT, run_cli
 

@@ -1,14 +1,14 @@
 """render.gradebook: Reports -> CSV gradebook, nbgrader's grades.csv and a summary table. Pure.
 
-May import: stdlib, autograder.report, autograder.identity, autograder.render.terminal.
+May import: stdlib, autograder.report, autograder.render.terminal.
 """
 from __future__ import annotations
 
 import csv
 import io
 import textwrap
+from typing import Callable
 
-from autograder.identity import is_id_note
 from autograder.render.terminal import printable
 from autograder.report import STATUSES, Report
 
@@ -36,7 +36,7 @@ def counts(r: Report) -> str:
 
 
 def predictions(r: Report) -> str:
-    """How the report's predictions stand to their commit records (autograder.commit), for staff at a glance:
+    """How the report's predictions stand to their commit records (autograder.judging.commit), for staff at a glance:
     "revised after the answer: 2" (predictions whose cell changed after the commit), "no record: 1, 3"
     (exercises with written predictions graded without a commit record); "" when neither."""
     revised = sum(1 for o in r.outcomes if o.kind == "predict" and o.commit and "revised after the answer" in o.commit)
@@ -94,8 +94,10 @@ def to_nbgrader_csv(reports: list[Report]) -> str:
     return buf.getvalue()
 
 
-def summary(reports: list[Report]) -> str:
-    """A fixed-width table: one line per submission with status, score and counts per check status."""
+def summary(reports: list[Report], shown: Callable[[str], bool] = lambda note: False) -> str:
+    """A fixed-width table: one line per submission with status, score and counts per check status; under a
+    submission, its reason when it is not gradable, and each of its notes that `shown` picks (the command
+    passes grading.identity.is_id_note: whose submission it is)."""
     fit = lambda text, n: text if len(text) <= n else text[: n - 1] + "…"
     sub_w = min(40, max([10] + [len(r.submission) for r in reports]))
     stu_w = min(24, max([7] + [len(r.student) for r in reports]))
@@ -107,7 +109,7 @@ def summary(reports: list[Report]) -> str:
         counts = r.counts()
         lines.append(f"{fit(r.submission, sub_w):<{sub_w}} {fit(r.student, stu_w):<{stu_w}} {r.status:<13} {score:>9}  "
                      + " ".join(f"{counts[s] if r.status == 'graded' else '—':>7}" for s in STATUSES))
-        extra = [r.reason] if r.status == "not_gradable" else [n for n in r.notes if is_id_note(n)]
+        extra = [r.reason] if r.status == "not_gradable" else [n for n in r.notes if shown(n)]
         if r.superseded_by:
             extra.append(f"does not count: {r.superseded_by}, a later submission of {r.student}, counts")
         for text in extra:

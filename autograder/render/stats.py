@@ -2,8 +2,8 @@
 matplotlib as inline SVG; no script, nothing loaded from the network) and the item analysis as CSV. Pure
 views of one ClassStats; matplotlib is imported only here, and only to draw.
 
-May import: stdlib, jinja2, markupsafe, matplotlib (lazily), autograder.report, autograder.stats, autograder.render.html,
-autograder.render.gradebook, autograder.render.terminal.
+May import: stdlib, jinja2, markupsafe, matplotlib (lazily), autograder.report, autograder.render.class_stats,
+autograder.render.html, autograder.render.gradebook, autograder.render.terminal.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from autograder.render.gradebook import cell
 from autograder.render.html import environment
 from autograder.render.terminal import printable
 from autograder.report import STATUS_WORDS, STATUSES, points
-from autograder.stats import ClassStats
+from autograder.render.class_stats import ClassStats
 
 PREDICT, PRODUCE = "#0969da", "#bf8700"   # bar colours of prediction and produce checks (and their legend)
 ITEM_COLUMNS = ("check", "exercise", "kind", "title", "max_score", "submissions", *STATUSES, "difficulty",

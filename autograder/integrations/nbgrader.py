@@ -1,19 +1,20 @@
-"""course: nbgrader course directories. Finds submissions in `submitted/<student>/<assignment>/`, and,
+"""nbgrader: nbgrader course directories. Finds submissions in `submitted/<student>/<assignment>/`, and,
 from our reports, writes nbgrader's `autograded/` and `feedback/` folders and the scores into its
 gradebook database, so that formgrader shows them.
 
-May import: stdlib, nbformat, nbgrader (its documented Python API, nbgrader.api.Gradebook),
-autograder.model, autograder.identity, autograder.notebook, autograder.batch, autograder.report, autograder.render.html.
+May import: stdlib, nbformat, nbgrader (its documented Python API, nbgrader.api.Gradebook), autograder.model,
+autograder.report, autograder.grading.identity, autograder.grading.notebook, autograder.grading.batch,
+autograder.judging.sources, autograder.render.html.
 """
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
-from autograder import identity
-from autograder.batch import Submission
+from autograder.grading import identity
+from autograder.grading.batch import Submission
 from autograder.model import Key
-from autograder.notebook import check_cell_exercise
+from autograder.judging.sources import check_cell_exercise
 from autograder.report import Report
 
 

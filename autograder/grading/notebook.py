@@ -1,28 +1,20 @@
-"""notebook: nbformat/nbgrader glue. Reads a submission's code cells, finds its declared student id and
-assignment and its check cells, and makes the student copy of a solution notebook with nbgrader's
-ClearSolutions.
+"""notebook: reading a notebook for grading (nbformat): its code cells and their labels, its declared
+student id and assignment, and whether its answer cells are as released (nbgrader's checksums). The student
+copy of a solution notebook is authoring's (authoring.student_copy).
 
-May import: stdlib, nbformat, nbgrader (for the student copy only).
+May import: stdlib, nbformat, nbgrader (its checksum, for `untouched` only).
 """
 from __future__ import annotations
 
 import ast
-import copy
 import re
 import json
 from pathlib import Path
 from typing import Any
 
 METADATA_KEY = "autograd_lab"
-# The setup cell's `Lab("<assignment id>", STUDENT_ID)`, and an exercise's check cell `lab.check("<id>")`.
+# The setup cell's `Lab("<assignment id>", STUDENT_ID)` (an exercise's check cell: judging.sources).
 LAB_CALL = re.compile(r"\bLab\(\s*[\"']([^\"']*)[\"']")
-CHECK_CELL = re.compile(r"\s*lab\.check\(\s*[\"']?(\w+)[\"']?\s*\)\s*")
-
-
-def check_cell_exercise(source: str) -> str | None:
-    """The exercise id of a check cell's source (`lab.check("3")` -> "3"), or None for any other cell."""
-    m = CHECK_CELL.fullmatch(source)
-    return m.group(1) if m else None
 
 
 class NotebookError(ValueError):
@@ -154,23 +146,3 @@ def untouched(nb: Any) -> bool:
         return bool(cells) and all(compute_checksum(c) == c.metadata["nbgrader"].get("checksum") for c in cells)
     except Exception:   # odd metadata: not provably untouched
         return False
-
-
-def student_copy(nb: Any) -> Any:
-    """Return the student version of a solution notebook, made by nbgrader's own `generate_assignment`
-    preprocessors (LockCells, ClearSolutions, ClearOutput, CheckCellMetadata, ComputeChecksums,
-    ClearHiddenTests, ClearMarkScheme), with ClearSolutions' code stub set to "" so that a cell keeps
-    its `...` placeholders or its `raise NotImplementedError` after ### END SOLUTION. nbgrader with
-    `c.ClearSolutions.code_stub = {"python": ""}` makes the same notebook (tests/test_nbgrader.py).
-    Raises RuntimeError (from nbgrader) for a solution region outside a solution cell, or bad
-    nbgrader metadata."""
-    from nbgrader.preprocessors import (CheckCellMetadata, ClearHiddenTests, ClearMarkScheme, ClearOutput,
-                                        ClearSolutions, ComputeChecksums, LockCells)
-
-    nb = copy.deepcopy(nb)
-    steps = [LockCells(), ClearSolutions(code_stub={"python": ""}, enforce_metadata=True), ClearOutput(),
-             CheckCellMetadata(), ComputeChecksums(), ClearHiddenTests(), ClearMarkScheme(), ComputeChecksums(),
-             CheckCellMetadata()]
-    for step in steps:
-        nb, _ = step.preprocess(nb, {})
-    return nb

@@ -7,7 +7,7 @@ it cannot trace to a plain top-level assignment is not taken as worked out.
 A static reading is not a proof: it guards against the usual ways of computing an answer (and the
 report says what it found), not against a determined learner.
 
-May import: stdlib, autograder.sources.
+May import: stdlib, autograder.judging.sources.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import builtins
 import re
 from dataclasses import dataclass
 
-from autograder.sources import Facts, derived
+from autograder.judging.sources import Facts, derived
 
 # Attributes and names that run autograd, or say a tensor takes part in it (torch's autograd docs:
 # https://pytorch.org/docs/stable/autograd.html, torch.func: https://pytorch.org/docs/stable/func.html).
@@ -157,7 +157,7 @@ def _import_runs(n: ast.Import | ast.ImportFrom) -> str | None:
                 return f"`import {a.name}` (a prediction may import {allowed}, not autograd's modules)"
         return None
     parts = (n.module or "").split(".")
-    if n.module in ("autograder", "autograder.lab") and all(a.name == "Lab" for a in n.names):
+    if n.module in ("autograder", "autograder.lab", "autograder.student.lab") and all(a.name == "Lab" for a in n.names):
         return None   # the notebook's own set-up cell
     if n.level or parts[0] not in ALLOWED_IMPORTS or AUTOGRAD & set(parts) or any(a.name in AUTOGRAD for a in n.names):
         return (f"`from {'.' * n.level}{n.module or ''} import ...` (a prediction may import {allowed}, not "

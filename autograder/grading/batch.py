@@ -2,10 +2,10 @@
 in files and folders, names each submission uniquely, decides its student id (`identity`), and grades
 them in parallel through one warm sandbox worker; resumes a killed batch.
 
-May import: stdlib, tqdm (lazily), autograder (its version), autograder.model, autograder.keyfile,
-autograder.identity, autograder.notebook, autograder.compare, autograder.grade, autograder.report,
-autograder.sandbox, autograder.stats, autograder.profile, autograder.render.gradebook, autograder.render.stats
-(lazily).
+May import: stdlib, tqdm (lazily), autograder.version, autograder.model, autograder.keyfile,
+autograder.grading.identity, autograder.grading.notebook, autograder.judging.compare, autograder.grading.grade,
+autograder.report, autograder.sandbox.client, autograder.render.class_stats, autograder.profile,
+autograder.render.gradebook, autograder.render.stats (lazily).
 """
 from __future__ import annotations
 
@@ -18,9 +18,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from autograder import __version__, identity, profile
-from autograder.compare import short
-from autograder.grade import grade_notebook, grader_fault, not_gradable_report
+from autograder import profile
+from autograder.version import __version__
+from autograder.grading import identity
+from autograder.judging.compare import short
+from autograder.grading.grade import grade_notebook, grader_fault, not_gradable_report
 from autograder.keyfile import grading_json
 from autograder.model import Key
 from autograder.render.gradebook import to_csv, to_nbgrader_csv
@@ -186,7 +188,7 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
     again unless `force`: a batch killed at any point and run again finishes the rest, and loses or
     duplicates nothing. Each run happens in a fresh child of one warm sandbox.Worker and cannot see
     `conceal` (e.g. the key's folder), the output folder or the submissions' folders. With `grid` (an
-    autograder.cluster.Grid), the submissions that need grading are graded on its Dask cluster instead
+    autograder.integrations.dask.Grid), the submissions that need grading are graded on its Dask cluster instead
     (`jobs` is then the cluster's affair: one per Dask worker thread) and their reports are written here, each as it
     completes. `started`: a sandbox.WorkerStart begun earlier by the caller (so that its seconds of torch import
     overlap the caller's own start), which must conceal what this would (`conceal`, `out` and the submissions'
@@ -246,7 +248,7 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
         elif todo:
             from contextlib import nullcontext
 
-            from autograder.sandbox import Worker
+            from autograder.sandbox.client import Worker
 
             with (nullcontext(started.get()) if started is not None else Worker(unseen)) as worker, \
                     ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
@@ -337,7 +339,7 @@ def _usable_report(path: Path) -> Report | None:
 
 
 def write_stats(out: str | Path, reports: list[Report], key: Key | None = None) -> Any:
-    """Write the class view of `reports` into `out`: stats.html (the page), stats.json (autograder.stats'
+    """Write the class view of `reports` into `out`: stats.html (the page), stats.json (autograder.render.class_stats'
     ClassStats, schema "autograd-lab/stats" v1) and item-analysis.csv, each atomically. `key` lists every
     misconception of a check, also those no submission showed. Returns the ClassStats.
 
@@ -348,7 +350,7 @@ def write_stats(out: str | Path, reports: list[Report], key: Key | None = None) 
 
     from autograder.render.stats import to_csv as items_csv
     from autograder.render.stats import to_html as stats_html
-    from autograder.stats import class_stats
+    from autograder.render.class_stats import class_stats
 
     stats = class_stats(reports, key=key)
     out = Path(out)

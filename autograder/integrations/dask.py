@@ -1,9 +1,9 @@
-"""cluster: batch grading on a Dask cluster (`autograder grade --scheduler ADDRESS|local:N`). The client side
+"""dask: batch grading on a Dask cluster (`autograder grade --scheduler ADDRESS|local:N`). The client side
 (`Grid`) connects to a scheduler, ships the key once per Dask worker (a worker plugin, `KeyPlugin`), sends each
 submission as bytes with where its student id comes from and the key's id, and yields each report, parsed from
 JSON, as its task completes. The worker side (`KeyPlugin`, `grade_on_worker`) keeps one warm sandbox.Worker per
 Dask worker process for the life of the plugin and grades every submission in a fresh sandboxed fork of it,
-exactly as a local batch does. Only `autograder.batch`'s caller imports this module, and only with
+exactly as a local batch does. Only `autograder.grading.batch`'s caller imports this module, and only with
 `--scheduler`: without it, Dask is never imported.
 
 Faults: a task whose Dask worker died is run again on another worker by the scheduler; after the scheduler's
@@ -11,8 +11,8 @@ Faults: a task whose Dask worker died is run again on another worker by the sche
 submission gets a "not graded:" report that says so (graded again by the next run, never scored 0). A
 scheduler plugin (`KeyReaper`) unregisters the key when the client that shipped it leaves, killed or not.
 
-May import: stdlib, dask, distributed, autograder (its version), autograder.grade, autograder.identity,
-autograder.keyfile, autograder.model, autograder.report, autograder.sandbox.
+May import: stdlib, dask, distributed, autograder.version, autograder.grading.grade, autograder.grading.identity,
+autograder.keyfile, autograder.model, autograder.report, autograder.sandbox.client.
 """
 from __future__ import annotations
 
@@ -36,8 +36,9 @@ import dask
 from distributed import Client, KilledWorker, LocalCluster, get_worker, wait
 from distributed.diagnostics.plugin import SchedulerPlugin, WorkerPlugin
 
-from autograder import __version__, identity
-from autograder.grade import grade_notebook, not_gradable_report
+from autograder.version import __version__
+from autograder.grading import identity
+from autograder.grading.grade import grade_notebook, not_gradable_report
 from autograder.keyfile import from_json, to_json
 from autograder.model import Key
 from autograder.report import Report
@@ -65,7 +66,7 @@ class ClusterError(Exception):
 def _code_digest() -> str:
     """sha256 (hex, 16 characters) of this autograder package's source files: workers must run the very
     code the client runs, not only the same version number."""
-    root = Path(__file__).resolve().parent
+    root = Path(__file__).resolve().parent.parent   # the whole package: autograder/
     h = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
@@ -125,7 +126,7 @@ class KeyPlugin(WorkerPlugin):
         self._start(worker.local_directory)
 
     def _start(self, local_directory: str = "") -> None:
-        from autograder.sandbox import Worker
+        from autograder.sandbox.client import Worker
 
         try:
             self.sandbox = Worker([self.inbox, *([local_directory] if local_directory else []), *self.conceal])

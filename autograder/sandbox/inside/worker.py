@@ -1,7 +1,7 @@
 """worker: what runs INSIDE the sandbox, on the untrusted side: the warm worker's loop (imports torch,
 IPython and the probe once), one fresh fork per submission (private folders and namespaces, limits, an
 unprivileged uid, then the probe) and the clean-up that kills everything a run started. Started by
-`sandbox.Worker` as `python -I -m autograder.worker --worker FD RUNS sandboxed|plain`; it talks to the
+`sandbox.Worker` as `python -I -m autograder.sandbox.inside.worker --worker FD RUNS sandboxed|plain`; it talks to the
 grader over one SOCK_SEQPACKET socket (a JSON header, with the warm-ups the run's cells may need, and four
 passed fds per run: request, results, output, status) and answers each run on its status pipe with {"exit",
 "timed_out", "stalled", "over_memory", "seconds", "cpu", "faults", "worker_cpu"} (the child's own CPU seconds,
@@ -16,11 +16,13 @@ The worker, which no submission can reach, holds every limit of a run whatever t
 - the memory of all the run's processes together (private memory, from /proc/<pid>/smaps_rollup, every
   MEMORY_POLL seconds; `over_memory`).
 
-May import: stdlib, autograder.model, autograder.policy, autograder.probe, autograder.lab (to warm it).
+May import: stdlib, autograder.model, autograder.sandbox.policy, autograder.sandbox.inside.probe (and, by name, the
+modules policy.WARM_IMPORTS lists, to warm them).
 """
 from __future__ import annotations
 
 import gc
+import importlib
 import json
 import os
 import random
@@ -32,7 +34,7 @@ import time
 import traceback
 from typing import Any
 
-from autograder import policy
+from autograder.sandbox import policy
 from autograder.model import Limits
 
 _random = random.SystemRandom()
@@ -61,12 +63,13 @@ def main(sock_fd: int, runs: str, sandboxed: bool) -> None:
     """The worker's loop: import torch, IPython and the probe once, then fork one child per job and
     report each child's end (exit code, timeout, seconds) on the job's status pipe. Ends when the
     grader closes its socket (its children are killed then)."""
-    from autograder import probe
+    from autograder.sandbox.inside import probe
 
     for d in ("work", "home"):
         os.makedirs(os.path.join(runs, d), mode=0o1777, exist_ok=True)
     shell = probe.prepare()
-    import autograder.lab  # noqa: F401  (every notebook's setup cell imports it: once here, for every child)
+    for name in policy.WARM_IMPORTS:   # what every notebook's setup cell imports: once here, for every child
+        importlib.import_module(name)
 
     gc.collect()
     gc.freeze()   # what the worker holds is out of the children's collections: their gc copies none of its pages
@@ -207,7 +210,7 @@ def _child(header: dict[str, Any], req_fd: int, results_fd: int, output_fd: int,
     probe as an unprivileged uid. Order matters: root is given up before any submission code runs.
     `times`: when the worker forked and when the child began (monotonic seconds; a profiled request's probe
     reports them)."""
-    from autograder import probe
+    from autograder.sandbox.inside import probe
 
     os.setsid()
     limits = Limits(**header["limits"])

@@ -2,7 +2,7 @@
 validated on load; raises SpecError naming the file, the check and the fix. The format is documented in
 README.md ("Writing a spec").
 
-May import: stdlib, autograder.model, autograder.analytic (to parse answer expressions).
+May import: stdlib, autograder.model, autograder.judging.analytic (to parse answer expressions).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from autograder import analytic
+from autograder.judging import analytic
 from autograder.model import (LIMIT_NAMES, Answer, Arg, BoolAnswer, Check, ClassAnswer, ConventionExpectation,
                               Exercise, Expectation, ExprAnswer, Grading, Kind, Limits, Misconception, NoneAnswer,
                               Parameter, RaisesExpectation, SeqAnswer, ValueExpectation, WarnsExpectation)

@@ -39,7 +39,7 @@ def make(assignment: str, student: str, exercise: str, values: dict[str, dict[st
          when: float | None = None, computed: dict[str, str] | None = None) -> dict[str, Any]:
     """A new commit record: `values` maps each prediction variable to its wire Value; `sources` are the cells
     that set them; `when` is the time (seconds since the epoch; default now); `computed` maps a prediction
-    that its cell obtained by running code (autograder.worked) to the message that says so, as the cell
+    that its cell obtained by running code (autograder.judging.worked) to the message that says so, as the cell
     stood at the commit."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if when is None else when))
     record = {"schema": SCHEMA, "v": 1, "assignment": assignment, "student": student, "exercise": exercise,

@@ -3,16 +3,17 @@ no torch, no processes, no files. One handler per expectation kind (value, conve
 its expected value, its comparison, its oracle text and its release advice; `grade` (a submission) and
 `key` (the solution, at release) both judge with this module.
 
-May import: stdlib, autograder.model, autograder.compare, autograder.analytic, autograder.wire,
-autograder.report, autograder.sources, autograder.worked, autograder.commit.
+May import: stdlib, autograder.model, autograder.judging.compare, autograder.judging.analytic, autograder.wire,
+autograder.report, autograder.judging.sources, autograder.judging.worked, autograder.judging.commit.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from typing import Any, Union
 
-from autograder import analytic, commit, sources, wire, worked
-from autograder.compare import (Comparison, compare_exception, compare_predicted, compare_produced, compare_warning,
+from autograder import wire
+from autograder.judging import analytic, commit, sources, worked
+from autograder.judging.compare import (Comparison, compare_exception, compare_predicted, compare_produced, compare_warning,
                                 plain, short, show)
 from autograder.model import (Answer, BoolAnswer, Check, ClassAnswer, ConventionExpectation, Exercise, ExprAnswer, Key,
                               Limits, Misconception, NoneAnswer, RaisesExpectation, SeqAnswer, Tolerance,
@@ -467,7 +468,7 @@ def judge_prediction(key: Key, check: Check, evidence: Evidence, point: Point) -
     student's own point. With a commit record, the committed value is graded (policy "first") or the final
     cell (policy "last"), and the outcome says which value was committed, when, and whether the cell
     was revised after the answer was shown. A prediction obtained by running autograd or a PRODUCE
-    function fails (grading's `predictions` "worked-out"; see autograder.worked)."""
+    function fails (grading's `predictions` "worked-out"; see autograder.judging.worked)."""
     obs = evidence.observations
     ex = key.exercise(check.exercise)
     base = _base(check)
@@ -524,12 +525,12 @@ def judge_prediction(key: Key, check: Check, evidence: Evidence, point: Point) -
 
 
 def ran(key: Key, evidence: Evidence, check: Check) -> str | None:
-    """The message of a prediction obtained by running code (see autograder.worked), or None."""
+    """The message of a prediction obtained by running code (see autograder.judging.worked), or None."""
     return _ran(key, evidence, check)
 
 
 def _ran(key: Key, evidence: Evidence, check: Check) -> str | None:
-    """The message of a prediction obtained by running code (see autograder.worked), or None."""
+    """The message of a prediction obtained by running code (see autograder.judging.worked), or None."""
     after = _after(evidence, check.exercise)
     if key.grading.predictions != "worked-out" or evidence.facts is None or after is None:
         return None

@@ -1,4 +1,4 @@
-"""stats: the class view's numbers. A batch's reports -> ClassStats: per check the status counts, the
+"""render.class_stats: the class view's numbers. A batch's reports -> ClassStats: per check the status counts, the
 difficulty and the discrimination, each named misconception's count and the most common unnamed wrong
 answers; the score distribution; not-gradable submissions counted apart (never as zeros). Pure: reports
 in, numbers out (render.stats draws them; `autograder stats` and `grade --stats` write them).

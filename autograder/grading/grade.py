@@ -3,9 +3,10 @@ it in the sandbox (again after a fatal call, for the calls after it), judge, and
 orchestration: the grading semantics are `judge`'s. Never raises for a student's fault; a fault of the
 grader gives a "not graded" report that says so.
 
-May import: stdlib, autograder (its version), autograder.model, autograder.plan, autograder.judge, autograder.commit,
-autograder.identity, autograder.sources, autograder.notebook, autograder.report, autograder.sandbox, autograder.wire,
-autograder.compare, autograder.analytic, autograder.profile.
+May import: stdlib, autograder.version, autograder.model, autograder.grading.plan, autograder.judging.judge,
+autograder.judging.commit, autograder.grading.identity, autograder.judging.sources, autograder.grading.notebook,
+autograder.report, autograder.sandbox.client, autograder.wire, autograder.judging.compare,
+autograder.judging.analytic, autograder.profile.
 """
 from __future__ import annotations
 
@@ -14,11 +15,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
-from autograder import __version__, analytic, commit, identity, judge, plan, profile, sandbox, sources, wire
-from autograder.compare import short
-from autograder.judge import Evidence, RunEnd
+from autograder import profile, wire
+from autograder.version import __version__
+from autograder.judging import analytic, commit, judge, sources
+from autograder.grading import identity, plan
+from autograder.sandbox import client as sandbox
+from autograder.judging.compare import short
+from autograder.judging.judge import Evidence, RunEnd
 from autograder.model import Key
-from autograder.notebook import (NotebookError, code_cell_labels, code_cells, declared_assignment, declared_student_id,
+from autograder.grading.notebook import (NotebookError, code_cell_labels, code_cells, declared_assignment, declared_student_id,
                                  read_notebook)
 from autograder.report import Report, installed_torch
 
@@ -365,7 +370,7 @@ def report_from_results(key: Key, results: bytes, student: str, exercises: list[
     kernel and sends the stream here, to a separate process that holds the key). `cells`: the source of
     each cell the kernel ran before the check, in order (the stream has a record of each); the exercises
     were observed after the last of them. `labels`: how the student finds those cells. `records`: the commit
-    records the notebook holds (see autograder.commit); with `cells`, an exercise whose predictions are all
+    records the notebook holds (see autograder.judging.commit); with `cells`, an exercise whose predictions are all
     filled in is committed now (the report's `commits` holds the new record) and one without a commit
     shows no expected value (unless not `seal`: nbgrader's autograde grades with the self-check)."""
     key = key.only(exercises)

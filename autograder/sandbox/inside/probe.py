@@ -1,9 +1,9 @@
 """probe: runs INSIDE the untrusted process. Runs a submission's cells, calls its produce functions, and
 reports what it saw as wire records: nothing here knows an expected value.
 
-The sandbox's warm worker (`autograder.worker`) calls `prepare()` once (imports torch and IPython, makes
+The sandbox's warm worker (`autograder.sandbox.inside.worker`) calls `prepare()` once (imports torch and IPython, makes
 the shell), then `run(request, fd, shell)` in each fresh child it forks, after it has given up root;
-records go to the pipe `fd`. The in-notebook self-check (`autograder.lab`) reuses `observe_calls` and
+records go to the pipe `fd`. The in-notebook self-check (`autograder.student.lab`) reuses `observe_calls` and
 `observe_name` in the kernel.
 
 May import: stdlib, torch, IPython, traitlets, autograder.wire.
@@ -60,7 +60,7 @@ class _Deadline:
     keeps firing every INTERVAL seconds until the block ends, so that code which catches the first
     ProbeTimeout (a bare `except:`, IPython formatting a traceback whose message never ends) meets the
     next one. What no alarm can stop (an ignored or blocked signal, C code that holds the interpreter)
-    the worker stops from outside (see autograder.worker)."""
+    the worker stops from outside (see autograder.sandbox.inside.worker)."""
 
     INTERVAL = 0.25
 

@@ -1,8 +1,8 @@
 """gradescope: an assignment as a Gradescope "zip upload" autograder, and the step its run_autograder
 runs on Gradescope.
 
-May import: stdlib, autograder.model, autograder.keyfile, autograder.identity, autograder.report,
-autograder.render.gradescope, autograder.notebook (lazily).
+May import: stdlib, autograder.model, autograder.keyfile, autograder.grading.identity, autograder.report,
+autograder.render.gradescope, autograder.grading.notebook (lazily).
 
 Gradescope's published autograder specification
 (https://gradescope-autograders.readthedocs.io/en/latest/specs/) asks for a zip with `setup.sh` and
@@ -16,7 +16,7 @@ files in /autograder/submission; it must leave /autograder/results/results.json.
 - `setup.sh`: a Python >= 3.11 (apt's python3.11 when the image has none), a venv in
   /autograder/venv, torch==<the key's torch version> CPU-only from https://download.pytorch.org/whl/cpu
   first, then autograd-lab from the bundled source, and bubblewrap for the sandbox where apt has it.
-- `run_autograder`: runs `python3 -m autograder.gradescope run` (see `run`), with the venv's
+- `run_autograder`: runs `python3 -m autograder.integrations.gradescope run` (see `run`), with the venv's
   python3 when it exists; if that step fails before writing results.json, it writes a fixed NOT
   GRADED result itself.
 - `key.json`: the FULL key (hidden checks and the secret that seeds the graded fresh points). The
@@ -53,7 +53,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from autograder import identity
+from autograder.grading import identity
 from autograder.keyfile import load_key
 from autograder.model import Key
 from autograder.render.gradescope import to_results
@@ -108,7 +108,7 @@ fi
 RUN_AUTOGRADER = """\
 #!/usr/bin/env bash
 # run_autograder of the autograd-lab Gradescope autograder. Gradescope runs it once per submission,
-# as root, in /autograder. `python3 -m autograder.gradescope run` copies the notebook from
+# as root, in /autograder. `python3 -m autograder.integrations.gradescope run` copies the notebook from
 # /autograder/submission, grades it with `python3 -m autograder grade NOTEBOOK --key
 # /autograder/source/key.json --out <tmp>/out --gradescope <tmp>/results.json` and installs that
 # results.json in /autograder/results. This script makes sure a results.json is always left: one
@@ -123,7 +123,7 @@ fi
 mkdir -p "$ROOT/results"
 rm -f "$ROOT/results/results.json"
 cd "$ROOT" || exit 1
-python3 -m autograder.gradescope run --root "$ROOT" --key "$ROOT/source/key.json"
+python3 -m autograder.integrations.gradescope run --root "$ROOT" --key "$ROOT/source/key.json"
 if [ ! -s "$ROOT/results/results.json" ]; then
   echo "run_autograder: the grader failed before it wrote results.json; writing a NOT GRADED result" >&2
   cat > "$ROOT/results/results.json" <<'JSON'
@@ -219,7 +219,7 @@ def choose_notebook(folder: Path, released_name: str) -> tuple[Path | None, str,
 
 
 def _untouched(path: Path) -> bool:
-    from autograder.notebook import NotebookError, read_notebook, untouched
+    from autograder.grading.notebook import NotebookError, read_notebook, untouched
 
     try:
         return untouched(read_notebook(path))
@@ -230,7 +230,7 @@ def _untouched(path: Path) -> bool:
 def student_id_for(notebook: Path, key: Key) -> identity.Identity:
     """Whose upload this is (identity rule "upload"): AUTOGRADER_STUDENT, else the notebook's STUDENT_ID,
     else its file name (not a released name)."""
-    from autograder.notebook import NotebookError, declared_student_id, read_notebook
+    from autograder.grading.notebook import NotebookError, declared_student_id, read_notebook
 
     try:
         declared = declared_student_id(read_notebook(notebook))
@@ -313,8 +313,8 @@ def _md_name(name: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m autograder.gradescope run --root ROOT --key KEY` (what run_autograder calls)."""
-    p = argparse.ArgumentParser(prog="python -m autograder.gradescope")
+    """`python -m autograder.integrations.gradescope run --root ROOT --key KEY` (what run_autograder calls)."""
+    p = argparse.ArgumentParser(prog="python -m autograder.integrations.gradescope")
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="grade ROOT/submission into ROOT/results/results.json (Gradescope)")
     r.add_argument("--root", default=os.environ.get("AUTOGRADER_ROOT", "/autograder"))

@@ -1,11 +1,12 @@
-"""key: build an assignment's answer key (sympy x reference torch run of the solution), refuse to
+"""release: build an assignment's answer key (sympy x reference torch run of the solution), refuse to
 release when the oracles disagree, the solution scores below 100 % or the blank copy above 0, and
-write the student notebook, the public key and the full key. The solution is judged by the same
-`judge` as every submission.
+write the student notebook, the public key and the full key. The solution is graded by the same
+`grading.grade` and `judging.judge` as every submission.
 
-May import: stdlib, nbformat, autograder.model, autograder.keyfile, autograder.spec, autograder.notebook,
-autograder.plan, autograder.sandbox, autograder.sources, autograder.wire, autograder.judge, autograder.grade, autograder.analytic,
-autograder.compare, autograder.report.
+May import: stdlib, nbformat, autograder.model, autograder.keyfile, autograder.wire, autograder.report,
+autograder.authoring.spec, autograder.authoring.student_copy, autograder.grading.notebook, autograder.grading.plan,
+autograder.grading.grade, autograder.judging.sources, autograder.judging.judge, autograder.judging.analytic,
+autograder.judging.compare, autograder.sandbox.client.
 """
 from __future__ import annotations
 
@@ -16,14 +17,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from autograder import analytic, compare, judge, plan, sandbox, sources, wire
-from autograder.grade import end_of
+from autograder import wire
+from autograder.authoring.spec import Assignment, SpecError, load_spec
+from autograder.authoring.student_copy import student_copy
+from autograder.grading import plan
+from autograder.grading.grade import end_of
+from autograder.grading.notebook import LAB_CALL, METADATA_KEY, code_cell_labels, code_cells, read_notebook
+from autograder.judging import analytic, compare, judge, sources
+from autograder.judging.sources import check_cell_exercise
 from autograder.keyfile import load_key, public_key, to_json, with_digest
 from autograder.model import Check, Key, NoneAnswer, RaisesExpectation, SeqAnswer, ValueExpectation, WarnsExpectation
-from autograder.notebook import (LAB_CALL, METADATA_KEY, check_cell_exercise, code_cell_labels, code_cells, read_notebook,
-                                 student_copy)
 from autograder.report import write_json_atomic
-from autograder.spec import Assignment, SpecError, load_spec
+from autograder.sandbox import client as sandbox
 
 __all__ = ["BuildError", "Release", "build_key", "load_key", "public_key", "release"]
 # Students whose parameters the solution is checked at when a key is built (3 points each).
@@ -160,7 +165,7 @@ def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None) ->
         checks.append(_with_reference(check, first, a, nb_path))
     key = with_digest(replace(key, checks=tuple(checks)))
     scores = []
-    facts = sources.Facts.of(cells)   # the solution's predictions must be worked out too (autograder.worked)
+    facts = sources.Facts.of(cells)   # the solution's predictions must be worked out too (autograder.judging.worked)
     for i, student in enumerate(SAMPLE_STUDENTS):
         obs, run = (first, first_run) if i == 0 else _run(key, cells, student, "solution notebook", worker)
         outcomes = judge.outcomes(key, judge.Evidence(obs, end_of(run), facts=facts, positions=facts.positions(key),

@@ -12,8 +12,8 @@ is one line, the Report's JSON (its "commits" hold the exercise's record: the on
 when every prediction is filled in). With a public key an exercise without a commit shows no expected
 value; only a full key (nbgrader autograde on the instructor's machine) judges it open.
 
-May import: stdlib, autograder.sandbox (its bounded read), autograder.keyfile (in serve), autograder.grade
-(in serve).
+May import: stdlib, autograder.sandbox.client (its bounded read), autograder.keyfile (in serve),
+autograder.grading.grade (in serve).
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ import threading
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from autograder.sandbox import read_bounded
+from autograder.sandbox.client import read_bounded
 
 
 class ToolServer:
@@ -67,7 +67,7 @@ class ToolServer:
 
 def judge_once(key_path: str, student: str, exercises: list[str] | None, stream: bytes) -> dict[str, Any]:
     """Judge one results stream against the key at `key_path`: the Report's JSON form."""
-    from autograder.grade import report_from_results
+    from autograder.grading.grade import report_from_results
     from autograder.keyfile import load_key
 
     return report_from_results(load_key(key_path), stream, student, exercises).to_dict()
@@ -76,7 +76,7 @@ def judge_once(key_path: str, student: str, exercises: list[str] | None, stream:
 def serve(stdin: BinaryIO, stdout: BinaryIO) -> int:
     """The helper's loop: answer requests (see the module docstring) until stdin closes; returns 0. A key
     is read once and again when its file changes."""
-    from autograder.grade import report_from_results
+    from autograder.grading.grade import report_from_results
     from autograder.keyfile import load_key
 
     keys: dict[tuple[str, float], Any] = {}

@@ -1,7 +1,7 @@
 """policy: the sandbox policy, in one place, for both sides of the trust boundary: what a run sees of the
 machine, its environment, its resource limits, its uid range, and the isolation each report names. The
-grader-side client (`sandbox`) builds the worker's bwrap command from it; the inside (`worker`) applies
-the rest to each run.
+grader-side client (`sandbox.client`) builds the worker's bwrap command from it; the inside
+(`sandbox.inside.worker`) applies the rest to each run.
 
 May import: stdlib, autograder.model.
 """
@@ -32,6 +32,11 @@ BWRAP_FLAGS = ("--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts
 # environment and the package, shown back read-only: an allowlist, so a copy of a key or of the
 # solutions anywhere else on the machine stays out of reach.
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys")
+
+# What the warm worker imports once, after torch and IPython, so that no run pays for it: the module every
+# notebook's setup cell imports (`from autograder.lab import Lab`). Named here, not imported by the worker's
+# code: the inside of the sandbox depends on no module above it; it only warms what submissions import.
+WARM_IMPORTS = ("autograder.lab",)
 
 ISOLATION_BWRAP = ("bwrap: forked from a warm worker; unprivileged uid, no network, own mount, network and IPC "
                    "namespaces, read-only files except a small private folder; the grader's folder, keys and "
@@ -81,7 +86,7 @@ def runs_dir() -> str:
 def shown_back() -> list[str]:
     """What the probe needs to run, besides SYSTEM_PATHS: the interpreter's prefixes and the autograder
     package."""
-    package = str(Path(__file__).resolve().parent)
+    package = str(Path(__file__).resolve().parent.parent)   # autograder/, this file being autograder/sandbox/policy.py
     return sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, package)} |
                   {sys.prefix, sys.base_prefix, package})
 

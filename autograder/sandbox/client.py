@@ -1,15 +1,15 @@
-"""sandbox: the grader-side client of the sandbox, the only place the grader starts sandboxed processes.
+"""sandbox.client: the grader-side client of the sandbox, the only place the grader starts sandboxed processes.
 
-A Worker is one warm process (`autograder.worker`, the inside) that has imported torch, IPython and the
+A Worker is one warm process (`autograder.sandbox.inside.worker`, the inside) that has imported torch, IPython and the
 probe once; each submission runs in a fresh fork of it (never reused across students), in fresh private
 folders, with a scrubbed environment, resource limits and a wall-clock timeout that kills everything the
 run started. Where bubblewrap (`bwrap`) works and the grader is root, the worker runs inside bwrap (its
 own PID namespace, so it cannot see or signal the grader; a read-only allowlist of the file system), and
 each run also gets its own mount, network, IPC and UTS namespaces, its own small tmpfs folders and its own
-unprivileged uid with no capabilities (the policy: `autograder.policy`). Results come back through a
+unprivileged uid with no capabilities (the policy: `autograder.sandbox.policy`). Results come back through a
 pipe of each run's own.
 
-May import: stdlib, autograder.model, autograder.policy, autograder.wire, autograder.profile.
+May import: stdlib, autograder.model, autograder.sandbox.policy, autograder.wire, autograder.profile.
 """
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any
 
-from autograder import policy, profile, wire
+from autograder import profile, wire
+from autograder.sandbox import policy
 from autograder.model import Limits
 
 OUTPUT_TAIL_BYTES = 8_000
@@ -124,7 +125,7 @@ class Worker:
         runs = policy.runs_dir()
         bwrap, why_not = bwrap_status()
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        argv = [sys.executable, "-I", "-m", "autograder.worker", "--worker", str(child.fileno()), runs,
+        argv = [sys.executable, "-I", "-m", "autograder.sandbox.inside.worker", "--worker", str(child.fileno()), runs,
                 "sandboxed" if bwrap and os.geteuid() == 0 else "plain"]
         if bwrap:
             argv = policy.bwrap_command(bwrap, runs, self.conceal, argv)

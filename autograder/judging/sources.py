@@ -3,7 +3,7 @@ each exercise is observed (its check cell, or where the released notebook puts i
 function or sets a prediction, functions whose code stands above a leftover `raise NotImplementedError`,
 and later cells that rebind a name an exercise used.
 
-May import: stdlib, autograder.model, autograder.notebook.
+May import: stdlib, autograder.model.
 """
 from __future__ import annotations
 
@@ -11,12 +11,21 @@ import ast
 import builtins
 import collections
 import functools
+import re
 import threading
 from dataclasses import dataclass
 from typing import Literal
 
 from autograder.model import Key
-from autograder.notebook import check_cell_exercise
+
+# An exercise's check cell: `lab.check("<id>")` and nothing else.
+CHECK_CELL = re.compile(r"\s*lab\.check\(\s*[\"']?(\w+)[\"']?\s*\)\s*")
+
+
+def check_cell_exercise(source: str) -> str | None:
+    """The exercise id of a check cell's source (`lab.check("3")` -> "3"), or None for any other cell."""
+    m = CHECK_CELL.fullmatch(source)
+    return m.group(1) if m else None
 
 
 CACHED_UP_TO = 4_000          # characters of one cell: a longer one is parsed each time
@@ -256,7 +265,7 @@ class Facts:
 
     @functools.cached_property
     def scratch(self) -> dict:
-        """A cache for what other modules derive from these facts (autograder.worked)."""
+        """A cache for what other modules derive from these facts (autograder.judging.worked)."""
         return {}
 
     @functools.cached_property

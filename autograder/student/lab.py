@@ -1,0 +1,290 @@
+"""lab: what a student's notebook imports. Shows the student's own parameters and runs the in-notebook
+self-check: it observes the exercise in the kernel (with the probe's own observation code), then a
+separate trusted process (`selfcheck`) judges it with the public key and returns the open report. The
+comparison never runs in the kernel, and the kernel keeps only the key's ProbePlan (no expected value).
+
+May import: stdlib, torch (its version), IPython (the kernel's namespace), autograder.model, autograder.keyfile,
+autograder.grading.plan, autograder.grading.identity, autograder.sandbox.inside.probe, autograder.wire,
+autograder.student.selfcheck, autograder.report, autograder.judging.commit, autograder.render.terminal,
+autograder.render.html (only when Jupyter asks for the HTML view).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from autograder.grading import identity, plan
+
+
+def inside_probe() -> bool:
+    """True while the grader's probe runs this notebook (self-checks are then skipped)."""
+    return os.environ.get("AUTOGRAD_LAB_PROBE") == "1"
+
+
+PLACEHOLDER_ID = identity.PLACEHOLDER_ID
+
+
+class Parameters(dict):
+    """The student's own parameters: a dict whose entries are also attributes (`P.x0`)."""
+
+    warning = ""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"no parameter {name!r}; yours are {', '.join(self)}") from None
+
+    def __repr__(self) -> str:
+        text = "Your parameters: " + ", ".join(f"{k} = {v}" for k, v in self.items())
+        return f"WARNING: {self.warning}\n{text}" if self.warning else text
+
+
+REPORT_MIME = "application/vnd.autograd-lab.report+json"   # the report a check cell showed, in its output
+
+
+class SelfCheck:
+    """The result of `Lab.check`: shows as the open report, as text in a terminal and as HTML (a
+    table per exercise, statuses in colour and in words) in Jupyter."""
+
+    def __init__(self, text: str, report: Any = None, record: dict[str, Any] | None = None) -> None:
+        self.text, self.report, self.record = text, report, record
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def _repr_html_(self) -> str | None:
+        """Jupyter's rich view: the report as an HTML fragment (None without a report, e.g. while
+        grading: Jupyter then shows the text)."""
+        if self.report is None:
+            return None
+        from autograder.render.html import to_html_fragment
+
+        return to_html_fragment(self.report)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """Everything Jupyter keeps of the check in the saved notebook: the text, the HTML table and the
+        report itself (REPORT_MIME), which tools (and tests) read back exactly as it was shown, and the
+        exercise's commit record (commit.COMMIT_MIME), which the grader reads."""
+        from autograder.judging.commit import COMMIT_MIME
+
+        bundle: dict[str, Any] = {"text/plain": self.text}
+        if self.report is not None:
+            bundle["text/html"] = self._repr_html_()
+            bundle[REPORT_MIME] = self.report.to_dict()
+        if self.record is not None:
+            bundle[COMMIT_MIME] = self.record
+        return bundle
+
+    @property
+    def passed(self) -> bool:
+        """True when every check of the exercise passed."""
+        return self.report is not None and all(o.status == "passed" for o in self.report.outcomes)
+
+
+class Lab:
+    """The notebook's handle on its assignment.
+
+    Args:
+        assignment: the assignment id, e.g. "01-backward-vs-grad".
+        student_id: the id your course gave you; it seeds your parameters.
+        key: the public_key.json (default: $AUTOGRAD_LAB_KEY, ./public_key.json, or
+            assignments/<assignment>/public_key.json in this folder or above).
+    Raises:
+        FileNotFoundError: no public key found (outside the grader).
+    """
+
+    def __init__(self, assignment: str, student_id: str, key: str | Path | None = None) -> None:
+        self.assignment, self.student = assignment, str(student_id).strip()
+        self.grading = False
+        if inside_probe():
+            self.key_path = None
+            self._plan: plan.ProbePlan | None = None
+            self.parameters = Parameters(json.loads(os.environ.get("AUTOGRAD_LAB_PARAMETERS", "{}")))
+            return
+        from autograder.keyfile import find_public_key, load_key
+
+        full = _grading_key(assignment)
+        if full is not None:   # nbgrader autograde on the instructor's machine: see `_grading_key`
+            self.grading, key = True, full
+            self.student = identity.nbgrader_student(Path.cwd(), assignment) or self.student
+        path = Path(key) if key else find_public_key([assignment])
+        if path is None or not path.exists():
+            raise FileNotFoundError(f"no public_key.json for {assignment}: keep it beside this notebook, or pass key=...")
+        data = load_key(path)
+        if data.assignment != assignment:
+            raise ValueError(f"{path} is the key of {data.assignment!r}, not of {assignment!r}: "
+                             f"open this notebook from its own assignment folder, or pass key=...")
+        self.key_path = path
+        self._plan = plan.ProbePlan.of(data)   # only what the observation needs: the expectations stay on disk
+        _watch_cells()
+        from autograder.judging import commit
+
+        self.folder = Path.cwd()   # the notebook's folder: its commit records are kept here, whatever cwd becomes
+        commit.seed_from_notebooks(self.folder, assignment, self.student)   # records a notebook carries in from elsewhere
+        self.parameters = Parameters(plan.draw_point(data.parameters, assignment, self.student, "own"))
+        if self.student == PLACEHOLDER_ID:
+            self.parameters.warning = identity.placeholder_warning()
+
+    def check(self, exercise: str | int, namespace: dict[str, Any] | None = None) -> SelfCheck:
+        """Self-check one exercise against the public checks and return the open report.
+
+        Calls your produce functions at your point and at fresh points, reads your predictions,
+        and shows what passed and, for anything else, what was expected and why. Uses the
+        notebook's current state: no need to save first. Returns a SelfCheck (shows as a
+        table in Jupyter, as text elsewhere).
+        """
+        exercise = str(exercise)
+        if inside_probe():
+            return SelfCheck(f"(self-check of exercise {exercise} skipped while grading)")
+        from autograder import wire
+        from autograder.judging import commit
+        from autograder.sandbox.inside import probe
+        from autograder.student import selfcheck
+        from autograder.render.terminal import render
+        from autograder.report import Report
+
+        if exercise not in {e.id for e in self._plan.exercises}:
+            raise ValueError(f"no exercise {exercise!r}; the exercises are "
+                             f"{', '.join(e.id for e in self._plan.exercises)}")
+        ns = namespace if namespace is not None else _user_namespace()
+        ex = next(e for e in self._plan.exercises if e.id == exercise)
+        entry = plan.observation(self._plan, ex, plan.points_for(self._plan, self.student), len(_CELLS) - 1)
+        records: list[dict[str, Any]] = [{"k": "hello", "schema": wire.SCHEMA, "v": wire.VERSION,
+                                          "torch": _torch_version(), "cells": len(_CELLS)}]
+        records += [{"k": "cell", "i": i, **c["record"]} for i, c in enumerate(_CELLS)]
+        with _quiet(self.grading):   # under nbgrader, any stderr in a grade cell would make it score 0
+            probe.warm_up(plan.warm_ups([c["source"] for c in _CELLS]))   # torch's first-use imports, once per
+            # kernel, before the calls: they must not spend a produce call's time limit
+            # The grader observes each exercise with this same function, where its check cell stands.
+            records += probe.observe_exercise(ns, entry, self._plan.call_timeout)
+        records.append({"k": "done"})
+        stream = b"".join(json.dumps(r, allow_nan=False).encode() + b"\n" for r in records)
+        global _HELPER
+        if _HELPER is None:
+            _HELPER = selfcheck.ToolServer()
+        store = commit.Store(self.folder)
+        known = store.get(self.assignment, self.student, exercise)
+        out = _HELPER.ask({"key": str(self.key_path), "student": self.student, "exercise": [exercise],
+                           "cells": [c["source"] for c in _CELLS], "labels": [c["label"] for c in _CELLS],
+                           "records": [known] if known else []}, stream)
+        report = Report.from_dict(json.loads(out))
+        record = report.commits.get(exercise)
+        if record is not None and not self.grading:
+            store.put(record)   # the first commit stays: a re-run, a restart or "Run all" shows it again
+        if self.grading:
+            if report.status != "graded":
+                raise RuntimeError(f"autograd-lab: exercise {exercise} was NOT GRADED: {report.reason}")
+            return GradedScore(report.score or 0.0, report)
+        return SelfCheck(render(report), report, record)
+
+
+class GradedScore(float):
+    """What `Lab.check` returns under nbgrader autograde: the exercise's score (points), shown as a
+    plain number, which nbgrader reads as the grade cell's partial credit (nbgrader.utils.get_partial_grade);
+    `.report` holds the whole report."""
+
+    report: Any = None
+
+    def __new__(cls, score: float, report: Any) -> GradedScore:
+        obj = super().__new__(cls, score)
+        obj.report = report
+        return obj
+
+    def __repr__(self) -> str:
+        return f"{float(self):g}"
+
+
+def _grading_key(assignment: str) -> Path | None:
+    """The full key when the notebook runs under nbgrader autograde on the instructor's machine: the
+    course's nbgrader_config.py sets AUTOGRAD_LAB_KEYS to the folder holding <assignment>/key.json
+    (autograd-lab's build/). Never set on a student's machine (students have no full key)."""
+    folder = os.environ.get("AUTOGRAD_LAB_KEYS")
+    if not folder:
+        return None
+    path = Path(folder) / assignment / "key.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"AUTOGRAD_LAB_KEYS is {folder!r}, but it has no {assignment}/key.json: run "
+                                f"`autograder release solutions/{assignment}` there")
+    return path
+
+
+class _quiet:
+    """Send the student's printed output to nowhere while observing (only when `on`)."""
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+
+    def __enter__(self) -> None:
+        if self.on:
+            import contextlib
+            import io
+
+            self._stack = contextlib.ExitStack()
+            self._stack.enter_context(contextlib.redirect_stdout(io.StringIO()))
+            self._stack.enter_context(contextlib.redirect_stderr(io.StringIO()))
+
+    def __exit__(self, *exc: object) -> None:
+        if self.on:
+            self._stack.close()
+
+
+_HELPER = None   # the kernel's one self-check helper process (selfcheck.ToolServer), started at the first check
+_CELLS: list[dict[str, Any]] = []   # each cell the kernel ran since the Lab was made: source and how it ran
+_WATCHING = False
+
+
+def _watch_cells() -> None:
+    """Record, from now on, each cell the kernel runs (IPython's post_run_cell event): its source, and
+    whether it raised. A self-check judges with them, as the grader judges with the notebook's cells: a
+    prediction left unset because its cell raised is an error, not "missing". Once per kernel."""
+    global _WATCHING
+    if _WATCHING:
+        return
+    try:
+        from IPython import get_ipython
+        shell = get_ipython()
+    except ImportError:
+        shell = None
+    if shell is None:
+        return
+    _WATCHING = True
+
+    def record(result: Any) -> None:
+        from autograder import wire
+
+        source = getattr(result.info, "raw_cell", None) if result.info is not None else None
+        if not isinstance(source, str):
+            return
+        err = result.error_before_exec or result.error_in_exec
+        rec: dict[str, Any] = {"status": "ok"}
+        if err is not None:
+            try:
+                text = str(err)
+            except Exception:
+                text = "<the message could not be read>"
+            rec = {"status": "error", "ename": type(err).__name__, "evalue": wire.clip(text, 500)}
+        count = getattr(result, "execution_count", None)
+        _CELLS.append({"source": source, "record": rec, "label": f"the cell run as In [{count}]" if count else
+                       "a cell run earlier"})
+
+    shell.events.register("post_run_cell", record)
+
+
+def _torch_version() -> str:
+    import torch
+    return torch.__version__.split("+")[0]
+
+
+def _user_namespace() -> dict[str, Any]:
+    try:
+        from IPython import get_ipython
+        shell = get_ipython()
+    except ImportError:
+        shell = None
+    if shell is not None:
+        return shell.user_ns
+    return sys._getframe(2).f_globals
