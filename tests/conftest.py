@@ -94,3 +94,19 @@ def browser():
     d = webdriver.Chrome(service=Service(driver), options=options)
     yield d
     d.quit()
+
+
+# The fast tier's promise (tests/fast/, README "Tests"), checked: a run of tests/fast alone starts no sandbox
+# worker, no Jupyter kernel, no browser and no Dask, so none of their client modules is ever imported here.
+FAST_TIER_NEVER_IMPORTS = ("autograder.sandbox.client", "nbclient", "jupyter_client", "selenium", "distributed")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    items = getattr(session, "items", [])
+    if not items or any(Path(item.path).parent.name != "fast" for item in items):
+        return   # the whole suite, or other files too: the promise is about the fast tier alone
+    seen = sorted(name for name in FAST_TIER_NEVER_IMPORTS if name in sys.modules)
+    if seen:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        print(f"\nthe fast tier imported {', '.join(seen)}: move the test that needs it out of tests/fast/",
+              file=sys.stderr)
