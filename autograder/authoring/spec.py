@@ -1,6 +1,6 @@
 """spec: an assignment's spec.toml -> Assignment (typed `model` checks, exercises, parameters, limits),
 validated on load; raises SpecError naming the file, the check and the fix. The format is documented in
-README.md ("Writing a spec").
+docs/instructor.md ("Writing a spec").
 
 May import: stdlib, autograder.model, autograder.judging.analytic (to parse answer expressions).
 """
@@ -26,7 +26,7 @@ class SpecError(ValueError):
 @dataclass(frozen=True)
 class Assignment:
     """A loaded, validated spec. `source` is the spec file's path (for messages). Its checks carry no
-    reference-run facts yet (forms, reference exceptions): `key.build_key` adds them."""
+    reference-run facts yet (forms, reference exceptions): `authoring.release.build_key` adds them."""
 
     id: str
     title: str

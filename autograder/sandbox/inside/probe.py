@@ -611,7 +611,7 @@ def _guard(*namespaces: dict[str, Any]) -> Callable[[], None]:
     """Snapshot module namespaces (the probe's, wire's) before the submission runs; the returned
     function puts back anything the submission replaced through sys.modules. (A submission can still
     reach the probe's objects in other ways: it never holds an expected value, so it can only claim
-    values it computed itself; see README, Security model.)"""
+    values it computed itself; see docs/security.md.)"""
     saved = [(ns, dict(ns)) for ns in namespaces]
 
     def restore() -> None:

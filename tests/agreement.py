@@ -1,4 +1,6 @@
-"""Graded as seen: for every example submission of every assignment, the statuses each `lab.check` cell shows
+"""What tests/test_agreement_*.py check (two files, so that the two test processes share the kernels' time).
+
+Graded as seen: for every example submission of every assignment, the statuses each `lab.check` cell shows
 when the notebook runs top to bottom in a real Jupyter kernel (nbclient) are the statuses the batch grader
 gives the same saved notebook, check by check (both with the public key, so both draw the same points).
 Each notebook runs in a folder of its own beside a copy of its public key, as a student runs it; the commit
@@ -14,7 +16,6 @@ import tempfile
 from pathlib import Path
 
 import nbformat
-import pytest
 from nbclient import NotebookClient
 
 from autograder.grading.grade import grade_notebook
@@ -71,8 +72,7 @@ def shown_in_a_kernel(path: Path) -> dict[str, str]:
     return _SHOWN[assignment][path]
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=[f"{p.parent.name[:2]}-{p.stem}" for p in EXAMPLES])
-def test_the_self_check_in_a_kernel_and_the_batch_grader_agree(path, worker):
+def check_agreement(path: Path, worker) -> None:
     key = load_key(ROOT / "assignments" / path.parent.name / "public_key.json")
     report = grade_notebook(path, key, worker=worker, source=Source(path, None, "file"))
     assert report.status == "graded", report.reason
