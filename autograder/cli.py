@@ -406,9 +406,9 @@ def _write_views(args: argparse.Namespace, key: Any, subs: list[Any], reports: A
         from autograder.integrations import nbgrader as course
 
         for sub, report in zip(subs, reports, strict=True):
-            if report.superseded_by:   # the student's submission that counts has the folder
+            if report.superseded_by or report.choose_among:   # only the one that counts has the folder
                 continue
-            course.write_autograded(args.nbgrader, sub.path, report, key.notebook)
+            course.write_autograded(args.nbgrader, sub, report, key.notebook)
             course.write_feedback(args.nbgrader, report, key.notebook)
         n = course.record_scores(args.nbgrader, key, list(reports))
         print(f"nbgrader: wrote autograded/ and feedback/ in {args.nbgrader}; scores of {n} submission(s) in its "

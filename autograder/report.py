@@ -91,7 +91,10 @@ class Diagnosis:
     def evidence(self) -> str:
         """Why the value is taken for this misconception, in words: "that thinking gives diff(x**3, x) = 1.6875
         at x=0.75, k=3, which is your value"; the formula only where it is short and not the value itself
-        ("that thinking gives None, which is your value")."""
+        ("that thinking gives None, which is your value"); at a point not shown (a graded run's fresh point),
+        the formula alone."""
+        if not self.value:
+            return f"your value is what {self.formula if len(self.formula) <= self.FORMULA_CHARS else 'that thinking'} gives there"
         if self.formula == self.value or len(self.formula) > self.FORMULA_CHARS:
             return f"that thinking gives {self.value}, which is your value"
         return f"that thinking gives {self.formula} = {self.value} at {self.where}, which is your value"
@@ -146,8 +149,9 @@ class Report:
     `parameters` is the student's own point; `versions` holds "torch" (the run; for a not-gradable
     report, the grader's), "torch_key" (the key's reference run), "sympy" and "grader"; `seconds` is
     wall time. A batch sets `fingerprint` (the submission's content, the key and the grader version it
-    was made from), `modified` (the file's time) and, when the batch has several submissions of one
-    student, `superseded_by` on those that do not count (the most recently modified one counts).
+    was made from), `modified` (the file's time, information only) and, when the batch has several graded
+    submissions of one student, `superseded_by` on those that do not count (staff chose another one), or, until
+    staff choose, `choose_among` on each of them (the student's other submissions; none of them counts yet).
     `commits` holds, per exercise id, the commit record (see autograder.judging.commit) its predictions were
     judged with.
     """
@@ -169,8 +173,14 @@ class Report:
     fingerprint: str = ""               # what the report depends on (batch.fingerprint): unchanged -> not regraded
     modified: str = ""                  # the file's modification time (UTC, ISO 8601), set by a batch
     superseded_by: str = ""             # set by a batch: another submission of the same student counts instead
+    choose_among: tuple[str, ...] = ()  # set by a batch: the student's other submissions; staff choose which counts
     commits: dict[str, Any] = field(default_factory=dict)
     graded_by: str = ""                 # the Dask worker that graded it (grade --scheduler); "" on this machine
+
+    @property
+    def counted(self) -> bool:
+        """Does this report count for its student: graded, not superseded, and not awaiting staff's choice?"""
+        return self.status == "graded" and not self.superseded_by and not self.choose_among
 
     def counts(self) -> dict[str, int]:
         """Number of outcomes per status, in STATUSES order."""
@@ -184,6 +194,7 @@ class Report:
             out[f] = getattr(self, f)
         out["outcomes"] = [o.to_dict() for o in self.outcomes]
         out["notes"] = list(self.notes)
+        out["choose_among"] = list(self.choose_among)
         return out
 
     @classmethod
@@ -196,6 +207,7 @@ class Report:
                                             "misconception": Diagnosis(**o["misconception"]) if o.get("misconception")
                                             else None}) for o in body["outcomes"])
         body["notes"] = tuple(body.get("notes", ()))
+        body["choose_among"] = tuple(body.get("choose_among", ()))
         return cls(**body)
 
     def encodable(self) -> Report:

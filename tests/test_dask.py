@@ -64,12 +64,12 @@ def _reports(out):
 
 
 def _slow_copy(folder, name="slow"):
-    """ada's work as `folder`/`name`/ada.ipynb (submission name "<name>/ada.ipynb", graded as ada), with a
-    last cell that sleeps SLEEP seconds."""
+    """ada's work as `folder`/`name`/ada/ada.ipynb (submission name "<name>/ada/ada.ipynb", graded as ada: her
+    folder and her file agree), with a last cell that sleeps SLEEP seconds."""
     nb = nbformat.read(EXAMPLES / "ada.ipynb", as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(f"import time\ntime.sleep({SLEEP})"))
-    (folder / name).mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, folder / name / "ada.ipynb")
+    (folder / name / "ada").mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, folder / name / "ada" / "ada.ipynb")
 
 
 def _kill_worker_running(client, task_prefix, deadline):
@@ -132,8 +132,8 @@ def test_a_worker_killed_mid_batch_loses_nothing(released, cluster, scheduler, t
     assert done["p"].returncode == 0, done["p"].stderr
     reports = _reports(tmp_path / "out")
     assert {n: (r["status"], r["score"]) for n, r in reports.items()} == {
-        "slow__ada.json": ("graded", 26), "ben.json": ("graded", 20), "cleo.json": ("graded", 24), "dev.json": ("graded", 21)}
-    assert killed not in reports["slow__ada.json"]["graded_by"]   # graded again by a worker that lived
+        "slow__ada__ada.json": ("graded", 26), "ben.json": ("graded", 20), "cleo.json": ("graded", 24), "dev.json": ("graded", 21)}
+    assert killed not in reports["slow__ada__ada.json"]["graded_by"]   # graded again by a worker that lived
 
 
 def test_a_submission_whose_workers_keep_dying_is_not_graded_and_the_next_run_grades_it(released, cluster,
@@ -152,7 +152,7 @@ def test_a_submission_whose_workers_keep_dying_is_not_graded_and_the_next_run_gr
     grading.join()
     assert first and second
     assert done["p"].returncode == 0, done["p"].stderr
-    slow = _reports(tmp_path / "out")["slow__ada.json"]
+    slow = _reports(tmp_path / "out")["slow__ada__ada.json"]
     assert (slow["status"], slow["score"]) == ("not_gradable", None)
     assert slow["reason"].startswith("not graded: every Dask worker that ran it died"), slow["reason"]
     assert "the next run grades it again" in slow["reason"]
@@ -161,7 +161,7 @@ def test_a_submission_whose_workers_keep_dying_is_not_graded_and_the_next_run_gr
     again = run_cli("grade", str(subs), "--out", str(tmp_path / "out"), "--key", str(key_path), "--scheduler", scheduler)
     assert again.returncode == 0, again.stderr
     assert "(1 unchanged since the last run, kept" in again.stdout
-    assert (_reports(tmp_path / "out")["slow__ada.json"]["status"], _reports(tmp_path / "out")["slow__ada.json"]["score"]) == \
+    assert (_reports(tmp_path / "out")["slow__ada__ada.json"]["status"], _reports(tmp_path / "out")["slow__ada__ada.json"]["score"]) == \
            ("graded", 26)
 
 
@@ -188,7 +188,7 @@ def test_a_client_killed_mid_batch_finishes_the_rest_when_run_again(released, sc
     reports = _reports(out)
     assert len(reports) == total and not list((out / "reports").glob(".*.tmp"))
     assert f"({written} unchanged since the last run, kept" in p.stdout
-    assert all(reports[f"slow{i}__ada.json"]["score"] == 26 for i in range(3))
+    assert all(reports[f"slow{i}__ada__ada.json"]["score"] == 26 for i in range(3))
 
 
 def test_local_n_starts_a_cluster_for_the_batch(released, tmp_path):
@@ -327,7 +327,7 @@ def test_a_batch_whose_cluster_loses_every_worker_ends_with_not_graded_reports(r
     p = done["p"]
     assert p.returncode == 0, p.stderr
     assert "the Dask cluster has no workers left: waiting up to 5 s for one" in p.stderr
-    slow = _reports(tmp_path / "out")["slow__ada.json"]
+    slow = _reports(tmp_path / "out")["slow__ada__ada.json"]
     assert (slow["status"], slow["score"]) == ("not_gradable", None)
     assert slow["reason"].startswith("not graded: the Dask cluster lost all its workers and none joined within 5 s")
 

@@ -4,7 +4,12 @@ would see. A block is run as one bash script, so `cd` carries to its next lines.
 (Jupyter, a Dask scheduler and worker) run in the background until the block ends, and must answer.
 
 Only these differ from a user's session, each for a stated reason:
-- SUBSTITUTE: placeholders of the documents (`/path/to/autograd-lab`, a host name) and the benchmark's sizes;
+- `substitute`: placeholders of the documents (`/path/to/autograd-lab`, a host name, `~`, `/tmp/`) and the
+  benchmark's sizes;
+- Jupyter is started with `--no-browser --allow-root --port=<free> --ServerApp.token=...` (no browser here; CI
+  runs as root, as docs/student.md says; a port and a token the test can reach);
+- the venv's bin/ is not on PATH until a block runs `source .venv/bin/activate` (as in a user's terminal, it
+  stays so for the blocks after it);
 - IN_CI: README's set-up and demo, which `.ci/run` runs from a fresh clone (this test checks that it does);
 - BY_HAND: a command that installs several GB, named with where its result is recorded;
 - a file block (a ```python block whose first line is `# <path>`) is written to that path, as a user would;
@@ -87,12 +92,14 @@ def substitute(text: str, ws: Path) -> str:
     text = text.replace("~/", f"{home}/").replace("~ ", f"{home} ")
     text = text.replace("/path/to/autograd-lab", str(ws)).replace("host-a", "127.0.0.1")
     # the benchmark's sizes, cut so the suite stays fast (the full run's numbers are in docs/measured.md)
+    text = text.replace("benchmarks/intake.py --mb 10 40 63 70", "benchmarks/intake.py --mb 1 70")
     return text.replace("--n 200 --nbgrader-n 20 --cold 5", "--n 12 --nbgrader-n 2 --cold 1")
 
 
 def environment(ws: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "AUTOGRAD_LAB"))}
-    return {**env, "HOME": str(ws.parent / "home"), "PATH": f"{VENV / 'bin'}{os.pathsep}{os.environ['PATH']}",
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if Path(p) != VENV / "bin")
+    return {**env, "HOME": str(ws.parent / "home"), "PATH": path,
             "TMPDIR": str(ws.parent / "tmp"), "PIP_DISABLE_PIP_VERSION_CHECK": "1",
             # pip's own cache stays the machine's (what set-up downloaded), as it would for this user
             "PIP_CACHE_DIR": os.environ.get("PIP_CACHE_DIR", str(Path.home() / ".cache" / "pip"))}
@@ -134,6 +141,9 @@ class Session:
                 current.append(line)
         segments.append(("script", current))
         scripts = [i for i, (kind, body) in enumerate(segments) if kind == "script" and any(x.strip() for x in body)]
+        if "source .venv/bin/activate" in text:   # from here on, as in the user's terminal
+            self.env = {**self.env, "PATH": f"{self.ws / '.venv' / 'bin'}{os.pathsep}{self.env['PATH']}",
+                        "VIRTUAL_ENV": str(self.ws / ".venv")}
         done = None
         for i, (kind, body) in enumerate(segments):
             if kind == "server":
@@ -294,7 +304,12 @@ def test_the_measured_numbers_page(project):
     def the_benchmark_printed_its_numbers(session, done):
         assert "submissions/s" in done.stdout + done.stderr, done.stdout[-2000:]
 
-    run_document("docs/measured.md", project, after={"benchmarks/batch.py": the_benchmark_printed_its_numbers}).close()
+    def the_intake_refused_what_it_must(session, done):
+        assert "refused: crafted.ipynb is 66.8 MiB, more than the 64 MiB" in done.stdout, done.stdout[-2000:]
+        assert "read: 31 cells" in done.stdout
+
+    run_document("docs/measured.md", project, after={"benchmarks/batch.py": the_benchmark_printed_its_numbers,
+                                                     "benchmarks/intake.py": the_intake_refused_what_it_must}).close()
 
 
 def test_the_readme(project):

@@ -1,6 +1,8 @@
 """Do our notebooks work in real nbgrader: `generate_assignment` makes the same student notebook as our
-release, `autograde` (whose grade cells call our checker) gives every student the same score as our
-`grade`, and our `grade --nbgrader` fills an nbgrader course's autograded/, feedback/ and gradebook?"""
+release, `autograde` (set up with our `configure`, so that it grades in our sandbox) gives every student the
+same score as our `grade` and cannot be told a score by the notebook, and our `grade --nbgrader` fills an nbgrader
+course's autograded/, feedback/ and gradebook?"""
+import json
 import os
 import shutil
 import subprocess
@@ -25,33 +27,44 @@ def nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
     return p
 
 
-def scores(course: Path) -> dict[str, float]:
+def scores(course: Path, students: tuple[str, ...] = STUDENTS) -> dict[str, float]:
     from nbgrader.api import Gradebook
 
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        return {s: gb.find_submission(ASSIGNMENT, s).score for s in STUDENTS}
+        return {s: gb.find_submission(ASSIGNMENT, s).score for s in students}
+
+
+ATTACK = Path(__file__).parent / "cases" / "attack-2026-12" / "nbgrader-check-override"
+
+
+def make_course(base: Path, key_path: Path, config: str, students: dict[str, Path]) -> Path:
+    """A course directory: the solution as nbgrader's source, released by nbgrader, and the submissions."""
+    course = base
+    course.mkdir(parents=True, exist_ok=True)
+    (course / "nbgrader_config.py").write_text(config)
+    (course / "source" / ASSIGNMENT).mkdir(parents=True)
+    shutil.copy(SOLUTION / "backward-vs-grad.ipynb", course / "source" / ASSIGNMENT)
+    shutil.copy(key_path.parent.parent.parent / "assignments" / ASSIGNMENT / "public_key.json", course / "source" / ASSIGNMENT)
+    nbgrader(course, "db", "assignment", "add", ASSIGNMENT)
+    nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
+    for s, notebook in students.items():
+        folder = course / "submitted" / s / ASSIGNMENT
+        folder.mkdir(parents=True)
+        shutil.copy(notebook, folder / "backward-vs-grad.ipynb")
+    return course
 
 
 @pytest.fixture(scope="module")
 def course(released, tmp_path_factory):
-    """A course directory: the solution as nbgrader's source, released by nbgrader, four submissions."""
-    out, key_path = released
-    course = tmp_path_factory.mktemp("course")
-    (course / "nbgrader_config.py").write_text(
-        "c = get_config()\n"
-        "c.CourseDirectory.course_id = 'autograd-lab'\n"
-        "c.ClearSolutions.code_stub = {'python': ''}   # our placeholders stay; no stub is added\n"
-        "import os\n"
-        f"os.environ['AUTOGRAD_LAB_KEYS'] = {str(key_path.parent.parent)!r}   # build/: <assignment>/key.json\n")
-    (course / "source" / ASSIGNMENT).mkdir(parents=True)
-    shutil.copy(SOLUTION / "backward-vs-grad.ipynb", course / "source" / ASSIGNMENT)
-    nbgrader(course, "db", "assignment", "add", ASSIGNMENT)
-    nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
-    for s in STUDENTS:
-        folder = course / "submitted" / s / ASSIGNMENT
-        folder.mkdir(parents=True)
-        shutil.copy(EXAMPLES / f"{s}.ipynb", folder / "backward-vs-grad.ipynb")
-    return course
+    """A course set up as docs/staff.md says (configure: nbgrader autograde grades in our sandbox), with four
+    example students and the attack of tests/cases/attack-2026-12/nbgrader-check-override (mallory, honest)."""
+    _, key_path = released
+    config = ("c = get_config()\n"
+              "c.CourseDirectory.course_id = 'autograd-lab'\n"
+              "from autograder.integrations.nbgrader import configure\n"
+              f"configure(c, {str(key_path.parent.parent)!r})   # build/: <assignment>/key.json\n")
+    students = {s: EXAMPLES / f"{s}.ipynb" for s in STUDENTS} | {s: ATTACK / f"{s}.ipynb" for s in ("mallory", "honest")}
+    return make_course(tmp_path_factory.mktemp("course"), key_path, config, students)
 
 
 def test_generate_assignment_makes_the_same_student_notebook_as_our_release(released, course):
@@ -66,17 +79,39 @@ def test_generate_assignment_makes_the_same_student_notebook_as_our_release(rele
 
 
 def test_nbgrader_autograde_and_our_grade_give_every_student_the_same_score(released, course):
+    """nbgrader autograde, set up with configure, grades in our sandbox (no kernel runs the notebook): the same
+    scores as `grade --nbgrader`, student by student; the five lines that set a score in the kernel
+    (mallory) change nothing, and nothing the notebook runs sees the full key."""
     _, key_path = released
     nbgrader(course, "autograde", ASSIGNMENT, "--create", "--force")
-    theirs = scores(course)
+    theirs = scores(course, (*STUDENTS, "mallory", "honest"))
+    graded = nbformat.read(course / "autograded" / "mallory" / ASSIGNMENT / "backward-vs-grad.ipynb", as_version=4)
+    printed = json.dumps([c.get("outputs", []) for c in graded.cells])
+    assert "secret seen by the student code" not in printed   # mallory's cell never ran
+    assert json.loads(key_path.read_text())["secret"][:12] not in json.dumps(graded)
     p = run_cli("grade", "--nbgrader", str(course), "--key", str(key_path))
     assert p.returncode == 0, p.stderr
     ours = {s: read_report(course / "autograd-lab" / ASSIGNMENT / "reports" / f"{s}__backward-vs-grad.json").score
-            for s in STUDENTS}
-    assert ours == {"ada": 26, "ben": 20, "eve": 23, "gus": 0}
-    assert theirs == ours, "nbgrader autograde (calling our checker) and our grade differ"
-    assert scores(course) == ours   # our grade wrote the same scores into nbgrader's gradebook
-    assert "scores of 4 submission(s) in its gradebook.db" in p.stderr
+            for s in (*STUDENTS, "mallory", "honest")}
+    assert ours == {"ada": 26, "ben": 20, "eve": 23, "gus": 0, "mallory": 0, "honest": 0}
+    assert theirs == ours, "nbgrader autograde (grading in our sandbox) and our grade differ"
+    assert scores(course, (*STUDENTS, "mallory", "honest")) == ours   # our grade wrote the same scores
+    assert "scores of 6 submission(s) in its gradebook.db" in p.stderr
+
+
+def test_without_our_set_up_nbgrader_autograde_gets_no_grade_from_the_kernel(released, tmp_path):
+    """A course configured the old way (nbgrader runs the notebook in a kernel, with a path to the keys in the
+    environment): the check cells refuse to grade there, so an honest notebook shows why instead of a score, and
+    the message names the sandboxed ways."""
+    _, key_path = released
+    config = ("c = get_config()\nc.ClearSolutions.code_stub = {'python': ''}\nimport os\n"
+              f"os.environ['AUTOGRAD_LAB_KEYS'] = {str(key_path.parent.parent)!r}\n")
+    course = make_course(tmp_path / "course", key_path, config, {"ada": EXAMPLES / "ada.ipynb"})
+    nbgrader(course, "autograde", ASSIGNMENT, "--create", "--force")
+    assert scores(course, ("ada",)) == {"ada": 0}
+    graded = (course / "autograded" / "ada" / ASSIGNMENT / "backward-vs-grad.ipynb").read_text()
+    assert "autograd-lab does not grade in the notebook's own kernel" in graded
+    assert "autograder grade --nbgrader COURSE" in graded
 
 
 def test_our_grade_writes_nbgraders_autograded_and_feedback_folders(released, course):
@@ -98,7 +133,7 @@ def test_grade_clears_needs_manual_grading_as_nbgraders_autograde_does(released,
     assert run_cli("grade", "--nbgrader", str(course), "--key", str(key_path)).returncode == 0
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         rows = {d["student"]: d["needs_manual_grade"] for d in gb.submission_dicts(ASSIGNMENT)}
-    assert rows == {s: False for s in STUDENTS}
+    assert rows == {s: False for s in (*STUDENTS, "mallory", "honest")}
 
 
 def test_a_renamed_submission_is_written_under_the_name_nbgrader_uses(released, course, tmp_path):

@@ -3,13 +3,14 @@ in files and folders, names each submission uniquely, decides its student id (`i
 them in parallel through one warm sandbox worker; resumes a killed batch.
 
 May import: stdlib, tqdm (lazily), autograder.version, autograder.model, autograder.keyfile,
-autograder.grading.identity, autograder.grading.notebook, autograder.judging.compare, autograder.grading.grade,
+autograder.grading.identity, autograder.grading.intake, autograder.grading.notebook, autograder.judging.compare, autograder.grading.grade,
 autograder.report, autograder.sandbox.client, autograder.render.class_stats, autograder.profile,
-autograder.render.gradebook, autograder.render.stats (lazily).
+autograder.render.gradebook, autograder.render.terminal, autograder.render.stats (lazily).
 """
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
 import time
 from collections import Counter
@@ -20,24 +21,31 @@ from typing import Any
 
 from autograder import profile
 from autograder.version import __version__
-from autograder.grading import identity
+from autograder.grading import identity, intake
 from autograder.judging.compare import short
 from autograder.grading.grade import grade_notebook, grader_fault, not_gradable_report
 from autograder.keyfile import grading_json
 from autograder.model import Key
 from autograder.render.gradebook import to_csv, to_nbgrader_csv
+from autograder.render.terminal import printable
 from autograder.report import STATUSES, Report, read_report, write_text_atomic
 
 
 @dataclass(frozen=True)
 class Submission:
-    """One notebook to grade: its `path`, a unique `name` (path relative to the folder given, or the
-    file name), and where its student id comes from (`source`: its student folder and the identity
-    rule; the id itself is resolved when it is graded, with the notebook's STUDENT_ID)."""
+    """One name to grade: its `path` (as found: never resolved), a unique `name` (path relative to the folder
+    given, or the file name), where its student id comes from (`source`: its student folder and the identity
+    rule; the id itself is resolved when it is graded, with the notebook's STUDENT_ID) and what the intake found
+    there (`found`: its bytes are read through it; a link or a special file is refused there)."""
 
     path: str
     name: str
     source: identity.Source
+    found: intake.Found | None = None
+
+    def read(self) -> bytes:
+        """The submission's bytes, through the intake (`intake.read`). Raises intake.Refused."""
+        return intake.read(self.found if self.found is not None else intake.given(self.path))
 
 
 @dataclass(frozen=True)
@@ -54,63 +62,121 @@ class BatchResult:
 
 
 def find_submissions(paths: list[str], key: Key, ids: str = "file") -> list[Submission]:
-    """Files as given, and every *.ipynb under each folder (checkpoints skipped), each once. `ids`:
-    "file" names each student by the file (or folder) name, "notebook" by the notebook's own STUDENT_ID
-    (see identity.Rule). Raises FileNotFoundError for a path that does not exist."""
-    found: list[tuple[Path, str, Path | None]] = []   # (file, name, the folder given that holds it)
-    for p in map(Path, paths):
-        if p.is_dir():
-            found += [(q, q.relative_to(p).as_posix(), p) for q in sorted(p.rglob("*.ipynb"))
-                      if ".ipynb_checkpoints" not in q.parts]
-        elif p.exists():
-            found.append((p, p.name, None))
-        else:
-            raise FileNotFoundError(f"no such file or folder: {p}")
-    same_name = {n for n, count in Counter(name for _, name, _ in found).items() if count > 1 and "/" not in n}
-    found = [(path, f"{path.resolve().parent.name}/{name}" if name in same_name else name, root)
-             for path, name, root in found]
+    """Every name the intake finds (`intake.find`: files as given, every *.ipynb under each folder, links and
+    special files among them, none followed), each once and each its own submission. `ids`: "file" names each
+    student by the student folder and the file name, "notebook" by the notebook's own STUDENT_ID (see
+    identity.Rule). Raises FileNotFoundError for a path that does not exist."""
+    found = intake.find(paths)
+    same_name = {n for n, count in Counter(f.name for f in found).items() if count > 1 and "/" not in n}
     subs: list[Submission] = []
-    seen: set[Path] = set()
     names: set[str] = set()
     files: set[str] = set()
-    for path, name, root in found:
-        if path.resolve() in seen:
-            continue
-        seen.add(path.resolve())
+    for f in found:
+        name = f"{Path(os.path.abspath(f.path)).parent.name}/{f.name}" if f.name in same_name else f.name
         unique, n = name, 2
         while unique in names or report_file(unique) in files:
             unique, n = f"{name} ({n})", n + 1
         names.add(unique)
         files.add(report_file(unique))
-        source = identity.Source(path, identity.student_folder(path, root, key.assignment),
-                                 "notebook" if ids == "notebook" else "file")
-        subs.append(Submission(str(path), unique, source))
+        if f.root is not None:
+            folder = identity.student_folder(f.parts(), key.assignment)
+        else:   # a file given itself: its folder, as typed, names its student only when its name cannot
+            typed = Path(os.path.normpath(f.path)).parent.parts
+            folder = (identity.student_folder(typed, key.assignment)
+                      if identity.is_released_name(f.path.stem, key.notebook) else None)
+        source = identity.Source(f.path, folder, "notebook" if ids == "notebook" else "file")
+        subs.append(Submission(str(f.path), unique, source, f))
     return subs
 
 
-def _modified(path: str | Path) -> str:
-    """The file's modification time, UTC, ISO 8601 to the second ("" if it cannot be read)."""
+def _modified(path: intake.Found | str | Path) -> str:
+    """The file's modification time as its file system says (a zip or a student can set it: information for
+    staff, never what decides), UTC, ISO 8601 to the second ("" if it cannot be read). A link's own time."""
     import datetime
 
     try:
-        stamp = Path(path).stat().st_mtime
+        stamp = os.lstat(path.path if isinstance(path, intake.Found) else path).st_mtime
     except OSError:
         return ""
     return datetime.datetime.fromtimestamp(stamp, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def counted(reports: tuple[Report, ...]) -> tuple[Report, ...]:
-    """`reports` with, where one student has several, which one counts: the most recently modified file
-    (then the last by name); the others say which submission superseded them (`superseded_by`) and
-    keep their own report. Not-gradable reports take no part."""
+CHOICES = "choices.csv"   # in a batch's output folder: which submission counts, for students with several
+
+
+def counted(reports: tuple[Report, ...], choices: dict[str, str] | None = None) -> tuple[Report, ...]:
+    """`reports` with, where one student has several graded ones, which one counts: the one staff chose
+    (`choices`: student -> submission name); the others say which one counts instead (`superseded_by`). Without
+    a choice none counts, and each names the others (`choose_among`): nothing a submission carries (its file's
+    time, which a zip or a student can set; its name) decides. Not-gradable reports take no part."""
+    choices = choices or {}
     by_student: dict[str, list[Report]] = {}
     for r in reports:
         if r.status == "graded":
             by_student.setdefault(r.student, []).append(r)
-    winner = {student: max(rs, key=lambda r: (r.modified, r.submission)).submission
-              for student, rs in by_student.items() if len(rs) > 1}
-    return tuple(replace(r, superseded_by=winner[r.student] if r.status == "graded" and r.student in winner
-                         and winner[r.student] != r.submission else "") for r in reports)
+    out = []
+    for r in reports:
+        group = by_student.get(r.student, []) if r.status == "graded" else []
+        names = [g.submission for g in group]
+        if len(group) < 2:
+            out.append(replace(r, superseded_by="", choose_among=()))
+        elif choices.get(r.student) in names:
+            chosen = choices[r.student]
+            out.append(replace(r, superseded_by="" if r.submission == chosen else chosen, choose_among=()))
+        else:
+            out.append(replace(r, superseded_by="", choose_among=tuple(n for n in names if n != r.submission)))
+    return tuple(out)
+
+
+def read_choices(out: Path, reports: tuple[Report, ...]) -> dict[str, str]:
+    """Staff's choices of which submission counts, student -> submission: from `out/choices.csv` (columns student,
+    submission), then from the last gradebook (`out/gradebook.csv`), where staff may have written "yes" into the
+    counts column of one of the submissions of a student that awaited a choice ("choose: ..."). A gradebook edit
+    that says yes to several of a student's submissions chooses nothing."""
+    import csv
+
+    from autograder.render.gradebook import cell
+
+    chosen: dict[str, str] = {}
+    try:
+        with (out / CHOICES).open(encoding="utf-8", newline="") as f:
+            for row in csv.DictReader(f):
+                if row.get("student") and row.get("submission"):
+                    chosen[row["student"]] = row["submission"]
+    except (OSError, UnicodeDecodeError, csv.Error):
+        pass
+    try:
+        with (out / "gradebook.csv").open(encoding="utf-8", newline="") as f:
+            said = {row.get("submission"): (row.get("counts") or "").strip().lower() for row in csv.DictReader(f)}
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return chosen
+    students: dict[str, list[str]] = {}
+    for r in reports:
+        if r.status == "graded":
+            students.setdefault(r.student, []).append(r.submission)
+    for student, names in students.items():
+        yes = [n for n in names if said.get(cell(n)) == "yes"]
+        was_waiting = any(said.get(cell(n), "").startswith("choose") for n in names)
+        if len(names) > 1 and len(yes) == 1 and was_waiting:
+            chosen[student] = yes[0]
+    return chosen
+
+
+def write_choices(out: Path, reports: tuple[Report, ...], choices: dict[str, str]) -> None:
+    """Keep the choices that still apply in `out/choices.csv` (so that a gradebook rebuilt later keeps them)."""
+    import csv
+    import io
+
+    live = {r.student: r.submission for r in reports if r.status == "graded" and r.student in choices
+            and choices[r.student] == r.submission and (r.superseded_by == "" and not r.choose_among)}
+    if not live and not (out / CHOICES).exists():
+        return
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["student", "submission"])
+    for student in sorted(live):
+        w.writerow([student, live[student]])
+    write_text_atomic(out / CHOICES, buf.getvalue())
 
 
 def report_file(name: str) -> str:
@@ -123,21 +189,35 @@ def report_file(name: str) -> str:
     return stem + ".json"
 
 
-def fingerprint(path: str | Path, key: Key, source: identity.Source) -> str:
-    """What a report depends on: the submission's bytes, where its id comes from (its name, student
-    folder and identity rule), the key (its digest, its secret, which seeds the graded fresh points, and
-    its limits) and the grader version; sha256, hex (64 chars)."""
+def fingerprint(content: bytes | str, key: Key, source: identity.Source) -> str:
+    """What a report depends on: the submission's bytes as the intake read them (or, for a file it refused, why),
+    where its id comes from (its name, student folder and identity rule), the key (its digest, its secret,
+    which seeds the graded fresh points, and its limits) and the grader version; sha256, hex (64 chars)."""
     import json
 
     h = hashlib.sha256()
     for part in (__version__, key.digest, key.fresh_seed or "", json.dumps(grading_json(key.limits, key.grading), sort_keys=True),
                  source.path.name, source.folder or "", source.rule, source.given or ""):
         h.update(part.encode("utf-8", "surrogateescape") + b"\0")
-    try:
-        h.update(Path(path).read_bytes())
-    except OSError as e:   # unreadable now: grade it (its report says why), never reuse
-        h.update(repr(e).encode())
+    h.update(content if isinstance(content, bytes) else b"refused\0" + content.encode("utf-8", "surrogateescape"))
     return h.hexdigest()
+
+
+def _content(sub: Submission) -> bytes | str:
+    """The submission's bytes through the intake, or why the intake refused it (never what it holds)."""
+    try:
+        return sub.read()
+    except intake.Refused as e:
+        return str(e)
+
+
+def grade_content(sub: Submission, content: bytes | str, key: Key, worker: Any) -> Report:
+    """Grade one submission from what the intake gave (`_content`): its bytes, or why it was refused (a
+    not-gradable report under the student its name and folder give)."""
+    if isinstance(content, str):
+        student = identity.resolve(sub.source, key.notebook, key.assignment, None).student
+        return not_gradable_report(key, sub.name, student, content)
+    return grade_notebook(sub.path, key, worker=worker, source=sub.source, data=content)
 
 
 def _reusable(path: Path, fp: str) -> Report | None:
@@ -170,8 +250,8 @@ class _Progress:
             done = "" if report.score is None else f" {report.score:g}/{report.max_score:g}"
             why = f" ({short(report.reason, 120)})" if report.status == "not_gradable" else ""
             again = " (unchanged: kept its report)" if reused else ""
-            print(f"graded {sub.name} ({report.student}): {report.status}{done}{why}{again}", file=sys.stderr,
-                  flush=True)
+            line = f"graded {sub.name} ({report.student}): {report.status}{done}{why}{again}"
+            print(printable(line), file=sys.stderr, flush=True)   # names are data: escapes shown, never obeyed
 
     def close(self) -> None:
         if self.bar is not None:
@@ -205,21 +285,21 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
         tmp.unlink(missing_ok=True)
     before = {p.name for p in reports_dir.glob("*.json")}
     start = time.monotonic()
-    unseen = [*(conceal or []), str(out), *sorted({str(Path(s.path).resolve().parent) for s in subs})]
+    unseen = [*(conceal or []), str(out), *sorted({os.path.abspath(Path(s.path).parent) for s in subs})]
     if started is not None and not started.conceals(unseen):   # e.g. a submission linked from another folder
         started = None                                         # (the caller still closes the early one)
-    fps = {s.name: fingerprint(s.path, key, s.source) for s in subs}
+    fps = {s.name: fingerprint(_content(s), key, s.source) for s in subs}   # read again to grade: see `one`
     kept = {s.name: None if force else _reusable(reports_dir / report_file(s.name), fps[s.name]) for s in subs}
     bar = _Progress(len(subs), progress)
 
-    def done(sub: Submission, report: Report) -> Report:   # a new report: written at once, atomically
+    def done(sub: Submission, report: Report, fp: str) -> Report:   # a new report: written at once, atomically
         with profile.stage("report: write"):
-            report = replace(report, submission=sub.name, fingerprint=fps[sub.name], modified=_modified(sub.path))
+            report = replace(report, submission=sub.name, fingerprint=fp, modified=_modified(sub.found or sub.path))
             try:
                 report.write(reports_dir / report_file(sub.name))
             except (ValueError, TypeError) as e:   # a report JSON cannot hold: a grader fault, never the batch's end
                 report = replace(not_gradable_report(key, sub.name, report.student, grader_fault(e)),
-                                 fingerprint=fps[sub.name], modified=report.modified)
+                                 fingerprint=fp, modified=report.modified)
                 report.write(reports_dir / report_file(sub.name))
         bar.update(sub, report, False)
         return report
@@ -230,7 +310,8 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
             profile.begin()
             profile.add("queue wait", time.monotonic() - start)
             cpu = time.thread_time()
-            report = done(sub, grade_notebook(sub.path, key, worker=worker, source=sub.source))
+            content = _content(sub)   # the bytes graded are the bytes the report's fingerprint names
+            report = done(sub, grade_content(sub, content, key, worker), fingerprint(content, key, sub.source))
             profile.add("cpu: the grader's thread", time.thread_time() - cpu)
             profile.end(sub.name)
             return report
@@ -243,7 +324,8 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
             for s in subs:
                 if kept[s.name] is not None:
                     bar.update(s, kept[s.name], True)
-            graded = {sub.name: done(sub, report) for sub, report in grid.grade(todo, key, unseen)}
+            graded = {sub.name: done(sub, report, fingerprint(content, key, sub.source))
+                      for sub, report, content in grid.grade(todo, key, unseen, _content)}
             reports = tuple(kept[s.name] or graded[s.name] for s in subs)
         elif todo:
             from contextlib import nullcontext
@@ -257,11 +339,14 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
             reports = tuple(one(s, None) for s in subs)
     finally:
         bar.close()
-    reports = counted(reports)
+    choices = read_choices(out, reports)
+    reports = counted(reports, choices)
+    write_choices(out, reports, choices)
     for sub, report in zip(subs, reports, strict=True):   # who counts changed: the report says so
         path = reports_dir / report_file(sub.name)
         try:
-            changed = read_report(path).superseded_by != report.superseded_by
+            old = read_report(path)
+            changed = (old.superseded_by, old.choose_among) != (report.superseded_by, report.choose_among)
         except (OSError, ValueError, TypeError, KeyError):
             changed = True
         if changed:

@@ -4,7 +4,7 @@ orchestration: the grading semantics are `judge`'s. Never raises for a student's
 grader gives a "not graded" report that says so.
 
 May import: stdlib, autograder.version, autograder.model, autograder.grading.plan, autograder.judging.judge,
-autograder.judging.commit, autograder.grading.identity, autograder.judging.sources, autograder.grading.notebook,
+autograder.judging.commit, autograder.grading.identity, autograder.grading.intake, autograder.judging.sources, autograder.grading.notebook,
 autograder.report, autograder.sandbox.client, autograder.wire, autograder.judging.compare,
 autograder.judging.analytic, autograder.profile.
 """
@@ -18,13 +18,13 @@ from typing import Any, Callable
 from autograder import profile, wire
 from autograder.version import __version__
 from autograder.judging import analytic, commit, judge, sources
-from autograder.grading import identity, plan
+from autograder.grading import identity, intake, plan
 from autograder.sandbox import client as sandbox
 from autograder.judging.compare import short
 from autograder.judging.judge import Evidence, RunEnd
 from autograder.model import Key
-from autograder.grading.notebook import (NotebookError, code_cell_labels, code_cells, declared_assignment, declared_student_id,
-                                 read_notebook)
+from autograder.grading.notebook import (NotebookError, code_cell_labels, code_cells, declared_assignment,
+                                        declared_student_id, parse_notebook)
 from autograder.report import Report, installed_torch
 
 MAX_NOTES = 20                       # notes kept per report (keeps a report small)
@@ -53,11 +53,13 @@ def end_of(run: sandbox.ProbeRun) -> RunEnd:
 def grade_notebook(path: str | Path, key: Key, student: str | None = None,
                    exercises: list[str] | None = None, conceal: list[str] | None = None,
                    worker: sandbox.Worker | None = None, source: identity.Source | None = None,
-                   selfcheck: bool = False) -> Report:
+                   selfcheck: bool = False, data: bytes | None = None) -> Report:
     """Grade one submission notebook against `key`.
 
     Args:
-        path: the .ipynb file. key: a full or public key.
+        path: the .ipynb file (with `data`: only its name, never opened). data: the file's bytes, as the intake
+            read them (a batch, Dask, Gradescope, nbgrader); without it the file is read through the intake
+            (`intake.given`: a link or a special file is not read). key: a full or public key.
         student: the id whose parameters are used; None: the notebook's STUDENT_ID, else the file name's
             stem (identity rule "self"). source: where a batch found the submission, and the identity rule
             its id is found by (instead of `student`). exercises: restrict to these exercise ids. conceal:
@@ -72,7 +74,7 @@ def grade_notebook(path: str | Path, key: Key, student: str | None = None,
     """
     start = time.monotonic()
     try:
-        report = _grade_notebook(Path(path), key, student, exercises, conceal, worker, source, selfcheck)
+        report = _grade_notebook(Path(path), key, student, exercises, conceal, worker, source, selfcheck, data)
         with profile.stage("report: encodable"):
             return report.encodable()
     except Exception as e:
@@ -81,16 +83,19 @@ def grade_notebook(path: str | Path, key: Key, student: str | None = None,
 
 def _grade_notebook(path: Path, key: Key, student: str | None, exercises: list[str] | None,
                     conceal: list[str] | None, worker: sandbox.Worker | None,
-                    source: identity.Source | None, selfcheck: bool = False) -> Report:
+                    source: identity.Source | None, selfcheck: bool = False, data: bytes | None = None) -> Report:
     start = time.monotonic()
     key = key.only(exercises)
     if student is None and source is not None:   # before the notebook is read: by the rules, without STUDENT_ID
         student = identity.resolve(source, key.notebook, key.assignment, None).student
     try:
         with profile.stage("notebook: read and validate"):
-            nb = read_notebook(path)
-    except NotebookError as e:
+            if data is None:
+                data = intake.read(intake.given(path))
+            nb = parse_notebook(data, path.name, outputs=False)
+    except (NotebookError, intake.Refused) as e:
         return _not_gradable(key, path.name, student or path.stem, str(e), {}, start)
+    salt = plan.submission_salt(data) if key.fresh_seed else ""
     other = declared_assignment(nb)
     if other and other != key.assignment:
         return _not_gradable(key, path.name, student or path.stem,
@@ -108,7 +113,8 @@ def _grade_notebook(path: Path, key: Key, student: str | None, exercises: list[s
         facts = sources.Facts.of(cells)
         positions = facts.positions(key, exercises)
     with profile.stage("request"):
-        request = plan.probe_request(key, cells, who.student, exercises, {e: p.after for e, p in positions.items()})
+        request = plan.probe_request(key, cells, who.student, exercises, {e: p.after for e, p in positions.items()},
+                                     salt=salt)
     if profile.enabled():
         request["profile"] = {}
 
@@ -127,7 +133,7 @@ def _grade_notebook(path: Path, key: Key, student: str | None, exercises: list[s
             records += [r for ex in key.exercises if (r := commit.read(store.get(key.assignment, who.student, ex.id)))]
         commits = commit.choose(records, key.assignment, who.student)
     return _finish(key, path.name, who.student, first, list(who.notes), start, code_cell_labels(nb), request, run,
-                   facts, positions, commits=commits, seal=selfcheck)
+                   facts, positions, commits=commits, seal=selfcheck, salt=salt)
 
 
 Step = tuple   # ("cell", i) | ("name", name) | ("call", function, point)
@@ -285,12 +291,12 @@ def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, note
             rerun: Rerun | None = None, facts: sources.Facts | None = None,
             positions: dict[str, sources.Position] | None = None, cell_notes: bool = True,
             commits: dict[str, commit.Commit | str] | None = None, cells: list[str] | None = None,
-            seal: bool = False) -> Report:
+            seal: bool = False, salt: str = "") -> Report:
     """The report of a run. `commits`: per exercise, its commit record or why none is trusted. `cells` (an
     in-notebook self-check's, with `facts`): an exercise whose predictions are all filled in and have no
     commit record is committed now. With `seal`, an exercise without a commit shows no expected value
-    (judge.sealed)."""
-    points = plan.points_for(key, student)
+    (judge.sealed). `salt`: the submission's, for its graded fresh points (plan.points_for)."""
+    points = plan.points_for(key, student, salt)
     commits = dict(commits or {})
     try:
         with profile.stage("results: parse and validate"):
@@ -372,7 +378,7 @@ def report_from_results(key: Key, results: bytes, student: str, exercises: list[
     were observed after the last of them. `labels`: how the student finds those cells. `records`: the commit
     records the notebook holds (see autograder.judging.commit); with `cells`, an exercise whose predictions are all
     filled in is committed now (the report's `commits` holds the new record) and one without a commit
-    shows no expected value (unless not `seal`: nbgrader's autograde grades with the self-check)."""
+    shows no expected value (unless not `seal`)."""
     key = key.only(exercises)
     run = sandbox.ProbeRun(results[: wire.MAX_RESULT_BYTES], "", 0, False, 0.0,
                            isolation="none: a self-check observes your code in your own notebook kernel")

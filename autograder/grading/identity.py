@@ -16,18 +16,21 @@ from typing import Literal
 
 PLACEHOLDER_ID = "your-student-id"   # what a released notebook's STUDENT_ID cell holds
 
-# How a submission's id is found (README, "Whose submission is this?"):
-#   "file"      batch grading (default). The file's name without .ipynb, unless it is the released notebook's
-#               name or a copy of it that a browser, Jupyter, a cloud drive or a learning platform named
-#               ("backward-vs-grad (1)", "backward-vs-grad-Copy1", "Copy of backward-vs-grad",
-#               "backward-vs-grad - Copy", "backward-vs-grad copy 2", "smith_123_backward-vs-grad",
-#               "backward-vs-grad-mia"); then its student folder (the nearest folder above it, below the
-#               folder given to `grade`, that is not named after the assignment: nbgrader's
-#               submitted/<student>/<assignment>/ too); with neither, the notebook's STUDENT_ID. When
-#               STUDENT_ID is set (not the placeholder) and names someone else than the file or the
-#               folder, no rule says who is right: not gradable.
+# How a submission's id is found (docs/staff.md, "Whose submission is this?"):
+#   "file"      batch grading (default). Its student folder (the nearest folder above it, below the folder
+#               given to `grade`, that is not named after the assignment: nbgrader's
+#               submitted/<student>/<assignment>/ too), and the file's name without .ipynb (a copy's
+#               decoration taken off where the folder or STUDENT_ID says so: "mia (1)" in mia's folder), unless it is the released notebook's name or a copy
+#               of it that a browser, Jupyter, a cloud drive or a learning platform named ("backward-vs-grad
+#               (1)", "backward-vs-grad-Copy1", "Copy of backward-vs-grad", "backward-vs-grad - Copy",
+#               "backward-vs-grad copy 2", "smith_123_backward-vs-grad", "backward-vs-grad-mia"); with
+#               neither, the notebook's STUDENT_ID. The folder is the course's evidence: a file name that names
+#               another student than its folder does is not gradable (a name never speaks for another
+#               student), and so is a STUDENT_ID (not the placeholder) that names someone else than the file
+#               or the folder.
 #   "notebook"  `grade --ids notebook`: the notebook's STUDENT_ID, else as "file" (for downloads a learning
-#               platform renamed); a file or folder that says otherwise is noted, not refused.
+#               platform renamed); a file name that says otherwise is noted, not refused; a student folder that
+#               says otherwise is not gradable (the folder is the course's, STUDENT_ID the student's claim).
 #   "upload"    a Gradescope upload: $AUTOGRADER_STUDENT, else STUDENT_ID, else the file's name (a released
 #               name or a copy of it: not gradable, with the reason).
 #   "self"      a self-check (`autograder check`): STUDENT_ID, else the file's name.
@@ -76,16 +79,13 @@ class Source:
     given: str | None = None
 
 
-def student_folder(path: Path, root: Path | None, assignment: str) -> str | None:
-    """The nearest folder above `path` that is not named after the assignment: below `root` (the folder
-    given to `grade`) when there is one, else any."""
-    path = path.resolve()
-    limit = root.resolve() if root is not None else None
-    for parent in path.parents:
-        if limit is not None and (parent == limit or limit not in parent.parents):
-            return None
-        if parent.name and parent.name != assignment:
-            return parent.name
+def student_folder(folders: tuple[str, ...], assignment: str) -> str | None:
+    """The student folder of a submission found under a folder given to `grade`: of the folders between that
+    folder and the file (`folders`, outermost first, as found: links are never followed), the nearest to the
+    file that is not named after the assignment; None when there is none."""
+    for name in reversed(folders):
+        if name and name != assignment:
+            return name
     return None
 
 
@@ -116,6 +116,8 @@ def resolve(source: Source, released: str, assignment: str, declared: str | None
     stem = source.path.stem
     usable = declared if declared and declared != PLACEHOLDER_ID else None
     by_file = None if is_released_name(stem, released) else stem
+    if by_file and by_file != undecorated(by_file) and undecorated(by_file) in (source.folder, declared):
+        by_file = undecorated(by_file)   # "mia (1)": a copy of mia's own file, as her folder or STUDENT_ID says
     if source.rule == "given" and source.given is not None:
         return _with_notes(source.given, "given", declared)
     if source.rule == "self":
@@ -127,12 +129,21 @@ def resolve(source: Source, released: str, assignment: str, declared: str | None
                 f"whose notebook is this? Its STUDENT_ID is not set and its name ({source.path.name}) is the "
                 f"released notebook's: set STUDENT_ID in its first cell to your id, save, and upload it again"))
         return _with_notes(chosen, "upload", declared)
+    folder = source.folder
+    if source.rule in ("file", "notebook") and folder and by_file and by_file != folder:
+        return Identity(folder, source.rule, declared, problem=(
+            f"whose submission is this? It is in the folder of {folder!r} but its file name says {by_file!r}: a file "
+            f"name never speaks for another student than its folder. If {folder!r} is not a student's folder, "
+            f"grade the folder that holds the students' folders (or the files themselves); else rename the file"))
     if source.rule == "notebook" and usable:
-        witness = by_file or source.folder
-        notes = ([f"graded as its STUDENT_ID {usable!r} (grade --ids notebook); its "
-                  f"{'file name' if by_file else 'folder'} says {witness!r}"] if witness and witness != usable else [])
+        if folder and folder != usable:
+            return Identity(folder, "notebook", declared, problem=(
+                f"whose submission is this? It is in the folder of {folder!r} but its STUDENT_ID says {usable!r}: "
+                f"the folder is the course's record, so --ids notebook does not override it"))
+        notes = ([f"graded as its STUDENT_ID {usable!r} (grade --ids notebook); its file name says {by_file!r}"]
+                 if by_file and by_file != usable else [])
         return Identity(usable, "notebook", declared, tuple(notes))
-    witness, what = ((by_file, "file name") if by_file and source.rule != "folder" else (source.folder, "folder"))
+    witness, what = ((folder, "folder") if folder or source.rule == "folder" else (by_file, "file name"))
     if witness is None:
         if usable:
             return Identity(usable, source.rule, declared, (

@@ -2,7 +2,7 @@
 student id and assignment, and whether its answer cells are as released (nbgrader's checksums). The student
 copy of a solution notebook is authoring's (authoring.student_copy).
 
-May import: stdlib, nbformat, nbgrader (its checksum, for `untouched` only).
+May import: stdlib, nbformat, nbgrader (its checksum, for `untouched` only), autograder.grading.intake, autograder.judging.commit.
 """
 from __future__ import annotations
 
@@ -12,62 +12,111 @@ import json
 from pathlib import Path
 from typing import Any
 
+from autograder.grading import intake
+from autograder.judging.commit import COMMIT_MIME
+
 METADATA_KEY = "autograd_lab"
 # The setup cell's `Lab("<assignment id>", STUDENT_ID)` (an exercise's check cell: judging.sources).
 LAB_CALL = re.compile(r"\bLab\(\s*[\"']([^\"']*)[\"']")
 
 
 class NotebookError(ValueError):
-    """The file cannot be read as a Jupyter notebook; the message says why, for the student."""
+    """The file cannot be read as a Jupyter notebook; the message says why, for the student (never quoting what
+    the file holds)."""
 
 
-def read_notebook(path: str | Path) -> Any:
-    """Read `path` as an nbformat v4 notebook.
+# A notebook's JSON may hold at most this many objects and lists (counted as "{" and "[" bytes, an upper bound) and
+# this many values in them (counted as "," bytes: every value but a container's first follows one), so that the
+# memory of parsing it is at most about 3 times its size plus what so many small values take (~200 MB; see
+# docs/security.md, measured by benchmarks/intake.py). A notebook a student saved holds a few thousand of each; a
+# large image is one long string.
+MAX_CONTAINERS = 500_000
+MAX_VALUES = 2_000_000
+# The only outputs grading reads: the commit records of check cells.
+KEPT_OUTPUT = COMMIT_MIME
 
-    Raises NotebookError for a file that is missing, empty, not UTF-8, not JSON (e.g. truncated, or a
-    .py script), or not a notebook (also one whose cells the grader cannot read). A UTF-8 byte order
-    mark is allowed. nbformat 3 notebooks are converted, as nbformat.reads does; its schema validation, which
-    only logs what it finds (nbformat.reads never raises for it), is left out: the cells the grader reads are
-    checked here (2-5 ms a notebook saved).
+
+def read_notebook(path: str | Path, outputs: bool = True) -> Any:
+    """Read a notebook file named by its user (a learner's own, a solution) through the intake's door (no link
+    followed, at most intake.MAX_BYTES): see `parse_notebook`.
+
+    Raises:
+        NotebookError: it cannot be read as a notebook (also: it is a link, a FIFO, too large).
+    """
+    try:
+        data = intake.read(intake.given(path))
+    except intake.Refused as e:
+        raise NotebookError(str(e)) from None
+    return parse_notebook(data, Path(path).name, outputs)
+
+
+def parse_notebook(data: bytes, name: str, outputs: bool = True) -> Any:
+    """`data` (a handed-in file's bytes) as an nbformat v4 notebook named `name`.
+
+    A UTF-8 byte order mark is allowed. nbformat 3 notebooks are converted, as nbformat.reads does; its schema
+    validation, which only logs what it finds (nbformat.reads never raises for it), is left out: the cells the
+    grader reads are checked here (2-5 ms a notebook saved). `outputs=False` keeps of the outputs only those
+    grading reads (commit records), before the notebook is made. Memory: parsing holds at most about 3 times
+    `len(data)` plus MAX_CONTAINERS and MAX_VALUES small objects (docs/security.md).
+
+    Raises:
+        NotebookError: empty, not UTF-8, not JSON (e.g. truncated, or a .py script), JSON of more than
+            MAX_CONTAINERS objects and lists or MAX_VALUES values, or not a notebook (also one whose cells the grader cannot read).
     """
     import nbformat
 
-    p = Path(path)
+    if not data.strip():
+        raise NotebookError(f"{name} is empty")
+    containers, values = data.count(b"{") + data.count(b"["), data.count(b",")
+    if containers > MAX_CONTAINERS or values > MAX_VALUES:
+        what = (f"{MAX_CONTAINERS:,} JSON objects and lists" if containers > MAX_CONTAINERS
+                else f"{MAX_VALUES:,} JSON values")
+        raise NotebookError(f"{name} holds more than {what}, which no notebook saved from Jupyter does: clear its "
+                            f"outputs (Edit > Clear Outputs of All Cells), save, and hand it in again")
     try:
-        raw = p.read_bytes()
-    except OSError as e:
-        raise NotebookError(f"cannot read {p.name}: {e.strerror}") from None
-    if not raw.strip():
-        raise NotebookError(f"{p.name} is empty")
-    try:
-        text = raw.decode("utf-8").removeprefix("\ufeff")
+        text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as e:
-        raise NotebookError(f"{p.name} is not UTF-8 text (byte {e.start})") from None
+        raise NotebookError(f"{name} is not UTF-8 text (byte {e.start})") from None
+    if not text.lstrip().startswith(("{", "[")):
+        raise NotebookError(f"{name} is not a Jupyter notebook: it is text, not JSON (a script or a text file?); "
+                            f"hand in the .ipynb file saved from Jupyter")
     try:
-        data = json.loads(text)
+        data_ = json.loads(text)
     except json.JSONDecodeError as e:
-        if not text.lstrip().startswith(("{", "[")):
-            first = text.strip().splitlines()[0][:60]
-            raise NotebookError(f"{p.name} is not a Jupyter notebook: it is text, not JSON (it starts with "
-                                f"{first!r}); hand in the .ipynb file saved from Jupyter") from None
-        raise NotebookError(f"{p.name} is not valid JSON ({e.msg}: line {e.lineno}, column {e.colno}); "
+        raise NotebookError(f"{name} is not valid JSON ({e.msg}: line {e.lineno}, column {e.colno}); "
                             f"the file may be truncated: re-save it from Jupyter") from None
     except RecursionError:
-        raise NotebookError(f"{p.name} is JSON nested too deeply to be a Jupyter notebook; hand in the .ipynb "
+        raise NotebookError(f"{name} is JSON nested too deeply to be a Jupyter notebook; hand in the .ipynb "
                             f"file saved from Jupyter") from None
-    if not isinstance(data, dict) or ("cells" not in data and "worksheets" not in data):
-        raise NotebookError(f"{p.name} is JSON but not a Jupyter notebook (no cells)")
+    del text
+    if not isinstance(data_, dict) or ("cells" not in data_ and "worksheets" not in data_):
+        raise NotebookError(f"{name} is JSON but not a Jupyter notebook (no cells)")
+    if not outputs:
+        _keep_read_outputs(data_)
     try:   # nbformat.reads, from the dict already parsed, less its schema validation, which only logs
         from nbformat.reader import get_version
 
-        major, minor = get_version(data)
-        nb = nbformat.convert(nbformat.versions[major].to_notebook_json(data, minor=minor), 4)
+        major, minor = get_version(data_)
+        nb = nbformat.convert(nbformat.versions[major].to_notebook_json(data_, minor=minor), 4)
     except Exception as e:  # nbformat raises several unrelated types for a malformed notebook
-        raise NotebookError(f"{p.name} is not a readable notebook: {type(e).__name__}: {str(e)[:200]}") from None
+        raise NotebookError(f"{name} is not a readable notebook: nbformat cannot read its cells "
+                            f"({type(e).__name__}); re-save it from Jupyter") from None
     problem = _unreadable_cell(nb)
     if problem:
-        raise NotebookError(f"{p.name} is not a readable notebook: {problem}; re-save it from Jupyter")
+        raise NotebookError(f"{name} is not a readable notebook: {problem}; re-save it from Jupyter")
     return nb
+
+
+def _keep_read_outputs(data: dict) -> None:
+    """Drop, in place, every output of a v4 notebook's cells but the commit records grading reads."""
+    cells = data.get("cells")
+    if not isinstance(cells, list):
+        return
+    for cell in cells:
+        outs = cell.get("outputs") if isinstance(cell, dict) else None
+        if isinstance(outs, list):
+            cell["outputs"] = [o for o in outs if isinstance(o, dict) and isinstance(o.get("data"), dict)
+                               and KEPT_OUTPUT in o["data"]]
 
 
 def _unreadable_cell(nb: Any) -> str | None:

@@ -45,7 +45,8 @@ class ProbePlan:
 
 
 def _rng(assignment: str, student: str, stream: str, name: str) -> random.Random:
-    seed = hashlib.sha256(f"{assignment}\0{student}\0{stream}\0{name}".encode()).digest()
+    # a student id from a file name need not be UTF-8 (os.fsdecode gives it lone surrogates): its own bytes seed it
+    seed = hashlib.sha256(f"{assignment}\0{student}\0{stream}\0{name}".encode("utf-8", "surrogateescape")).digest()
     return random.Random(int.from_bytes(seed[:8], "big"))
 
 
@@ -74,14 +75,22 @@ def draw_point(parameters: dict[str, Parameter], assignment: str, student: str, 
     return point
 
 
-def points_for(key: Key | ProbePlan, student: str) -> list[dict[str, Number]]:
+def submission_salt(data: bytes) -> str:
+    """What makes a graded submission's fresh points its own: sha256 of the handed-in file's bytes (hex, 16
+    characters). The same bytes are graded at the same points again (a batch resumes, a regrade agrees); any
+    change to the file gives other points, so what one graded feedback showed is no help for the next."""
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def points_for(key: Key | ProbePlan, student: str, salt: str = "") -> list[dict[str, Number]]:
     """The student's own point (index 0) followed by `fresh_points` fresh points, each differing from the
     earlier points in every real parameter (so that a number hard-coded for one point is caught at the
     others).
 
     The full key holds a random seed (made at release, never shipped to students) for the graded fresh
-    points, so that they cannot be worked out, or read off a self-check, in advance; the public key has
-    none, and self-checks use other fresh points.
+    points, so that they cannot be worked out, or read off a self-check, in advance; a graded run adds the
+    submission's own `salt` (`submission_salt`), so that they differ from one submission to the next. The
+    public key has no seed, and self-checks use other fresh points.
     """
     plan = ProbePlan.of(key)
     params, aid = plan.parameters, plan.assignment
@@ -89,7 +98,8 @@ def points_for(key: Key | ProbePlan, student: str) -> list[dict[str, Number]]:
     reals = [n for n, d in params.items() if d.kind == "real"]
     for i in range(1, plan.fresh_points + 1):
         for attempt in range(50):   # a fresh point must differ from the earlier ones in every real parameter
-            point = draw_point(params, aid, student, f"fresh-{i}{plan.fresh_seed}" + (f"-{attempt}" if attempt else ""))
+            stream = f"fresh-{i}{plan.fresh_seed}" + (f"-{salt}" if salt and plan.fresh_seed else "")
+            point = draw_point(params, aid, student, stream + (f"-{attempt}" if attempt else ""))
             if all(point[n] != q[n] for n in reals for q in points) and (reals or point not in points):
                 break
         points.append(point)
@@ -143,7 +153,8 @@ def observation(plan: ProbePlan, exercise: Exercise, points: list[dict[str, Numb
 
 
 def probe_request(key: Key | ProbePlan, cells: list[str], student: str, exercises: list[str] | None = None,
-                  positions: dict[str, int] | None = None, skip: dict[int, str] | None = None) -> dict[str, Any]:
+                  positions: dict[str, int] | None = None, skip: dict[int, str] | None = None,
+                  salt: str = "") -> dict[str, Any]:
     """Build the request the probe gets: cells to run, and after which cell to observe each exercise.
 
     Args:
@@ -154,6 +165,7 @@ def probe_request(key: Key | ProbePlan, cells: list[str], student: str, exercise
         positions: exercise id -> the code cell after which it is observed (`sources.Facts.positions`;
             default: after the last cell).
         skip: code cell index -> why it is not run (it ended an earlier run of the same submission).
+        salt: the submission's salt for its graded fresh points (`points_for`).
     Returns:
         A JSON-native dict, version 2: v, cells, skip ({"<index>": reason}), observe ([{exercise, after,
         names, calls}], in notebook order), parameters (the student's own point), call_timeout and
@@ -161,7 +173,7 @@ def probe_request(key: Key | ProbePlan, cells: list[str], student: str, exercise
         value.
     """
     plan = ProbePlan.of(key)
-    points = points_for(plan, student)
+    points = points_for(plan, student, salt)
     wanted = [e for e in plan.exercises if exercises is None or e.id in exercises]
     last = len(cells) - 1
     observe = [observation(plan, e, points, (positions or {}).get(e.id, last)) for e in wanted]

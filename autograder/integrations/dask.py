@@ -86,8 +86,8 @@ def key_id(key: Key) -> str:
 class KeyPlugin(WorkerPlugin):
     """Runs in each Dask worker process: holds the key (from its JSON form) and one warm sandbox.Worker,
     started in `setup` and closed in `teardown` (when the batch unregisters the plugin or the Dask worker
-    closes). A submission's bytes land in a private inbox folder that no run can see (nor the Dask
-    worker's own folder, nor its working folder).
+    closes). A submission arrives as bytes and is graded from them (never written to a file); the plugin's
+    private inbox folder, the Dask worker's own folder and its working folder are hidden from every run.
 
     Args:
         key_json: keyfile.to_json(key) of the grader's key (a full key: it holds the fresh-point secret).
@@ -149,23 +149,17 @@ class KeyPlugin(WorkerPlugin):
             shutil.rmtree(self.inbox, ignore_errors=True)
 
     def grade(self, data: bytes, filename: str, folder: str | None, rule: str, given: str | None) -> str:
-        """Grade one submission: `data` (the notebook file's bytes) saved as `filename` (a bare file name)
-        in the inbox, its student id resolved by `identity` from the file name, `folder` (its student
+        """Grade one submission: `data` (the notebook file's bytes, as the client's intake read them) under the
+        name `filename` (a bare file name), its student id resolved by `identity` from the file name, `folder` (its student
         folder), `rule` and `given`. Returns the report's JSON text, with `graded_by` set. Raises
         CannotGrade when this worker cannot grade (other code, no sandbox, no isolation): the client sends
         the submission elsewhere, so a sandbox is never started again per task."""
         if self.problem or self.key is None:
             raise CannotGrade(self.address, self.problem or "no key on this worker")
-        box = Path(self.inbox) / uuid.uuid4().hex
-        box.mkdir()
-        try:
-            name = Path(filename).name
-            path = box / (name if name not in ("", ".", "..") else "submission.ipynb")
-            path.write_bytes(data)
-            source = identity.Source(path, folder, rule, given)  # type: ignore[arg-type]
-            report = grade_notebook(path, self.key, worker=self.sandbox, source=source)
-        finally:
-            shutil.rmtree(box, ignore_errors=True)
+        name = Path(filename).name
+        path = Path(name if name not in ("", ".", "..") else "submission.ipynb")   # a name only: never opened
+        source = identity.Source(path, folder, rule, given)  # type: ignore[arg-type]
+        report = grade_notebook(path, self.key, worker=self.sandbox, source=source, data=data)
         return json.dumps(replace(report, graded_by=self.where).to_dict())
 
 
@@ -300,11 +294,14 @@ class Grid:
                               + "; ".join(sorted(problems.values())[:5]) + ". Fix or stop them, then grade again")
         return ref
 
-    def grade(self, subs: list[Any], key: Key, conceal: list[str] | None = None) -> Iterator[tuple[Any, Report]]:
-        """Grade `subs` (batch.Submission) on the cluster; yields (submission, report) as each completes,
-        in completion order. `conceal`: folders no run may see (see KeyPlugin). A submission whose file
-        cannot be read here, whose task failed or killed its workers, or that was waiting when the cluster
-        had no worker for WORKERS_TIMEOUT seconds, gets a not-gradable report that says why.
+    def grade(self, subs: list[Any], key: Key, conceal: list[str] | None = None,
+              content: Callable[[Any], bytes | str] | None = None) -> Iterator[tuple[Any, Report, bytes | str]]:
+        """Grade `subs` (batch.Submission) on the cluster; yields (submission, report, what was graded) as each
+        completes, in completion order. `content(sub)`: the submission's bytes through the intake, or why the
+        intake refused it (default: batch.Submission.read); only bytes travel. `conceal`: folders no run may see
+        (see KeyPlugin). A submission the intake refused, whose task failed or killed its workers, or that was
+        waiting when the cluster had no worker for WORKERS_TIMEOUT seconds, gets a not-gradable report that says
+        why.
 
         Raises:
             ClusterError: before anything is graded, when a worker cannot grade (see _ship).
@@ -312,6 +309,9 @@ class Grid:
         if not subs:
             return
         ref = self._ship(key, list(conceal or []))
+        content = content or (lambda sub: sub.read())
+        self._sent: dict[str, bytes | str] = {}
+        sent = self._sent
         futures: dict[Any, Any] = {}
         queue = list(reversed(subs))
         pending: set[Any] = set()
@@ -320,11 +320,9 @@ class Grid:
             window = self._window() if queue else 0
             while queue and len(pending) < window:   # bounded: the client and scheduler hold a few MB
                 sub = queue.pop()
-                try:
-                    data = Path(sub.path).read_bytes()
-                except OSError as e:
-                    yield sub, not_gradable_report(key, Path(sub.path).name, _student(sub, key),
-                                                   f"cannot read {Path(sub.path).name}: {e.strerror}")
+                data = sent[sub.name] = content(sub)
+                if isinstance(data, str):   # refused by the intake: nothing of it leaves this machine
+                    yield sub, not_gradable_report(key, sub.name, _student(sub, key), data), data
                     continue
                 fut = self._submit(sub, data, ref)
                 futures[fut] = sub
@@ -342,7 +340,7 @@ class Grid:
                     futures[again] = futures[fut]
                     pending.add(again)
                 else:
-                    yield futures[fut], self._result(fut, futures[fut], key)
+                    yield futures[fut], self._result(fut, futures[fut], key), sent.pop(futures[fut].name)
                 fut.release()
             if done or self.workers():   # (workers() asked only when nothing completed for 5 s)
                 alone_since = None
@@ -350,17 +348,14 @@ class Grid:
                 alone_since = time.monotonic()
                 self.say(f"the Dask cluster has no workers left: waiting up to {WORKERS_TIMEOUT:.0f} s for one")
             elif time.monotonic() - alone_since > WORKERS_TIMEOUT:
-                for sub in reversed(queue):
-                    yield sub, not_gradable_report(
-                        key, Path(sub.path).name, _student(sub, key),
-                        f"not graded: the Dask cluster lost all its workers and none joined within "
+                lost = (f"not graded: the Dask cluster lost all its workers and none joined within "
                         f"{WORKERS_TIMEOUT:.0f} s; this is not the student's fault: the next run grades it")
+                for sub in reversed(queue):
+                    yield sub, not_gradable_report(key, sub.name, _student(sub, key), lost), lost
                 for fut in pending:
                     fut.cancel()
-                    yield futures[fut], not_gradable_report(
-                        key, Path(futures[fut].path).name, _student(futures[fut], key),
-                        f"not graded: the Dask cluster lost all its workers and none joined within "
-                        f"{WORKERS_TIMEOUT:.0f} s; this is not the student's fault: the next run grades it")
+                    yield futures[fut], not_gradable_report(key, futures[fut].name, _student(futures[fut], key),
+                                                            lost), sent.pop(futures[fut].name, lost)
                 return
 
     def _submit(self, sub: Any, data: bytes, ref: str, workers: list[str] | None = None) -> Any:
@@ -380,14 +375,11 @@ class Grid:
         good = [a for a in self.client.scheduler_info(n_workers=-1)["workers"] if a not in self._bad]
         if tries > 3 or not good:
             return None
-        try:
-            data = Path(sub.path).read_bytes()
-        except OSError:
-            return None
-        return self._submit(sub, data, ref, workers=good)
+        data = self._sent.get(sub.name)
+        return self._submit(sub, data, ref, workers=good) if isinstance(data, bytes) else None
 
     def _result(self, fut: Any, sub: Any, key: Key) -> Report:
-        name = Path(sub.path).name
+        name = sub.name
         try:
             return Report.from_dict(json.loads(fut.result()))
         except KilledWorker:

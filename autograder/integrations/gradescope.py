@@ -1,7 +1,7 @@
 """gradescope: an assignment as a Gradescope "zip upload" autograder, and the step its run_autograder
 runs on Gradescope.
 
-May import: stdlib, autograder.model, autograder.keyfile, autograder.grading.identity, autograder.report,
+May import: stdlib, autograder.model, autograder.keyfile, autograder.grading.identity, autograder.grading.intake, autograder.report,
 autograder.render.gradescope, autograder.grading.notebook (lazily).
 
 Gradescope's published autograder specification
@@ -53,7 +53,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from autograder.grading import identity
+from autograder.grading import identity, intake
 from autograder.keyfile import load_key
 from autograder.model import Key
 from autograder.render.gradescope import to_results
@@ -192,51 +192,63 @@ def safe_id(student: str) -> str:
     return re.sub(r"[^A-Za-z0-9._@+-]", "_", student.strip())[:100].lstrip(".") or "student"
 
 
-def _notebooks(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts) if folder.is_dir() else []
+def _notebooks(folder: Path) -> list[intake.Found]:
+    """The upload's notebooks as the intake finds them (links and special files among them, none followed)."""
+    return intake.find([folder]) if folder.is_dir() else []
 
 
-def choose_notebook(folder: Path, released_name: str) -> tuple[Path | None, str, list[str]]:
+def choose_notebook(folder: Path, released_name: str) -> tuple[intake.Found | None, str, list[str]]:
     """The notebook of an upload: the only .ipynb; else the only one that is the released notebook or a
     copy of it ("backward-vs-grad (1).ipynb"; see identity.is_released_name), leaving out copies whose
-    answer cells are all as released (notebook.untouched). Returns (the notebook, "", the other notebooks,
-    which are ignored), or (None, why it cannot be graded, [])."""
-    found = _notebooks(folder)
-    listed = lambda paths: ", ".join(p.relative_to(folder).as_posix() for p in paths[:10])
+    answer cells are all as released (notebook.untouched). A link or a special file is never read: it is listed
+    among the ignored files, with what it is. Returns (the notebook, "", the other notebooks, which are
+    ignored), or (None, why it cannot be graded, [])."""
+    everything = _notebooks(folder)
+    found = [f for f in everything if not f.problem]
+    refused = [f"{f.name} ({f.kind}: not read)" for f in everything if f.problem]
+    listed = lambda fs: ", ".join(f.name for f in fs[:10])
     if len(found) == 1:
-        return found[0], "", []
+        return found[0], "", refused
     if not found:
-        return None, f"no .ipynb file in the upload; upload your notebook ({released_name})", []
-    named = [p for p in found if identity.is_released_name(p.stem, released_name)]
+        if len(everything) == 1:
+            return None, everything[0].problem, []
+        return None, f"no .ipynb file in the upload that the grader can read; upload your notebook ({released_name})", []
+    named = [f for f in found if identity.is_released_name(f.path.stem, released_name)]
     if len(named) > 1:   # an untouched released copy beside the student's own work: the work is graded
-        worked = [p for p in named if not _untouched(p)]
+        worked = [f for f in named if not _untouched(f)]
         named = worked if len(worked) == 1 else named
     if len(named) == 1:
-        return named[0], "", [p.relative_to(folder).as_posix() + (" (unchanged since its release)" if _untouched(p) else "")
-                              for p in found if p != named[0]]
+        return named[0], "", [f.name + (" (unchanged since its release)" if _untouched(f) else "")
+                              for f in found if f != named[0]] + refused
     return None, (f"the upload has {len(found)} notebooks ({listed(found)}), and the grader cannot tell which one "
                   f"is your work: upload only that one ({released_name})"), []
 
 
-def _untouched(path: Path) -> bool:
-    from autograder.grading.notebook import NotebookError, read_notebook, untouched
+def _parsed(f: intake.Found) -> Any:
+    """The notebook, or None when the intake refuses it or it is not one."""
+    from autograder.grading.notebook import NotebookError, parse_notebook
 
     try:
-        return untouched(read_notebook(path))
-    except NotebookError:
-        return False
+        return parse_notebook(intake.read(f), f.path.name, outputs=False)
+    except (NotebookError, intake.Refused):
+        return None
 
 
-def student_id_for(notebook: Path, key: Key) -> identity.Identity:
+def _untouched(f: intake.Found) -> bool:
+    from autograder.grading.notebook import untouched
+
+    nb = _parsed(f)
+    return nb is not None and untouched(nb)
+
+
+def student_id_for(notebook: intake.Found, key: Key) -> identity.Identity:
     """Whose upload this is (identity rule "upload"): AUTOGRADER_STUDENT, else the notebook's STUDENT_ID,
     else its file name (not a released name)."""
-    from autograder.grading.notebook import NotebookError, declared_student_id, read_notebook
+    from autograder.grading.notebook import declared_student_id
 
-    try:
-        declared = declared_student_id(read_notebook(notebook))
-    except NotebookError:
-        declared = None
-    return identity.resolve(identity.Source(notebook, None, "upload"), key.notebook, key.assignment, declared)
+    nb = _parsed(notebook)
+    declared = declared_student_id(nb) if nb is not None else None
+    return identity.resolve(identity.Source(notebook.path, None, "upload"), key.notebook, key.assignment, declared)
 
 
 def _not_graded(key: Key, submission: str, student: str, reason: str) -> dict[str, Any]:
@@ -262,7 +274,7 @@ def run(root: str | Path, key_path: str | Path, python: str = sys.executable) ->
     who = student_id_for(notebook, key)
     student = safe_id(who.student)
     if who.problem:
-        write_json_atomic(results, _not_graded(key, notebook.name, student, who.problem))
+        write_json_atomic(results, _not_graded(key, notebook.path.name, student, who.problem))
         return 0
     work = Path(tempfile.mkdtemp(prefix="autograd-lab-"))
     try:
@@ -270,18 +282,24 @@ def run(root: str | Path, key_path: str | Path, python: str = sys.executable) ->
     except Exception as e:   # a fault of the grader: say so, never a silent 0
         reason = (f"not graded: internal grader error ({type(e).__name__}: {e}); this is not the student's fault: "
                   f"course staff can see the log")
-        write_json_atomic(results, _not_graded(key, notebook.name, student, reason))
+        write_json_atomic(results, _not_graded(key, notebook.path.name, student, reason))
         raise
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _grade(root: Path, key: Key, key_path: Path, notebook: Path, student: str, work: Path, python: str,
+def _grade(root: Path, key: Key, key_path: Path, found: intake.Found, student: str, work: Path, python: str,
            results: Path, ignored: list[str] = ()) -> int:
-    # the copy keeps the uploaded name, so that the report names what the student uploaded
+    notebook = found.path
+    # the copy keeps the uploaded name, so that the report names what the student uploaded; it holds the bytes
+    # the intake read (no link followed, at most intake.MAX_BYTES)
     copy = work / "upload" / notebook.name
     copy.parent.mkdir()
-    shutil.copyfile(notebook, copy)
+    try:
+        copy.write_bytes(intake.read(found))
+    except intake.Refused as e:
+        write_json_atomic(results, _not_graded(key, notebook.name, student, str(e)))
+        return 0
     private = work / "results.json"
     cmd = [python, "-m", "autograder", "grade", str(copy), "--key", str(key_path), "--out", str(work / "out"),
            "--gradescope", str(private), "--jobs", "1", "--student", student]

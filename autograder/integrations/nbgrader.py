@@ -1,17 +1,24 @@
 """nbgrader: nbgrader course directories. Finds submissions in `submitted/<student>/<assignment>/`, and,
 from our reports, writes nbgrader's `autograded/` and `feedback/` folders and the scores into its
-gradebook database, so that formgrader shows them.
+gradebook database, so that formgrader shows them (`autograder grade --nbgrader`). For a course that runs
+`nbgrader autograde` itself, `configure` puts `GradeInSandbox` where nbgrader would run the notebook in a kernel:
+each submission is graded by our sandboxed grader, out of any kernel, and the full key never enters a student's
+process; nbgrader then records the scores as its own.
 
-May import: stdlib, nbformat, nbgrader (its documented Python API, nbgrader.api.Gradebook), autograder.model,
-autograder.report, autograder.grading.identity, autograder.grading.notebook, autograder.grading.batch,
-autograder.judging.sources, autograder.render.html.
+May import: stdlib, nbformat, nbconvert (its Preprocessor), traitlets, nbgrader (its documented Python API:
+nbgrader.api.Gradebook, nbgrader.coursedir.CourseDirectory), autograder.model, autograder.keyfile,
+autograder.report, autograder.grading.identity, autograder.grading.intake, autograder.grading.notebook,
+autograder.grading.batch, autograder.grading.grade, autograder.judging.sources, autograder.render.html,
+autograder.render.terminal, autograder.sandbox.client.
 """
 from __future__ import annotations
 
-import shutil
+import os
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-from autograder.grading import identity
+from autograder.grading import identity, intake
 from autograder.grading.batch import Submission
 from autograder.model import Key
 from autograder.judging.sources import check_cell_exercise
@@ -29,10 +36,16 @@ def submissions(course: str | Path, assignment: str) -> list[Submission]:
     each named "<student>/<notebook>" and graded as <student> (identity rule "folder": a STUDENT_ID that
     names someone else makes it not gradable)."""
     root = Path(course) / "submitted"
-    found = [p for p in sorted(root.glob(f"*/{assignment}/*.ipynb")) if ".ipynb_checkpoints" not in p.parts]
-    students = [identity.nbgrader_student(p.parent, assignment) or p.parent.parent.name for p in found]
-    return [Submission(str(p), f"{s}/{p.name}", identity.Source(p, s, "folder"))
-            for p, s in zip(found, students, strict=True)]
+    if not root.is_dir():
+        return []
+    subs = []
+    for f in intake.find([root]):   # no link followed; a link or a special file is a submission the intake refuses
+        parts = Path(f.name).parts
+        if len(parts) == 3 and parts[1] == assignment:
+            subs.append(Submission(str(f.path), f"{parts[0]}/{parts[2]}", identity.Source(f.path, parts[0], "folder"), f))
+        elif len(parts) == 2 and parts[1] == assignment and f.kind == "folder link":
+            subs.append(Submission(str(f.path), f"{parts[0]}/{parts[1]}", identity.Source(f.path, parts[0], "folder"), f))
+    return subs
 
 
 def _exercise_scores(report: Report) -> dict[str, float]:
@@ -42,28 +55,43 @@ def _exercise_scores(report: Report) -> dict[str, float]:
     return scores
 
 
-def write_autograded(course: str | Path, submission: str | Path, report: Report, released: str) -> Path:
+def write_autograded(course: str | Path, submission: Submission, report: Report, released: str) -> Path:
     """Write `autograded/<student>/<assignment>/<released>`: the submission, under the released notebook's
     name (the name nbgrader's gradebook and formgrader use, whatever the student called the file), with each
     exercise's
     `lab.check` grade cell holding the exercise's score as its result (what nbgrader's own
     determine_grade reads), and the whole report in the notebook's metadata ("autograd_lab").
-    A not-gradable submission's grade cells hold an error that says why (nbgrader shows it).
-    Returns the path written."""
+    A not-gradable submission's grade cells hold an error that says why (nbgrader shows it); one the grader
+    cannot read as a notebook is written as its bytes (if the intake read it: never through a link). The
+    submission's own timestamp.txt (nbgrader's hand-in time) is copied the same way. Returns the path written."""
     import nbformat
 
-    sub = Path(submission)
+    sub = Path(submission.path)
     out = Path(course) / "autograded" / report.student / report.assignment / Path(released).name
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
-        nb = nbformat.read(sub, as_version=4)
-    except Exception:  # an unreadable submission: keep its bytes; the report says why
-        shutil.copyfile(sub, out)
+        data = submission.read()
+    except intake.Refused:
+        data = None
+    try:
+        if data is None:
+            raise ValueError("not read")
+        nb = nbformat.reads(data.decode("utf-8"), as_version=4)
+    except Exception:  # an unreadable submission: keep its bytes, if any; the report says why
+        if data is not None:
+            out.write_bytes(data)
+        else:
+            out.unlink(missing_ok=True)
         return out
     scores = _exercise_scores(report)
     for cell in nb.cells:
         exercise = check_cell_exercise(cell.source) if cell.cell_type == "code" else None
+        meta = cell.get("metadata", {}).get("nbgrader", {})
         if exercise is None:
+            if cell.cell_type == "code" and isinstance(meta, dict) and meta.get("grade") and not meta.get("solution"):
+                # nbgrader gives a grade cell without output full marks: one that is not ours gets none
+                cell.outputs = [nbformat.v4.new_output("error", ename="NotGraded", traceback=[], evalue=(
+                    "not a lab.check cell: autograd-lab grades only its exercises' check cells"))]
             continue
         if report.status != "graded":
             cell.outputs = [nbformat.v4.new_output("error", ename="NotGraded", evalue=report.reason, traceback=[])]
@@ -72,9 +100,13 @@ def write_autograded(course: str | Path, submission: str | Path, report: Report,
                                                    execution_count=None)]
     nb.metadata["autograd_lab"] = {**nb.metadata.get("autograd_lab", {}), "report": report.to_dict()}
     nbformat.write(nb, out)
-    timestamp = sub.parent / "timestamp.txt"
-    if timestamp.is_file():
-        shutil.copyfile(timestamp, out.parent / "timestamp.txt")
+    f = submission.found
+    stamp = (intake.Found(sub.parent / "timestamp.txt", (Path(f.name).parent / "timestamp.txt").as_posix(), f.root)
+             if f is not None else intake.Found(sub.parent / "timestamp.txt", "timestamp.txt", None))
+    try:
+        (out.parent / "timestamp.txt").write_bytes(intake.read(stamp, limit=1000))
+    except intake.Refused:
+        pass
     return out
 
 
@@ -114,7 +146,7 @@ def record_scores(course: str | Path, key: Key, reports: list[Report]) -> int:
             if exercise:
                 names[exercise] = cell.name
         for report in reports:
-            if report.status != "graded" or report.superseded_by:
+            if not report.counted:
                 continue
             gb.update_or_create_student(report.student)
             try:
@@ -130,3 +162,105 @@ def record_scores(course: str | Path, key: Key, reports: list[Report]) -> int:
             gb.db.commit()
             done += 1
     return done
+
+
+# ----------------------------------------------------------------------------- nbgrader autograde, sandboxed
+
+def configure(c: Any, keys: str | Path) -> None:
+    """Set a course's nbgrader_config.py up for our notebooks (call it there: `configure(c, "/path/to/build")`,
+    `keys` being the folder that holds <assignment>/key.json, autograd-lab's build/): nbgrader's student copy keeps
+    our `...` placeholders, and `nbgrader autograde` grades with `GradeInSandbox` instead of running the
+    student's notebook in a kernel (where code the student wrote could set its own score)."""
+    c.ClearSolutions.code_stub = {"python": ""}
+    c.GradeInSandbox.keys = str(keys)
+    c.Autograde.autograde_preprocessors = [
+        "autograder.integrations.nbgrader.GradeInSandbox", "nbgrader.preprocessors.LimitOutput",
+        "nbgrader.preprocessors.SaveAutoGrades", "nbgrader.preprocessors.AssignLatePenalties",
+        "nbgrader.preprocessors.CheckCellMetadata"]
+
+
+def _preprocessor_base() -> type:
+    from nbconvert.preprocessors import Preprocessor
+
+    return Preprocessor
+
+
+class GradeInSandbox(_preprocessor_base()):  # type: ignore[misc]
+    """nbgrader autograde's step that would run the notebook: grades the submission as `autograder grade
+    --nbgrader` does (the handed-in file from submitted/, read through the intake; a fresh sandboxed run; the full
+    key from `keys`) and writes each exercise's score into its grade cell as the cell's result, the report's text
+    as the cell's printed output, and the whole report into the notebook's metadata. nbgrader's SaveAutoGrades
+    then records those scores (its partial credit). No kernel runs; nothing the submission does reaches this
+    process. A submission that cannot be graded gets an error in each grade cell that says why (never points)."""
+
+    from traitlets import Bool, Unicode
+
+    keys = Unicode("", help="the folder holding <assignment>/key.json (autograd-lab's build/)").tag(config=True)
+    enabled = Bool(True).tag(config=True)   # nbconvert runs only enabled preprocessors (its default: off)
+
+    def preprocess(self, nb: Any, resources: dict) -> tuple[Any, dict]:
+        from nbgrader.coursedir import CourseDirectory
+
+        from autograder.grading.grade import grade_notebook, not_gradable_report
+        from autograder.keyfile import load_key
+
+        info = resources["nbgrader"]
+        student, assignment, notebook = info["student"], info["assignment"], info["notebook"]
+        key = load_key(Path(self.keys) / assignment / "key.json")
+        course = CourseDirectory(parent=self)
+        root = Path(os.path.abspath(course.root))   # the course's own folder: below it, no link is followed
+        path = Path(os.path.abspath(course.format_path(course.submitted_directory, student, assignment))) / \
+            f"{notebook}.ipynb"
+        name = path.relative_to(root).as_posix()
+        sub = Submission(str(path), name, identity.Source(path, student, "folder"), intake.Found(path, name, root))
+        try:
+            report = grade_notebook(path, key, worker=_worker(), source=sub.source, data=sub.read())
+        except intake.Refused as e:
+            report = not_gradable_report(key, name, student, str(e))
+        _write_scores(nb, report)
+        return nb, resources
+
+
+_WORKER: list[Any] = []
+
+
+def _worker() -> Any:
+    """One warm sandbox worker for this nbgrader process (closed when it exits)."""
+    if not _WORKER:
+        import atexit
+
+        from autograder.sandbox.client import Worker
+
+        _WORKER.append(Worker())
+        atexit.register(_WORKER[0].close)
+    return _WORKER[0]
+
+
+def _write_scores(nb: Any, report: Report) -> None:
+    """Each exercise's grade cell: its score as the cell's result (nbgrader's partial credit), the report's text
+    as its printed output; a not-gradable report: an error that says why. The report goes into the metadata."""
+    import nbformat
+
+    from autograder.render.terminal import render
+
+    scores = _exercise_scores(report)
+    for cell in nb.cells:
+        exercise = check_cell_exercise(cell.source) if cell.cell_type == "code" else None
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if exercise is None:
+            if cell.cell_type == "code" and isinstance(meta, dict) and meta.get("grade") and not meta.get("solution"):
+                # nbgrader gives a grade cell without output full marks: one that is not ours gets none
+                cell.outputs = [nbformat.v4.new_output("error", ename="NotGraded", traceback=[], evalue=(
+                    "not a lab.check cell: autograd-lab grades only its exercises' check cells"))]
+            continue
+        if report.status != "graded":
+            cell.outputs = [nbformat.v4.new_output("error", ename="NotGraded", evalue=report.reason, traceback=[])]
+            continue
+        text = render(replace(report, outcomes=tuple(o for o in report.outcomes if o.exercise == exercise),
+                              score=scores.get(exercise, 0.0),
+                              max_score=sum(o.max_score for o in report.outcomes if o.exercise == exercise)))
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text),
+                        nbformat.v4.new_output("execute_result", {"text/plain": f"{scores.get(exercise, 0.0):g}"},
+                                               execution_count=None)]
+    nb.metadata["autograd_lab"] = {**nb.metadata.get("autograd_lab", {}), "report": report.to_dict()}
+

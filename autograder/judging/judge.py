@@ -572,6 +572,17 @@ def sealed(o: Outcome, exercise: str, name: str | None = None, all_filled: bool 
                    misconception=None)
 
 
+# Why a graded report shows no fresh point's parameters, expected value or observed value: they change with every
+# submission (plan.points_for), and shown with their answers they could be collected into a table.
+FRESH_HIDDEN = ("a graded run's fresh points are not shown, and they change with every submission; your own "
+                "point's check shows what is expected")
+
+
+def _pointless(d: Diagnosis | None) -> Diagnosis | None:
+    """A misconception named at a hidden fresh point: its name and feedback, without its value there."""
+    return None if d is None else replace(d, value="", where="")
+
+
 def judge_production(key: Key, check: Check, evidence: Evidence, points: list[Point], warned: set[str]) -> Outcome:
     """One produce check at every point; the first point that fails decides. A function's warnings
     (information, never a failure) are shown once, on its first check (`warned`)."""
@@ -585,8 +596,9 @@ def judge_production(key: Key, check: Check, evidence: Evidence, points: list[Po
     warnings_seen: list[str] = []
     first: Outcome | None = None
     for p, point in enumerate(points):
-        where = ex.where(point)
         label = point_label(p)
+        hide = p > 0 and bool(key.fresh_seed)   # a graded run's fresh point: never shown (see FRESH_HIDDEN)
+        where = label if hide else ex.where(point)
         rec = obs.calls.get((fn, p))
         if (fn, p) in obs.duplicated:
             return replace(base, status="error", message=TAMPERED)
@@ -626,6 +638,10 @@ def judge_production(key: Key, check: Check, evidence: Evidence, points: list[Po
         hint = ("" if p == 0 else
                 f" — it is right at your own point but not at {label}: is a number hard-coded, or is the code "
                 f"right only at some points?" if first else "")
+        if hide:
+            return replace(base, status="failed", message=f"{what} at {label}: not the expected value{hint} "
+                           f"({FRESH_HIDDEN})", misconception=_pointless(v.misconception),
+                           details=tuple(f"warning (information, not graded): {w}" for w in warnings_seen))
         return replace(base, status="failed", message=f"{what} at {where} ({label}): {v.comparison.detail}{hint}",
                        expected=v.expected, oracle=h.oracle(key, check, where), observed=v.observed,
                        misconception=v.misconception,

@@ -68,7 +68,8 @@ class CheckStats:
 @dataclass(frozen=True)
 class ClassStats:
     """A batch at a glance. `submissions` reports were read; `counted` are graded and count (a student's
-    latest); `superseded` are graded but another submission of the same student counts; `not_gradable` are
+    the one staff chose); `superseded` are graded but do not count (another submission of the same student counts, or
+    staff have not yet chosen among them); `not_gradable` are
     counted apart, never as a score, with their reasons in `not_graded` ((submission, reason) pairs).
     `scores` are the counted submissions' scores (points, ascending), out of `max_score`. `notes` say what the
     numbers leave out (no key at hand; hidden checks)."""
@@ -167,7 +168,7 @@ def class_stats(reports: list[Report], assignment: str | None = None, key: Key |
     reports = [r for r in reports if r.assignment == assignment]
     if not reports:
         raise ValueError(f"no report of {assignment!r} (the reports are of {', '.join(kinds) or 'nothing'})")
-    counted = [r for r in reports if r.status == "graded" and not r.superseded_by]
+    counted = [r for r in reports if r.counted]
     broken = [r for r in reports if r.status != "graded"]
     scores = sorted(float(r.score or 0.0) for r in counted)
     max_score = max((r.max_score for r in reports), default=0.0)
@@ -209,7 +210,7 @@ def class_stats(reports: list[Report], assignment: str | None = None, key: Key |
         notes.append(f"Hidden checks ({', '.join(hidden)}): reports keep only their status and points, so their "
                      f"misconceptions and wrong answers are not counted.")
     return ClassStats(
-        assignment, len(reports), len(counted), sum(1 for r in reports if r.status == "graded" and r.superseded_by),
+        assignment, len(reports), len(counted), sum(1 for r in reports if r.status == "graded" and not r.counted),
         len(broken), max_score, tuple(scores),
         statistics.fmean(scores) if scores else None, statistics.median(scores) if scores else None,
         statistics.stdev(scores) if len(scores) > 1 else None, tuple(checks),

@@ -28,11 +28,16 @@ def cell(text: str) -> str:
 
 
 def counts(r: Report) -> str:
-    """Whether the report counts in the gradebook: "yes"; "no (<submission> counts)" when another
-    submission of the same student counts instead; "" when not gradable (no score)."""
+    """Whether the report counts in the gradebook: "yes"; "no (<submission> counts)" when staff chose another
+    submission of the same student; "choose: ..." while the student has several and staff have not chosen (write
+    yes here in the one that counts and grade again, or list it in the output folder's choices.csv); "" when not
+    gradable (no score)."""
     if r.status != "graded":
         return ""
-    return f"no ({r.superseded_by} counts)" if r.superseded_by else "yes"
+    if r.choose_among:
+        return (f"choose: {len(r.choose_among) + 1} submissions of {printable(r.student)}; write yes in the one that "
+                f"counts, then grade again")
+    return f"no ({printable(r.superseded_by)} counts)" if r.superseded_by else "yes"
 
 
 def predictions(r: Report) -> str:
@@ -74,22 +79,23 @@ def to_csv(reports: list[Report]) -> str:
 
 
 def to_nbgrader_csv(reports: list[Report]) -> str:
-    """The reports as nbgrader's grades.csv (`nbgrader export`): its columns in its order, one row per
-    submission (sorted by assignment, student, submission), numbers written as nbgrader writes them
-    ("21.0"); only the submission that counts of each student. A not-gradable submission keeps raw_score,
-    late_submission_penalty and score empty,
-    never 0 (nbgrader itself writes 0.0 there). duedate, timestamp, names and email are not in a
-    report and stay empty; no late penalty is applied, so a graded row has penalty 0.0 and score =
-    raw_score."""
+    """The reports as nbgrader's grades.csv (`nbgrader export`): its columns in its order, one row per student
+    and assignment (sorted), numbers written as nbgrader writes them ("21.0"): the score of the submission that
+    counts; a row without a score for a student whose submissions await staff's choice, or who has none that
+    could be graded (raw_score, late_submission_penalty and score empty, never 0; nbgrader itself writes 0.0
+    there). duedate, timestamp, names and email are not in a report and stay empty; no late penalty is applied,
+    so a graded row has penalty 0.0 and score = raw_score."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(NBGRADER_COLUMNS)
-    for r in sorted(reports, key=lambda r: (r.assignment, r.student, r.submission)):
-        if r.superseded_by:
-            continue
-        graded = r.status == "graded" and r.score is not None
-        raw = str(float(r.score)) if graded else ""
-        w.writerow([r.assignment, "", "", cell(r.student), "", "", "", raw, "0.0" if graded else "", raw,
+    by_student: dict[tuple[str, str], list[Report]] = {}
+    for r in reports:
+        by_student.setdefault((r.assignment, r.student), []).append(r)
+    for (assignment, student), rs in sorted(by_student.items()):
+        counted = [r for r in rs if r.counted]
+        r = counted[0] if counted else rs[0]
+        raw = str(float(r.score)) if counted and r.score is not None else ""
+        w.writerow([assignment, "", "", cell(student), "", "", "", raw, "0.0" if raw else "", raw,
                     str(float(r.max_score))])
     return buf.getvalue()
 

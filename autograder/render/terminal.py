@@ -14,8 +14,17 @@ _CONTROL = {c: f"\\x{c:02x}" for c in [*range(0, 9), *range(11, 32), 127]}
 
 
 def printable(text: str) -> str:
-    """`text` with control characters other than newline and tab made visible ("\\x1b")."""
-    return text.translate(_CONTROL)
+    """`text` with control characters other than newline and tab made visible ("\\x1b"), and so are the bytes of a
+    name that is not UTF-8 ("\\xff"; a lone surrogate from elsewhere: "\\udcff"), so that any view can print it."""
+    text = text.translate(_CONTROL)
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        try:
+            return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:
+            return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 def outcome_lines(o: Outcome, width: int = 100, id_width: int = 22, title_width: int = 46) -> list[str]:
     """One line per outcome (id, title, status, points), then for anything but a pass the detail:

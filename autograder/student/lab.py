@@ -99,18 +99,15 @@ class Lab:
 
     def __init__(self, assignment: str, student_id: str, key: str | Path | None = None) -> None:
         self.assignment, self.student = assignment, str(student_id).strip()
-        self.grading = False
         if inside_probe():
             self.key_path = None
             self._plan: plan.ProbePlan | None = None
             self.parameters = Parameters(json.loads(os.environ.get("AUTOGRAD_LAB_PARAMETERS", "{}")))
             return
+        if os.environ.get("NBGRADER_EXECUTION") == "autograde":   # nbgrader runs this kernel to grade it
+            raise RuntimeError(NOT_IN_THIS_KERNEL)
         from autograder.keyfile import find_public_key, load_key
 
-        full = _grading_key(assignment)
-        if full is not None:   # nbgrader autograde on the instructor's machine: see `_grading_key`
-            self.grading, key = True, full
-            self.student = identity.nbgrader_student(Path.cwd(), assignment) or self.student
         path = Path(key) if key else find_public_key([assignment])
         if path is None or not path.exists():
             raise FileNotFoundError(f"no public_key.json for {assignment}: keep it beside this notebook, or pass key=...")
@@ -140,6 +137,8 @@ class Lab:
         exercise = str(exercise)
         if inside_probe():
             return SelfCheck(f"(self-check of exercise {exercise} skipped while grading)")
+        if os.environ.get("NBGRADER_EXECUTION") == "autograde":   # nbgrader runs this kernel to grade it
+            raise RuntimeError(NOT_IN_THIS_KERNEL)
         from autograder import wire
         from autograder.judging import commit
         from autograder.sandbox.inside import probe
@@ -156,11 +155,10 @@ class Lab:
         records: list[dict[str, Any]] = [{"k": "hello", "schema": wire.SCHEMA, "v": wire.VERSION,
                                           "torch": _torch_version(), "cells": len(_CELLS)}]
         records += [{"k": "cell", "i": i, **c["record"]} for i, c in enumerate(_CELLS)]
-        with _quiet(self.grading):   # under nbgrader, any stderr in a grade cell would make it score 0
-            probe.warm_up(plan.warm_ups([c["source"] for c in _CELLS]))   # torch's first-use imports, once per
-            # kernel, before the calls: they must not spend a produce call's time limit
-            # The grader observes each exercise with this same function, where its check cell stands.
-            records += probe.observe_exercise(ns, entry, self._plan.call_timeout)
+        probe.warm_up(plan.warm_ups([c["source"] for c in _CELLS]))   # torch's first-use imports, once per
+        # kernel, before the calls: they must not spend a produce call's time limit
+        # The grader observes each exercise with this same function, where its check cell stands.
+        records += probe.observe_exercise(ns, entry, self._plan.call_timeout)
         records.append({"k": "done"})
         stream = b"".join(json.dumps(r, allow_nan=False).encode() + b"\n" for r in records)
         global _HELPER
@@ -173,63 +171,18 @@ class Lab:
                            "records": [known] if known else []}, stream)
         report = Report.from_dict(json.loads(out))
         record = report.commits.get(exercise)
-        if record is not None and not self.grading:
+        if record is not None:
             store.put(record)   # the first commit stays: a re-run, a restart or "Run all" shows it again
-        if self.grading:
-            if report.status != "graded":
-                raise RuntimeError(f"autograd-lab: exercise {exercise} was NOT GRADED: {report.reason}")
-            return GradedScore(report.score or 0.0, report)
         return SelfCheck(render(report), report, record)
 
 
-class GradedScore(float):
-    """What `Lab.check` returns under nbgrader autograde: the exercise's score (points), shown as a
-    plain number, which nbgrader reads as the grade cell's partial credit (nbgrader.utils.get_partial_grade);
-    `.report` holds the whole report."""
-
-    report: Any = None
-
-    def __new__(cls, score: float, report: Any) -> GradedScore:
-        obj = super().__new__(cls, score)
-        obj.report = report
-        return obj
-
-    def __repr__(self) -> str:
-        return f"{float(self):g}"
-
-
-def _grading_key(assignment: str) -> Path | None:
-    """The full key when the notebook runs under nbgrader autograde on the instructor's machine: the
-    course's nbgrader_config.py sets AUTOGRAD_LAB_KEYS to the folder holding <assignment>/key.json
-    (autograd-lab's build/). Never set on a student's machine (students have no full key)."""
-    folder = os.environ.get("AUTOGRAD_LAB_KEYS")
-    if not folder:
-        return None
-    path = Path(folder) / assignment / "key.json"
-    if not path.is_file():
-        raise FileNotFoundError(f"AUTOGRAD_LAB_KEYS is {folder!r}, but it has no {assignment}/key.json: run "
-                                f"`autograder release solutions/{assignment}` there")
-    return path
-
-
-class _quiet:
-    """Send the student's printed output to nowhere while observing (only when `on`)."""
-
-    def __init__(self, on: bool) -> None:
-        self.on = on
-
-    def __enter__(self) -> None:
-        if self.on:
-            import contextlib
-            import io
-
-            self._stack = contextlib.ExitStack()
-            self._stack.enter_context(contextlib.redirect_stdout(io.StringIO()))
-            self._stack.enter_context(contextlib.redirect_stderr(io.StringIO()))
-
-    def __exit__(self, *exc: object) -> None:
-        if self.on:
-            self._stack.close()
+# A notebook's grade is never made in its own kernel (code the student wrote runs there and could set it):
+# `nbgrader autograde` without our set-up runs the notebook in a kernel, so a check cell refuses there.
+NOT_IN_THIS_KERNEL = (
+    "autograd-lab does not grade in the notebook's own kernel (code in the notebook could set its own score). "
+    "Grade the course with `autograder grade --nbgrader COURSE --assignment ID`, or set nbgrader_config.py up with "
+    "autograder.integrations.nbgrader.configure(c, KEYS) so that `nbgrader autograde` grades in the sandbox "
+    "(docs/staff.md, \"With nbgrader\").")
 
 
 _HELPER = None   # the kernel's one self-check helper process (selfcheck.ToolServer), started at the first check

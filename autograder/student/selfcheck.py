@@ -10,7 +10,7 @@ notebook has one], "size": n}, then n bytes of the probe's results
 stream (wire format: hello, a record per cell the kernel ran, the exercise's records, done); the answer
 is one line, the Report's JSON (its "commits" hold the exercise's record: the one sent, or the one made now
 when every prediction is filled in). With a public key an exercise without a commit shows no expected
-value; only a full key (nbgrader autograde on the instructor's machine) judges it open.
+value (a full key, which a learner never has, would judge it open).
 
 May import: stdlib, autograder.sandbox.client (its bounded read), autograder.keyfile (in serve),
 autograder.grading.grade (in serve).

@@ -57,8 +57,20 @@ def test_the_placeholder_is_graded_by_the_file_with_a_note_and_the_notebook_rule
     assert folder.student == "stu1" and "folder says 'stu1'" in folder.problem
 
 
-def test_a_student_folder_lies_below_the_folder_given(tmp_path):
-    f = tmp_path / "subs" / "mia" / ASSIGNMENT / RELEASED
-    assert student_folder(f, tmp_path / "subs", ASSIGNMENT) == "mia"
-    assert student_folder(tmp_path / "subs" / RELEASED, tmp_path / "subs", ASSIGNMENT) is None
-    assert student_folder(tmp_path / "subs" / RELEASED, None, ASSIGNMENT) == "subs"
+def test_a_student_folder_is_the_nearest_folder_found_below_the_folder_given_not_named_after_the_assignment():
+    assert student_folder(("mia", ASSIGNMENT), ASSIGNMENT) == "mia"
+    assert student_folder(("week3", "mia"), ASSIGNMENT) == "mia"
+    assert student_folder((), ASSIGNMENT) is None and student_folder((ASSIGNMENT,), ASSIGNMENT) is None
+
+
+def test_a_file_name_never_speaks_for_another_student_than_its_folder():
+    """mallory/bob.ipynb (shared/cases/attack-2026-12/filename-impersonation): not bob's, not mallory's."""
+    claim = who("bob.ipynb", "mallory", "bob")
+    assert claim.problem.startswith("whose submission is this? It is in the folder of 'mallory' but its file name says "
+                                    "'bob'") and claim.student == "mallory"
+    assert who("bob.ipynb", "mallory", None).problem   # without STUDENT_ID too
+    assert who("bob.ipynb", "mallory", "bob", rule="notebook").problem   # --ids notebook: the folder still rules
+    assert "'mallory' but its STUDENT_ID says 'bob'" in who(RELEASED, "mallory", "bob", rule="notebook").problem
+    agree = who("mia (1).ipynb", "mia", "mia")   # a browser's second download of her own file
+    assert (agree.student, agree.problem) == ("mia", "")
+    assert who("bob.ipynb", "mallory", "bob", rule="folder").problem   # nbgrader's folders: STUDENT_ID disagrees

@@ -1,0 +1,166 @@
+"""intake: the one door a handed-in file comes through, for every way of grading (a local batch, Dask, Gradescope,
+an nbgrader course). A handed-in file is data: it is found without following links, opened without following
+links (every folder on its way too), accepted only as a regular file inside the folder it was found in, and read
+to at most MAX_BYTES. Anything else (a link, a FIFO, a device, a socket, a link to a folder, a file too large)
+becomes a `Found` with a `problem`, which grading turns into a not-gradable report; a problem names the file and
+what it is, and never quotes what it holds. Nothing downstream opens a submission's path again: it gets the bytes.
+
+May import: stdlib.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+MAX_BYTES = 64 * 2**20   # a notebook handed in: 64 MiB (a released notebook is ~30 KB; one with large plots, tens of MB)
+
+Kind = Literal["file", "link", "folder link", "special"]
+
+
+class Refused(Exception):
+    """A handed-in file the grader does not read; the message says what it is, for the report, never what it
+    holds."""
+
+
+@dataclass(frozen=True)
+class Found:
+    """A name found under a folder given to `grade` (or given itself): `path` as found (never resolved: a link
+    stays the link), `name` (its path below `root`, with "/"; the file name for a file given alone), the folder
+    it was found under (None for a file given alone), and what it is (`kind`; `problem`, "" for a regular file
+    the grader will read)."""
+
+    path: Path
+    name: str
+    root: Path | None
+    kind: Kind = "file"
+    problem: str = ""
+
+    def parts(self) -> tuple[str, ...]:
+        """Its folders below `root`, outermost first (the lexical path: links are not followed)."""
+        return tuple(Path(self.name).parts[:-1])
+
+
+def _what(mode: int) -> str:
+    return ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a folder" if stat.S_ISDIR(mode)
+            else "not a regular file")
+
+
+def _examine(path: Path, name: str, root: Path | None) -> Found:
+    """What `path` is, by lstat (never following it)."""
+    try:
+        st = os.lstat(path)
+    except OSError as e:
+        return Found(path, name, root, "special", f"{path.name} cannot be read ({e.strerror})")
+    if stat.S_ISLNK(st.st_mode):
+        return Found(path, name, root, "link", f"{path.name} is a symbolic link, not a file: the grader does not "
+                                               f"follow links; hand in the notebook itself")
+    if not stat.S_ISREG(st.st_mode):
+        return Found(path, name, root, "special", f"{path.name} is {_what(st.st_mode)}, not a notebook file")
+    if st.st_size > MAX_BYTES:
+        return Found(path, name, root, "file", too_large(path.name, st.st_size))
+    return Found(path, name, root)
+
+
+def too_large(name: str, size: int) -> str:
+    return (f"{name} is {size / 2**20:.1f} MiB, more than the {MAX_BYTES // 2**20} MiB a notebook may have: clear "
+            f"its outputs (Edit > Clear Outputs of All Cells), save, and hand it in again")
+
+
+def find(paths: list[str | Path]) -> list[Found]:
+    """Every *.ipynb name under each folder of `paths` (folders named .ipynb_checkpoints skipped), and each file
+    of `paths` given itself, in order, each once (by its path as given, never resolved). Links are listed, never
+    followed: a link named *.ipynb and a link to a folder are each a Found with their problem.
+
+    Raises:
+        FileNotFoundError: a path that does not exist (a link given itself is examined, not followed).
+    """
+    found: list[Found] = []
+    seen: set[str] = set()
+
+    def add(f: Found) -> None:
+        key = os.path.abspath(f.path)
+        if key not in seen:
+            seen.add(key)
+            found.append(f)
+
+    for given in map(Path, paths):
+        if not os.path.lexists(given):
+            raise FileNotFoundError(f"no such file or folder: {given}")
+        if given.is_dir() and not given.is_symlink():
+            for dirpath, dirnames, filenames in os.walk(given, followlinks=False):
+                here = Path(dirpath)
+                dirnames.sort()
+                for d in list(dirnames):
+                    if d == ".ipynb_checkpoints":
+                        dirnames.remove(d)
+                    elif os.path.islink(here / d):   # not followed (os.walk does not): listed, so nothing is lost
+                        rel = (here / d).relative_to(given).as_posix()
+                        add(Found(here / d, rel, given, "folder link",
+                                  f"{d} is a symbolic link to a folder, not a folder: the grader does not follow "
+                                  f"links; hand in the notebooks themselves"))
+                for f in sorted(filenames):
+                    if f.endswith(".ipynb"):
+                        add(_examine(here / f, (here / f).relative_to(given).as_posix(), given))
+                dirnames[:] = [d for d in dirnames if not os.path.islink(here / d)]
+        else:
+            add(_examine(given, given.name, None))
+    return found
+
+
+def read(f: Found, limit: int = MAX_BYTES) -> bytes:
+    """The bytes of a regular file found by `find` (or made by `given`), opened again without following any link
+    on its way from its root (so a file swapped for a link after `find` is refused as well), at most `limit`.
+
+    Raises:
+        Refused: it is not a regular file inside its folder, or it is larger than `limit`.
+    """
+    if f.problem:
+        raise Refused(f.problem)
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
+    dir_flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    here = -1
+    fd = -1
+    try:
+        try:   # the folder given (or the file's own folder) is the staff's: it may itself be reached through a link
+            here = os.open(f.root if f.root is not None else (f.path.parent if str(f.path.parent) else "."),
+                           os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            for part in f.parts():
+                nxt = os.open(part, dir_flags, dir_fd=here)
+                os.close(here)
+                here = nxt
+            fd = os.open(f.path.name, flags, dir_fd=here)
+        except OSError as e:
+            if e.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+                raise Refused(f"{f.path.name} is, or lies in, a symbolic link: the grader does not follow links; "
+                              f"hand in the notebook itself") from None
+            raise Refused(f"{f.path.name} cannot be read ({e.strerror})") from None
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise Refused(f"{f.path.name} is {_what(st.st_mode)}, not a notebook file")
+        if st.st_size > limit:
+            raise Refused(too_large(f.path.name, st.st_size))
+        data = os.read(fd, st.st_size + 1)   # one buffer of the file's size: the bytes are held once
+        while len(data) <= st.st_size:       # a short read (rare for a regular file): the rest, and then EOF
+            more = os.read(fd, limit + 1 - len(data))
+            if not more:
+                break
+            data += more
+        if len(data) > limit:   # it grew while being read
+            raise Refused(too_large(f.path.name, len(data)))
+        return data
+    finally:
+        for d in (fd, here):
+            if d >= 0:
+                os.close(d)
+
+
+def given(path: str | Path) -> Found:
+    """A file named by its user (`autograder check NOTEBOOK`, a release's solution, an upload's one notebook):
+    examined like any handed-in file, in its own folder."""
+    p = Path(path)
+    return _examine(p, p.name, None)
