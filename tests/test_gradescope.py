@@ -310,3 +310,18 @@ def test_the_views_import_nothing_heavy(module):
     code = f"import sys, {module}; print(' '.join(sys.modules))"
     mods = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
     assert not mods & {"torch", "sympy", "nbformat", "autograder.authoring.release", "autograder.grading.grade"}
+
+
+def test_an_upload_that_is_a_link_is_not_read_and_a_link_beside_the_work_is_ignored(bundle, tmp_path):
+    """A zip a student uploads can carry symbolic links (tests/test_attacks.py for batches): the upload's intake
+    reads no link, and says so."""
+    root = unpack(bundle, tmp_path / "alone")
+    os.symlink("/etc/passwd", root / "submission" / "backward-vs-grad.ipynb")
+    res = run_autograder(root)
+    assert res["tests"] == [] and "symbolic link, not a file" in res["output"] and "root:x" not in json.dumps(res)
+    root = unpack(bundle, tmp_path / "beside")
+    shutil.copy(EXAMPLES / "dev.ipynb", root / "submission" / "backward-vs-grad.ipynb")
+    os.symlink("../source/key.json", root / "submission" / "key.ipynb")   # the bundle's own full key
+    res = run_autograder(root)
+    assert res["score"] == 21 and "key.ipynb (link: not read)" in res["output"]
+    assert json.loads((root / "source" / "key.json").read_text())["secret"] not in json.dumps(res)
