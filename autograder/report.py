@@ -13,9 +13,10 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
-Status = Literal["passed", "failed", "error", "missing", "timeout"]
+Status = Literal["passed", "failed", "error", "missing", "timeout", "sealed"]
 SubmissionStatus = Literal["graded", "not_gradable"]
-STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "missing", "timeout")
+STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "missing", "timeout")   # what a grade holds
+# "sealed" is a self-check's only: a prediction written down, judged once it is committed (never in a grade)
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,9 @@ STATUS_WORDS: dict[str, StatusWord] = {
                           "missing — not attempted (a `...` placeholder, an undefined name, or NotImplementedError)"),
     "timeout": StatusWord("TIMEOUT", "#6639ba", "#fbefff", "#8250df", None,
                           "timeout — a call ran past its time limit and was stopped"),
+    "sealed": StatusWord("sealed", "#0550ae", "#ddf4ff", "#54aeff", None,
+                         "sealed — written down, and judged once it is committed (run the exercise's check cell in "
+                         "the notebook)"),
 }
 
 
@@ -183,8 +187,14 @@ class Report:
         return self.status == "graded" and not self.superseded_by and not self.choose_among
 
     def counts(self) -> dict[str, int]:
-        """Number of outcomes per status, in STATUSES order."""
-        return {s: sum(1 for o in self.outcomes if o.status == s) for s in STATUSES}
+        """Number of outcomes per status, in STATUSES order (and "sealed", a self-check's, last when there are)."""
+        out = {s: sum(1 for o in self.outcomes if o.status == s) for s in STATUSES}
+        sealed = sum(1 for o in self.outcomes if o.status == "sealed")
+        return {**out, "sealed": sealed} if sealed else out
+
+    def sealed_points(self) -> float:
+        """The points of the predictions sealed in a self-check (written down, judged once committed)."""
+        return float(sum(o.max_score for o in self.outcomes if o.status == "sealed"))
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-native canonical form (with "schema" and "v"). As dataclasses.asdict gives it, but

@@ -24,7 +24,7 @@ from autograder.judging.compare import short
 from autograder.judging.judge import Evidence, RunEnd
 from autograder.model import Key
 from autograder.grading.notebook import (NotebookError, code_cell_labels, code_cells, declared_assignment,
-                                        declared_student_id, parse_notebook)
+                                        declared_student_id, parse_notebook, restore_cell_types)
 from autograder.report import Report, installed_torch
 
 MAX_NOTES = 20                       # notes kept per report (keeps a report small)
@@ -93,6 +93,7 @@ def _grade_notebook(path: Path, key: Key, student: str | None, exercises: list[s
             if data is None:
                 data = intake.read(intake.given(path))
             nb = parse_notebook(data, path.name, outputs=False)
+            restored = restore_cell_types(nb)
     except (NotebookError, intake.Refused) as e:
         return _not_gradable(key, path.name, student or path.stem, str(e), {}, start)
     salt = plan.submission_salt(data) if key.fresh_seed else ""
@@ -132,7 +133,7 @@ def _grade_notebook(path: Path, key: Key, student: str | None, exercises: list[s
         if store is not None:
             records += [r for ex in key.exercises if (r := commit.read(store.get(key.assignment, who.student, ex.id)))]
         commits = commit.choose(records, key.assignment, who.student)
-    return _finish(key, path.name, who.student, first, list(who.notes), start, code_cell_labels(nb), request, run,
+    return _finish(key, path.name, who.student, first, [*who.notes, *restored], start, code_cell_labels(nb), request, run,
                    facts, positions, commits=commits, seal=selfcheck, salt=salt)
 
 
@@ -253,7 +254,8 @@ def _cell_faults(key: Key, obs: wire.Observations, stopped: dict[Step, RunEnd]) 
     faults: dict[int, tuple[str, str]] = {}
     for c in obs.cells:
         if c.status == "error":
-            faults[c.index] = ("error", f"raised {c.ename}: {short(c.evalue, 200)}")
+            faults[c.index] = ("error", f"raised {c.ename}: {short(judge.cell_error(c.evalue), 200)}"
+                                        + (judge.MODULE_HINT if c.ename == "ModuleNotFoundError" else ""))
         elif c.status == "timeout":
             faults[c.index] = ("timeout", f"ran past its {key.limits.cell_timeout:g} s limit and was stopped")
     for step, end in stopped.items():

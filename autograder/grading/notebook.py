@@ -135,6 +135,30 @@ def _unreadable_cell(nb: Any) -> str | None:
     return None
 
 
+def restore_cell_types(nb: Any) -> list[str]:
+    """Give back their released type to cells a learner turned from code into Markdown or Raw (in Jupyter, one key
+    press: M or R), as nbgrader does (jupyter/nbgrader#107): a cell whose nbgrader metadata says it was released
+    as a code cell (`cell_type` "code", which nbgrader records with its checksum) is a code cell again, in place.
+    Returns a note for each, for the report."""
+    notes = []
+    for i, cell in enumerate(nb.cells):
+        meta = cell.get("metadata", {}).get("nbgrader")
+        if cell.get("cell_type") in ("markdown", "raw") and isinstance(meta, dict) and meta.get("cell_type") == "code":
+            was = cell.cell_type
+            cell.cell_type = "code"
+            cell.setdefault("outputs", [])
+            cell.setdefault("execution_count", None)
+            gid = meta.get("grade_id")
+            name = f"cell {i + 1}" + (f" ('{_printable_id(gid)}')" if isinstance(gid, str) else "")
+            notes.append(f"{name} is a {was} cell in this notebook, but it was released as a code cell, so it was "
+                         f"graded as code (a {was} cell never runs in Jupyter: change it back to Code)")
+    return notes
+
+
+def _printable_id(gid: str) -> str:
+    return "".join(c if c.isprintable() else "?" for c in gid[:40]) + ("…" if len(gid) > 40 else "")
+
+
 def code_cells(nb: Any) -> list[str]:
     """The source of each code cell, in order (markdown and raw cells are skipped)."""
     return [c.source if isinstance(c.source, str) else "".join(c.source)
@@ -150,7 +174,7 @@ def code_cell_labels(nb: Any) -> list[str]:
             meta = cell.get("metadata", {}).get("nbgrader")
             gid = meta.get("grade_id") if isinstance(meta, dict) else None
             if isinstance(gid, str):   # the student's text: short, and no control characters
-                gid = "".join(c if c.isprintable() else "?" for c in gid[:40]) + ("…" if len(gid) > 40 else "")
+                gid = _printable_id(gid)
             labels.append(f"cell {i + 1} ('{gid}')" if isinstance(gid, str) else f"cell {i + 1}")
     return labels
 

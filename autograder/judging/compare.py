@@ -170,7 +170,36 @@ def _values(observed: list[Any], expected: list[Any], tol: Tolerance) -> Compari
     where = f"element {i}: " if len(expected) > 1 else ""
     diff = f" (abs diff {abs(o - e):.3g})" if math.isfinite(o) and math.isfinite(e) else ""
     count = f"{len(bad)} of {len(expected)} elements differ; " if len(expected) > 1 else ""
-    return Comparison(False, "values", f"{count}{where}{number(o)} instead of {number(e)}{diff}")
+    shown_o, shown_e = distinct(o, e)
+    why = ""
+    if all(o32 == _float32(e32) for o32, e32 in zip(map(_num, observed), map(_num, expected), strict=True)) and _float32(e) != e:
+        why = (" — these are the float32-rounded values: the float64 tensor was made from a float32 one (e.g. "
+               "torch.tensor(x).double()), which keeps float32's precision; make it from the Python number, "
+               "torch.tensor(x, dtype=torch.float64)")
+    return Comparison(False, "values", f"{count}{where}{shown_o} instead of {shown_e}{diff}{why}")
+
+
+def _float32(x: float) -> float:
+    """`x` rounded to the nearest float32 (as torch stores it), back as a Python float."""
+    import struct
+
+    if not math.isfinite(x):
+        return x
+    try:
+        return struct.unpack("f", struct.pack("f", x))[0]
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
+def distinct(a: float, b: float) -> tuple[str, str]:
+    """Two different numbers, each with as many significant digits as it takes to tell them apart (6 at the
+    least, 17 at the most): "1.19071" and "1.1907" became "1.190710067749" and "1.190710053749"."""
+    for digits in range(6, 18):
+        ta, tb = f"{a:.{digits}g}", f"{b:.{digits}g}"
+        if ta != tb or digits == 17:
+            fix = lambda t: t + ".0" if t.lstrip("-").isdigit() else t
+            return fix(ta), fix(tb)
+    return number(a), number(b)
 
 
 def compare_produced(expected: Value, observed: Value, tol: Callable[[str], Tolerance]) -> Comparison:
@@ -230,11 +259,27 @@ def _flat(v: Value) -> list[Any] | None:
     return None
 
 
+def _nested_shape(v: Value) -> list[int] | None:
+    """The shape of nested lists and tuples of numbers ([2, 2] for ((1, 2), (3, 4))); a tensor's or an array's own;
+    [] for a number; None when the nesting is ragged or holds something else."""
+    if v["t"] in ("int", "float"):
+        return []
+    if v["t"] in ("tensor", "array"):
+        return list(v.get("shape") or [])
+    if v["t"] == "seq" and not v.get("truncated"):
+        shapes = [_nested_shape(i) for i in v["items"]]
+        if shapes and all(s is not None and s == shapes[0] for s in shapes):
+            return [len(v["items"]), *shapes[0]]
+        return [0] if not shapes else None
+    return None
+
+
 def compare_predicted(expected: Value, observed: Value, tol: Tolerance) -> Comparison:
     """Lenient comparison of a prediction (a plain literal): any number form (int, float, a
     one-element tensor or array) matches a number, and a class name (string or class) matches an
-    exception class; a tuple must be a tuple, since which container torch returns is often the
-    lesson."""
+    exception class; a vector or matrix may be written in any form (nested lists or tuples of its shape, a flat
+    list row-major, a numpy array, a tensor), but not wrapped in a one-item tuple; a tuple of results must be a
+    tuple, since which container torch returns is often the lesson."""
     et = expected["t"]
     if et == "bool":
         if observed["t"] == "bool" and observed["v"] == expected["v"]:
@@ -263,14 +308,19 @@ def compare_predicted(expected: Value, observed: Value, tol: Tolerance) -> Compa
                 return Comparison(False, c.reason, f"item {i}: {c.detail}")
         return MATCH
     if et == "array":
-        wrapped = observed["t"] == "seq" and observed["kind"] == "tuple" and any(
-            i["t"] not in ("int", "float") for i in observed["items"])   # (tensor([...]),) is not the vector itself
-        flat = None if wrapped else _flat(observed)
-        if flat is None:
+        flat = _flat(observed)
+        shape, want = _nested_shape(observed), list(expected.get("shape") or [len(expected["data"])])
+        # nested lists or tuples are the array when their shape is its shape (or when they are flat, row-major);
+        # (tensor([...]),) or ([...],), a one-item tuple around the vector, is not the vector itself
+        wrapped = observed["t"] == "seq" and observed["kind"] == "tuple" and len(observed["items"]) == 1 \
+            and observed["items"][0]["t"] in ("seq", "tensor", "array") and want[:1] != [1]
+        if flat is None or wrapped:
             return Comparison(False, "kind", f"expected {len(expected['data'])} numbers (a list or a tensor), got "
                                              f"{describe(observed)}")
         if len(flat) != len(expected["data"]):
             return Comparison(False, "length", f"expected {len(expected['data'])} numbers, got {len(flat)}")
+        if observed["t"] == "seq" and shape is not None and len(shape) > 1 and shape != want:
+            return Comparison(False, "shape", f"expected shape {tuple(want)}, got nested lists of shape {tuple(shape)}")
         return _values(flat, expected["data"], tol)
     exp_number, obs_number = _as_number(expected), _as_number(observed)
     if exp_number is None:

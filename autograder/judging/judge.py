@@ -8,6 +8,7 @@ autograder.report, autograder.judging.sources, autograder.judging.worked, autogr
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Union
 
@@ -90,6 +91,18 @@ def ended_fault(end: RunEnd, limits: Limits) -> tuple[str, str]:
         return "error", (f"made the run's processes together use more than its {limits.run_memory_mb:g} MB of "
                          f"memory, so the run was stopped")
     return "error", f"ended the run (the process ended, exit code {end.exit_code})"
+
+
+# Why a cell that imports a module of the learner's own fails in the graded run (the case of
+# shared/cases/public-2026-12/local-helper-module).
+MODULE_HINT = ("; the graded run has only the notebook (with torch, numpy, sympy and Python's own modules): a module of "
+               "your own beside it is not handed in with it, so put its code into the notebook")
+
+
+def cell_error(evalue: str) -> str:
+    """A cell's exception message as the learner can place it: IPython's name for the cell
+    ("<ipython-input-3-9a8f...>") left out of a SyntaxError's "(..., line 2)"."""
+    return re.sub(r"\(<ipython-input-[^>]*>, line (\d+)\)", r"(line \1 of the cell)", evalue)
 
 
 def point_label(p: int) -> str:
@@ -504,7 +517,8 @@ def judge_prediction(key: Key, check: Check, evidence: Evidence, point: Point) -
             status, where, what = fault
             return replace(base, status=status, message=f"{check.name} {state}: {where} {what} before it set "
                                                          f"{check.name}")
-        return replace(base, status="missing", message=f"{check.name} {state}: write your prediction")
+        return replace(base, status="missing", message=f"{check.name} {state}: write your prediction"
+                       + (" (in a code cell: a Markdown or Raw cell never runs)" if value["t"] == "undefined" else ""))
     h = handler(check)
     values = ex.values(point)
     expected = h.expected(key, check, values)
@@ -562,7 +576,7 @@ def sealed(o: Outcome, exercise: str, name: str | None = None, all_filled: bool 
         when = (f"once they are committed: run exercise {exercise}'s check cell, lab.check(\"{exercise}\"), in the "
                 f"notebook (a check from a terminal never commits)" if all_filled else
                 f"when every prediction of exercise {exercise} is filled in (run this check again then)")
-        return replace(o, status="missing", score=0.0, expected=None, oracle=None, convention=None, details=(), why=None,
+        return replace(o, status="sealed", score=0.0, expected=None, oracle=None, convention=None, details=(), why=None,
                        misconception=None, message=f"{name} = {o.observed} is written down; it is judged {when}")
     message = o.message
     if o.status == "failed":
@@ -613,7 +627,8 @@ def judge_production(key: Key, check: Check, evidence: Evidence, points: list[Po
             if fault is not None:
                 status, where, what = fault
                 return replace(base, status=status, message=f"{fn} is not defined: {where}, which defines it, {what}")
-            return replace(base, status="missing", message=f"{fn} is not defined: run its cell, or check its name")
+            return replace(base, status="missing", message=f"{fn} is not defined: run its cell, or check its name (a "
+                                                          f"Markdown or Raw cell never runs: its cell must be Code)")
         if rec.status == "raised" and rec.exception and rec.exception["type"] == "NotImplementedError":
             if _written_above_raise(evidence, check.exercise, fn):
                 return replace(base, status="error", message=(
@@ -664,6 +679,8 @@ def _binding_fault(evidence: Evidence, exercise: str, name: str) -> tuple[str, s
     if evidence.facts is None or after is None:
         return None
     cell = evidence.facts.defining_cell(name, after)
+    if cell is None:   # no cell binds it: one that Python could not parse may be meant to (a SyntaxError)
+        cell = evidence.facts.unreadable_cell(name, after)
     if cell is None or cell not in evidence.cell_faults:
         return None
     status, what = evidence.cell_faults[cell]
@@ -764,7 +781,8 @@ def notes(key: Key, evidence: Evidence, labels: tuple[str, ...] | list[str], cel
     out = []
     for cell in obs.cells if cell_notes else ():
         if cell.status == "error":
-            out.append(f"{label(cell.index)} raised {cell.ename}: {short(cell.evalue, 200)}")
+            out.append(f"{label(cell.index)} raised {cell.ename}: {short(cell_error(cell.evalue), 200)}"
+                       + (MODULE_HINT if cell.ename == "ModuleNotFoundError" else ""))
         elif cell.status == "timeout":
             out.append(f"{label(cell.index)} ran past {key.limits.cell_timeout:g} s and was stopped")
     if obs.rejected:

@@ -58,8 +58,17 @@ def parse(source: str) -> ast.Module | None:
         return _TREES[source]
 
 
+# Cell magics whose body IPython runs as Python in the notebook's namespace (timing it, or keeping its output):
+# the body is read as the cell. Any other cell magic (%%bash, %%writefile, %%timeit...) makes the cell not Python.
+TRANSPARENT_MAGICS = ("time", "capture")
+
+
 def _parse(source: str) -> ast.Module | None:
     if source.lstrip().startswith("%%"):
+        first, _, body = source.lstrip().partition("\n")
+        words = first[2:].split()
+        if words and words[0] in TRANSPARENT_MAGICS and not body.lstrip().startswith("%%"):
+            return _parse(body)
         return None
     try:
         return ast.parse(source)
@@ -213,6 +222,16 @@ class Facts:
         """The last cell up to `upto` that binds `name`, or None."""
         found = self.binding_cells(name, upto)
         return found[-1] if found else None
+
+    def unreadable_cell(self, name: str, upto: int) -> int | None:
+        """The last cell up to `upto` that Python cannot parse (a SyntaxError: it binds nothing) and whose text, at
+        its top level, reads as defining or setting `name` (`def name(`, `name = `), or None."""
+        pattern = re.compile(rf"^(?:def\s+{re.escape(name)}\s*\(|class\s+{re.escape(name)}\b|{re.escape(name)}\s*=[^=])",
+                             re.M)
+        for i in range(min(upto, len(self.trees) - 1), -1, -1):
+            if self.trees[i] is None and pattern.search(self.sources[i]):
+                return i
+        return None
 
     def definition(self, name: str, upto: int) -> ast.FunctionDef | None:
         """The `def name` in force after cell `upto` (None if its last binding is not a def)."""

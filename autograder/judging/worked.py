@@ -251,7 +251,7 @@ def _finding(facts: Facts, name: str, after: int, produce: frozenset[str], predi
     home = facts.defining_cell(name, after)
     if home is None or bodies[home] is None:
         return Finding(f"no plain top-level assignment sets {name} (a prediction is written as `{name} = ...` at "
-                       f"the top of its PREDICT cell, not inside a block, a function or a cell magic)",
+                       f"the top of its PREDICT cell, not inside a block, a function or a cell magic other than %%time and %%capture)",
                        max(after, 0) if home is None else home)
     word = re.compile(rf"\b{re.escape(name)}\b")
     for i in range(home + 1, after + 1):   # set again, later, somewhere the syntax tree does not show at the top

@@ -170,6 +170,13 @@ class Lab:
                            "cells": [c["source"] for c in _CELLS], "labels": [c["label"] for c in _CELLS],
                            "records": [known] if known else []}, stream)
         report = Report.from_dict(json.loads(out))
+        local = _local_modules(self.folder)
+        if local:   # graded as seen: the graded run has only the notebook
+            from dataclasses import replace
+
+            report = replace(report, notes=(*report.notes, (
+                f"this notebook imports {', '.join(local)} from its own folder; the grader sees only the notebook, "
+                f"so there that import fails: put the code into the notebook")))
         record = report.commits.get(exercise)
         if record is not None:
             store.put(record)   # the first commit stays: a re-run, a restart or "Run all" shows it again
@@ -183,6 +190,28 @@ NOT_IN_THIS_KERNEL = (
     "Grade the course with `autograder grade --nbgrader COURSE --assignment ID`, or set nbgrader_config.py up with "
     "autograder.integrations.nbgrader.configure(c, KEYS) so that `nbgrader autograde` grades in the sandbox "
     "(docs/staff.md, \"With nbgrader\").")
+
+
+def _local_modules(folder: Path) -> list[str]:
+    """The modules this kernel imported from the notebook's own folder (or below it): a learner's helper module,
+    which is not handed in with the notebook. The autograder package and installed packages are not counted."""
+    try:
+        here = folder.resolve()
+        ours = Path(__file__).resolve().parents[1]   # the autograder package (this file: autograder/student/lab.py)
+    except OSError:
+        return []
+    found = []
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None)
+        if not isinstance(path, str) or "site-packages" in path:
+            continue
+        try:
+            p = Path(path).resolve()
+        except OSError:
+            continue
+        if here in p.parents and ours not in p.parents and ours != p.parent:
+            found.append(name)
+    return sorted(found)
 
 
 _HELPER = None   # the kernel's one self-check helper process (selfcheck.ToolServer), started at the first check

@@ -146,3 +146,31 @@ def test_a_value_as_a_learner_writes_it():
     assert plain({**vec, "shape": [1, 2]}) == "[[0.0, 1.5]]"
     assert plain({"t": "seq", "kind": "tuple", "items": [vec, {"t": "none"}]}) == "([0.0, 1.5], None)"
     assert plain({"t": "seq", "kind": "tuple", "items": [{"t": "float", "v": 2.0}]}) == "(2.0,)"
+
+
+def test_a_matrix_may_be_written_in_every_form_a_learner_uses():
+    """((h00, h01), (h10, h11)) failed before, [(..), (..)] passed (issue "Right grades ... round two")."""
+    from autograder.judging.compare import Tolerance, compare_predicted
+
+    tol = Tolerance(2e-3, 1e-6)
+    m = {"t": "array", "dtype": "float64", "shape": [2, 2], "data": [1.0, 2.0, 3.0, 4.0]}
+    num = lambda x: {"t": "float", "v": x}
+    row = lambda kind, a, b: {"t": "seq", "kind": kind, "items": [num(a), num(b)]}
+    for outer in ("tuple", "list"):
+        for inner in ("tuple", "list"):
+            nested = {"t": "seq", "kind": outer, "items": [row(inner, 1.0, 2.0), row(inner, 3.0, 4.0)]}
+            assert compare_predicted(m, nested, tol).ok, (outer, inner)
+    assert compare_predicted(m, {"t": "seq", "kind": "list", "items": [num(1), num(2), num(3), num(4)]}, tol).ok
+    assert compare_predicted(m, {"t": "array", "dtype": "float64", "shape": [2, 2], "data": [1, 2, 3, 4]}, tol).ok
+    wrong = compare_predicted(m, {"t": "seq", "kind": "tuple", "items": [row("tuple", 1.0, 2.0), row("tuple", 4.0, 3.0)]}, tol)
+    assert not wrong.ok and wrong.reason == "values"
+    ragged = {"t": "seq", "kind": "list", "items": [{"t": "seq", "kind": "list", "items": [num(1), num(2), num(3)]},
+                                                     {"t": "seq", "kind": "list", "items": [num(4)]}]}
+    assert compare_predicted(m, ragged, tol).ok   # ragged: read row-major, as before
+    column = {"t": "seq", "kind": "list", "items": [{"t": "seq", "kind": "list", "items": [num(x)]}
+                                                     for x in (1.0, 2.0, 3.0, 4.0)]}
+    c = compare_predicted(m, column, tol)
+    assert not c.ok and c.detail == "expected shape (2, 2), got nested lists of shape (4, 1)"
+    wrapped = {"t": "seq", "kind": "tuple", "items": [{"t": "array", "dtype": "float64", "shape": [2, 2],
+                                                       "data": [1.0, 2.0, 3.0, 4.0]}]}
+    assert not compare_predicted(m, wrapped, tol).ok   # (H,): autograd.grad's tuple, not the matrix

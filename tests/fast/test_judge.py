@@ -119,7 +119,8 @@ def test_a_number_right_only_at_the_students_own_point_fails_at_a_fresh_point_wi
      "ex1(x) raised ValueError at x=1.5: boom"),
     (call("ex1", 0, "raised", exception={"type": "NotImplementedError", "mro": [], "message": ""}), "missing",
      "ex1 is not written yet (it raises NotImplementedError)"),
-    (call("ex1", 0, "undefined"), "missing", "ex1 is not defined: run its cell, or check its name"),
+    (call("ex1", 0, "undefined"), "missing", "ex1 is not defined: run its cell, or check its name (a Markdown "
+                                               "or Raw cell never runs: its cell must be Code)"),
     (call("ex1", 0, "timeout"), "timeout", "ex1(x) did not return within 5 s at x=1.5"),
 ])
 def test_a_call_that_does_not_return_a_value_is_error_missing_or_timeout(rec, status, phrase):

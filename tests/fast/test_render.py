@@ -17,8 +17,8 @@ def fixture() -> tuple[Report, Report]:
     outcomes = tuple(Outcome(f"1.check.{s}", "1", f"a {s} check", "produce", s, 1.0 if s == "passed" else 0.0, 1.0,
                              message=f"message of the {s} check", expected="2.0" if s == "failed" else None,
                              observed="3.0" if s == "failed" else None, oracle="sympy: 2*x at x=1.0",
-                             why="why it matters") for s in STATUSES)
-    graded = Report("01-a", "mia.ipynb", "mia", "graded", 1.0, 5.0, outcomes, parameters={"x0": 1.0},
+                             why="why it matters") for s in (*STATUSES, "sealed"))
+    graded = Report("01-a", "mia.ipynb", "mia", "graded", 1.0, 6.0, outcomes, parameters={"x0": 1.0},
                     notes=("the notebook says STUDENT_ID = 'max', but it was graded as 'mia' (with the parameters "
                            "of 'mia')", "cell 3 raised NameError: x"),
                     versions={"torch": "2.13.0", "torch_key": "2.13.0", "sympy": "1.14", "grader": "0.1.0"})
@@ -33,7 +33,8 @@ def test_the_terminal_view_shows_each_status_with_its_mark_and_the_failed_checks
         assert f"a {status} check" in text and f" {word.mark} " in text
     assert "you: 3.0    expected: 2.0" in text and "why it matters: why it matters" in text
     assert text.count("why it matters:") == 1   # only a failed check says why; an error shows its exception
-    assert text.endswith("score 1 / 5 · 1 passed, 1 failed, 1 error, 1 missing, 1 timeout")
+    assert text.endswith("score 1 / 6 · 1 passed, 1 failed, 1 error, 1 missing, 1 timeout, 1 sealed (1 point sealed: "
+                         "written down, judged once committed)")
     assert "NOT GRADED: ivan.ipynb is empty" in render(broken) and "this is not a 0" in render(broken)
 
 

@@ -53,7 +53,8 @@ def test_a_worked_out_prediction_is_a_prediction(cell):
     ("p1 = torch.sys.modules['__main__'].ex1(2.0)", "`torch.sys.modules`"),
     ("_t = torch.ones(1)\np1 = _t._grad", "`_t._grad`"),
     ("if True:\n    p1 = torch.ones(1).grad", "no plain top-level assignment sets p1 (a prediction is written as `p1 = "
-     "...` at the top of its PREDICT cell, not inside a block, a function or a cell magic)"),
+     "...` at the top of its PREDICT cell, not inside a block, a function or a cell magic other than %%time and "
+     "%%capture)"),
     ("p1 = P.__class__", "`P.__class__`"),
     ("p1 = ex1(torch.tensor(2.0))", "ex1, your PRODUCE function"),
 ])
@@ -63,7 +64,8 @@ def test_a_prediction_that_runs_autograd_or_a_produce_function_is_named(cell, wh
 
 
 @pytest.mark.parametrize("cells, what, cell", [
-    (["%%time\np1 = torch.ones(1).grad"], "no plain top-level assignment sets p1", 1),
+    (["%%bash\np1 = torch.ones(1).grad"], "no plain top-level assignment sets p1", 1),
+    (["%%time\np1 = torch.ones(1).grad"], "`torch.ones(1).grad`", 1),   # %%time runs its body: it is read
     (["def f():\n    global p1\n    p1 = torch.ones(1).grad\nf()"], "no plain top-level assignment sets p1", 1),
     (["p1 = 1.0", "if True:\n    p1 = torch.ones(1).grad"], "code cell 3 changes p1 inside a block", 2),
     (["def round(v):\n    t = torch.tensor(v, requires_grad=True)\n    return t", "p1 = round(P.x0)"],
@@ -75,7 +77,7 @@ def test_a_prediction_that_runs_autograd_or_a_produce_function_is_named(cell, wh
      "grad, from a `from ... import *` that brings in autograd", 1),
     (["from torch.autograd import *\np1 = grad(torch.ones(1), [])"], "grad, from a `from ... import *`", 1),
     (["exec('g = torch.ones(1).grad')", "p1 = g"], "g, which no cell visibly sets", 2),
-    (["%%capture\ng = torch.ones(1).grad", "p1 = g"], "g, which no cell visibly sets", 2),
+    (["%%writefile g.py\ng = torch.ones(1).grad", "p1 = g"], "g, which no cell visibly sets", 2),
     (["buf = torch.zeros(())\np1 = buf\nx = torch.tensor(1.0, requires_grad=True)\n(x * x).backward()\n"
       "buf.copy_(x.grad)"], "`x.grad`", 1),
     (["buf = torch.zeros(())\np1 = buf", "x = torch.tensor(1.0, requires_grad=True)\n(x * x).backward()\n"
@@ -187,3 +189,14 @@ def test_a_short_cell_is_parsed_once_per_batch_and_a_long_one_each_time():
         parse(f"v{i} = 0  # " + "." * (CACHED_UP_TO - 20))
     assert sum(map(len, sources._TREES)) == sources._TREES_SIZE[0] <= CACHE_CHARACTERS
     assert parse(short) is parse(short)
+
+
+@pytest.mark.parametrize("magic, worked_out", [("%%time", True), ("%%capture out", True), ("%%capture", True),
+                                               ("%%bash", False), ("%%writefile p.py", False), ("%%timeit", False)])
+def test_a_cell_magic_that_runs_its_body_as_python_keeps_the_predictions_worked_out(magic, worked_out):
+    """%%time and %%capture run the cell's body as Python in the notebook: its predictions are read there, in
+    the self-check and the grade alike; any other cell magic makes the cell something else than Python."""
+    found = _finding(f"{magic}\np1 = 2 * P.x0", name="p1")
+    assert (found is None) == worked_out, found
+    if not worked_out:
+        assert "other than %%time and %%capture" in found.what
