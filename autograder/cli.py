@@ -5,7 +5,7 @@ Exit codes: 0 success (for `check`: every check passed); 1 `check` found a check
 or the notebook is not gradable; 2 usage, spec, key or build error (the message says what to fix).
 
 May import: stdlib, autograder.version, autograder.model; inside a subcommand: autograder.keyfile,
-autograder.report, autograder.grading.notebook, autograder.grading.grade, autograder.grading.batch,
+autograder.report, autograder.grading.notebook, autograder.grading.intake, autograder.grading.grade, autograder.grading.batch,
 autograder.grading.identity, autograder.authoring.release, autograder.authoring.spec, autograder.student.selfcheck,
 autograder.render.terminal, autograder.render.gradebook, autograder.render.html, autograder.render.gradescope,
 autograder.integrations.nbgrader, autograder.integrations.gradescope, autograder.integrations.dask,
@@ -246,31 +246,56 @@ def _load_key(path: Path, limits: list[str] = ()) -> Any:
         return None
 
 
-def _infer_assignment(paths: list[str]) -> str | None:
-    from autograder.grading.notebook import NotebookError, declared_assignment, read_notebook
+def _infer_assignment(paths: list[str]) -> tuple[str | None, str]:
+    """The assignment of the notebooks given, when `grade` is not told: the one their `Lab(...)` lines (or the
+    release's metadata) name, among released assignments (build/<id>/key.json here), read from up to 50 of
+    them through the intake; else a folder of theirs named after one. A notebook is a student's text, so what
+    it says only picks among the keys staff released, and notebooks that name different ones stop the batch.
+    Returns (the id or None, why not)."""
+    from collections import Counter
 
-    files = [q for p in map(Path, paths) for q in (sorted(p.rglob("*.ipynb")) if p.is_dir() else [p])]
-    for f in files[:20]:
+    from autograder.grading import intake
+    from autograder.grading.notebook import NotebookError, declared_assignment, parse_notebook
+    from autograder.keyfile import is_assignment_id
+
+    try:
+        found = [f for f in intake.find(paths) if not f.problem]
+    except FileNotFoundError:
+        return None, ""
+    named: Counter[str] = Counter()
+    for f in found[:50]:
         try:
-            aid = declared_assignment(read_notebook(f))
-        except NotebookError:
+            aid = declared_assignment(parse_notebook(intake.read(f), f.path.name, outputs=False))
+        except (NotebookError, intake.Refused):
             continue
-        if aid:
-            return aid
-    for f in files:
-        for part in reversed(f.resolve().parts[:-1]):
-            if (Path("build") / part / "key.json").exists():
-                return part
-    return None
+        if aid and (Path("build") / aid / "key.json").is_file():
+            named[aid] += 1
+    if len(named) > 1:
+        listed = ", ".join(f"{aid} ({n} notebooks)" for aid, n in named.most_common())
+        return None, (f"the notebooks name several released assignments: {listed}; pass --assignment ID (a batch "
+                      f"grades one assignment, and a notebook of another is not gradable)")
+    if named:
+        return next(iter(named)), ""
+    for f in found:
+        for part in reversed(Path(os.path.abspath(f.path)).parts[:-1]):
+            if is_assignment_id(part) and (Path("build") / part / "key.json").exists():
+                return part, ""
+    return None, ""
 
 
 def _grade(args: argparse.Namespace) -> int:
     if args.key:
         key_path = Path(args.key)
     else:
-        aid = args.assignment or _infer_assignment(args.paths)
+        from autograder.keyfile import is_assignment_id
+
+        aid, why = (args.assignment, "") if args.assignment else _infer_assignment(args.paths)
+        if why:
+            return _fail(why)
         if not aid:
             return _fail("cannot tell which assignment these are; pass --assignment ID or --key build/ID/key.json")
+        if not is_assignment_id(aid):
+            return _fail(f"{aid!r} is not an assignment id (a folder name of build/, such as 01-backward-vs-grad)")
         key_path = Path("build") / aid / "key.json"
         if not key_path.exists():
             if Path("solutions", aid).is_dir():
@@ -381,8 +406,10 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
     print(f"\n{n} submission{'s' if n != 1 else ''} in {result.seconds:.1f} s{kept} · reports in {out / 'reports'} · "
           f"gradebook {result.gradebook}")
     if result.stale:
-        print(f"note: {len(result.stale)} older report(s) in {out / 'reports'} are not from this run and not in "
-              f"this gradebook: {', '.join(result.stale[:5])}{' …' if len(result.stale) > 5 else ''}")
+        from autograder.render.terminal import printable
+
+        print(printable(f"note: {len(result.stale)} older report(s) in {out / 'reports'} are not from this run and not "
+                        f"in this gradebook: {', '.join(result.stale[:5])}{' …' if len(result.stale) > 5 else ''}"))
     return 0
 
 
@@ -448,14 +475,19 @@ def _stats(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ValueError) as e:
         return _fail(str(e))
     if unusable:
-        print(f"note: {len(unusable)} file(s) in {out / 'reports'} are not usable reports and were left out: "
-              f"{', '.join(unusable[:5])}{' …' if len(unusable) > 5 else ''}", file=sys.stderr)
+        from autograder.render.terminal import printable
+
+        print(printable(f"note: {len(unusable)} file(s) in {out / 'reports'} are not usable reports and were left "
+                        f"out: {', '.join(unusable[:5])}{' …' if len(unusable) > 5 else ''}"), file=sys.stderr)
     if not reports:
         return _fail(f"no usable report in {out / 'reports'}")
     key = None
     assignments = sorted({r.assignment for r in reports})
-    key_path = Path(args.key) if args.key else Path("build") / assignments[0] / "key.json"
-    if args.key or (len(assignments) == 1 and key_path.is_file()):
+    from autograder.keyfile import is_assignment_id
+
+    named = assignments[0] if is_assignment_id(assignments[0]) else "?"   # a report's text: never a path
+    key_path = Path(args.key) if args.key else Path("build") / named / "key.json"
+    if args.key or (len(assignments) == 1 and named != "?" and key_path.is_file()):
         key = _load_key(key_path, [])
         if key is None:
             return 2

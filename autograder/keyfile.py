@@ -31,6 +31,8 @@ Format "autograd-lab/key", version 1 (one JSON object):
                             a produce check of a value also has "form" (the reference run's wire Value
                             without numbers, or null for None) and one of an exception "reference"
                             ({"exception": {type, mro, message, origin, statement}} or null)
+                            a produce check whose behaviour depends on the device has "on_cuda": {"expect":
+                            answer, "why": text}, what it expects where CUDA is available (model.OnCuda)
     digest               sha256 (16 hex digits) of everything above but digest, secret, public, hidden and
                          public_digest, as JSON with sorted keys
     secret               full key only: the random text that seeds the graded fresh points
@@ -42,12 +44,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
 from autograder.model import (Answer, Arg, BoolAnswer, Check, ClassAnswer, ConventionExpectation, Exercise, Expectation,
-                              ExprAnswer, Grading, HiddenChecks, Key, Limits, Misconception, NoneAnswer, Parameter,
+                              ExprAnswer, Grading, HiddenChecks, Key, Limits, Misconception, NoneAnswer, OnCuda, Parameter,
                               RaisesExpectation, SeqAnswer, ValueExpectation, WarnsExpectation)
 
 SCHEMA = "autograd-lab/key"
@@ -98,6 +101,8 @@ def _check_json(c: Check) -> dict[str, Any]:
         out["form"] = e.form
     if c.kind == "produce" and isinstance(e, RaisesExpectation):
         out["reference"] = e.reference
+    if c.on_cuda is not None:
+        out["on_cuda"] = {"expect": answer_json(c.on_cuda.answer), "why": c.on_cuda.why}
     if c.misconceptions:
         out["misconceptions"] = [{"id": m.id, "name": m.name, "value": answer_json(m.answer), "feedback": m.feedback}
                                  for m in c.misconceptions]
@@ -190,11 +195,13 @@ def _expectation_from(c: dict[str, Any]) -> Expectation:
 
 
 def _check_from(c: dict[str, Any]) -> Check:
+    cuda = c.get("on_cuda")
+    on_cuda = OnCuda(answer_from(cuda["expect"]), str(cuda["why"])) if isinstance(cuda, dict) else None
     return Check(c["id"], c["exercise"], c["kind"], c["title"], _expectation_from(c), c["why"], float(c["points"]),
                  c.get("visibility", "public"), c.get("name"), c.get("function"), c.get("observe"), c.get("rtol"),
                  c.get("atol"), bool(c.get("version_sensitive", False)),
                  tuple(Misconception(str(m["id"]), str(m["name"]), answer_from(m["value"]), str(m["feedback"]))
-                       for m in c.get("misconceptions", ())))
+                       for m in c.get("misconceptions", ())), on_cuda)
 
 
 def _arg_from(a: dict[str, Any]) -> Arg:
@@ -252,6 +259,16 @@ def load_key(path: str | Path) -> Key:
         raise ValueError(f"{path}: {e}") from None
 
 
+# An assignment id: a folder name of solutions/, assignments/ and build/. Anything a notebook says is checked
+# against it before it names a path (a notebook is a student's text: "../x" or "/x" would name any folder).
+ASSIGNMENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*")
+
+
+def is_assignment_id(text: object) -> bool:
+    """Is `text` the shape of an assignment id (letters, digits, -, _ and inner dots; no / and no ..; at most 100)?"""
+    return isinstance(text, str) and len(text) <= 100 and ASSIGNMENT_ID.fullmatch(text) is not None
+
+
 def find_public_key(assignments: list[str], start: Path | None = None, beside: Path | None = None) -> Path | None:
     """Where a notebook's public_key.json is: $AUTOGRAD_LAB_KEY if set; else `beside/public_key.json`
     (the notebook's folder; default the current folder); else `assignments/<id>/public_key.json` in
@@ -264,7 +281,7 @@ def find_public_key(assignments: list[str], start: Path | None = None, beside: P
     near = (beside if beside is not None else here) / "public_key.json"
     if near.exists():
         return near
-    for aid in assignments:
+    for aid in filter(is_assignment_id, assignments):
         for base in [here, *here.parents]:
             cand = base / "assignments" / aid / "public_key.json"
             if cand.exists():

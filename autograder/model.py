@@ -346,11 +346,21 @@ class Misconception:
 
 
 @dataclass(frozen=True)
+class OnCuda:
+    """What a produce check expects instead when the run has CUDA (`torch.cuda.is_available()`): a value, and why.
+    Keys are built on torch's CPU build, so the reference run never checks it (the report says so)."""
+
+    answer: Answer
+    why: str
+
+
+@dataclass(frozen=True)
 class Check:
     """One graded check. A prediction reads the variable `name`; a production calls `function` and observes
     `observe` ("returned" or "<tensor argument>.grad"). `version_sensitive` checks are flagged in a report
-    made on another torch than the key's `torch_observed`. `misconceptions` are the named wrong answers a
-    failed outcome is recognised as (autograder.judging.judge)."""
+    made on another torch than the key's `torch_observed`, or with CUDA. `misconceptions` are the named wrong
+    answers a failed outcome is recognised as (autograder.judging.judge). `on_cuda`: a produce check whose
+    behaviour depends on the device (GradScaler() without a device), expected instead where CUDA is available."""
 
     id: str
     exercise: str
@@ -367,6 +377,7 @@ class Check:
     atol: float | None = None
     version_sensitive: bool = False
     misconceptions: tuple[Misconception, ...] = ()
+    on_cuda: OnCuda | None = None
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,12 @@ def torch_note(report: Report) -> str | None:
             f"{ref}. Checks marked version-sensitive say where your torch may behave differently.")
 
 
+def torch_line(versions: dict[str, str]) -> str:
+    """The run's torch as every view writes it: "torch 2.13.0, CUDA not available" ("torch ?" when unknown)."""
+    cuda = versions.get("cuda")
+    return f"torch {versions.get('torch') or '?'}" + (f", CUDA {cuda}" if cuda else "")
+
+
 def points(x: float) -> str:
     """Points as every view writes them: "4", "0.5"."""
     return f"{x:g}"
@@ -151,7 +157,8 @@ class Report:
     """One submission's grading. `score` is None when `status` is "not_gradable" (never 0).
 
     `parameters` is the student's own point; `versions` holds "torch" (the run; for a not-gradable
-    report, the grader's), "torch_key" (the key's reference run), "sympy" and "grader"; `seconds` is
+    report, the grader's), "cuda" ("available" or "not available": torch.cuda.is_available() in the run; a
+    not-gradable report has none), "torch_key" (the key's reference run), "sympy" and "grader"; `seconds` is
     wall time. A batch sets `fingerprint` (the submission's content, the key and the grader version it
     was made from), `modified` (the file's time, information only) and, when the batch has several graded
     submissions of one student, `superseded_by` on those that do not count (staff chose another one), or, until

@@ -30,7 +30,8 @@ from typing import Any, Literal
 from builtins import bool, dict, float, int, isinstance, len, list, str  # noqa: E402, A004
 
 SCHEMA = "autograd-lab/observations"
-VERSION = 2   # 2: cell records may be "skipped" (a cell an earlier run of the submission ended in)
+VERSION = 3   # 2: cell records may be "skipped" (a cell an earlier run of the submission ended in); 3: the hello
+#               record says whether the run had CUDA ("cuda": bool)
 
 MAX_RESULT_BYTES = 2_000_000   # whole results stream read by the grader (bytes)
 MAX_ELEMENTS = 4096            # tensor/array elements encoded (more are truncated)
@@ -175,6 +176,7 @@ class Observations:
     duplicated: frozenset[str | tuple[str, int]] = frozenset()
     rejected: int = 0
     timing: dict[str, float] = field(default_factory=dict)   # a profiled run's own timings (untrusted; profile only)
+    cuda: bool | None = None   # torch.cuda.is_available() in the run (None: not reported)
 
 
 def _check_exception(e: Any) -> dict[str, Any]:
@@ -284,5 +286,6 @@ def parse_results(data: bytes) -> Observations:
         except Exception:   # anything malformed (WireError, OverflowError, ...): not the probe's line
             if i < len(lines):   # a last line cut off by a kill is not counted against anyone
                 rejected += 1
+    cuda = hello.get("cuda")
     return Observations(str(hello.get("torch", "unknown"))[:40], tuple(cells), names, calls, complete, count,
-                        frozenset(duplicated), rejected, timing)
+                        frozenset(duplicated), rejected, timing, cuda if isinstance(cuda, bool) else None)

@@ -110,3 +110,26 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         print(f"\nthe fast tier imported {', '.join(seen)}: move the test that needs it out of tests/fast/",
               file=sys.stderr)
+
+
+@pytest.fixture
+def deep_folders():
+    """make(base, n): n folders nested below `base` ("d/d/..."), made one by one (pathlib's and os's makedirs
+    recurse, and so does pytest's clean-up of tmp_path: the chain is removed here, bottom up). Returns the deepest."""
+    made: list[str] = []
+
+    def make(base: Path, n: int) -> Path:
+        here = str(base)
+        os.makedirs(here, exist_ok=True)
+        for _ in range(n):
+            here = os.path.join(here, "d")
+            os.mkdir(here)
+            made.append(here)
+        return Path(here)
+
+    yield make
+    for folder in reversed(made):
+        for entry in os.scandir(folder):
+            if not entry.is_dir(follow_symlinks=False):
+                os.remove(entry.path)
+        os.rmdir(folder)

@@ -432,6 +432,11 @@ def _to_markdown(nb: dict[str, Any]) -> None:
         cell.pop(k, None)
 
 
+def _to_markdown_bare(nb: dict[str, Any]) -> None:
+    _to_markdown(nb)
+    _cell(nb, "ex2-produce")["metadata"].pop("nbgrader")   # nothing says it was released as code
+
+
 def _edit_metadata(nb: dict[str, Any]) -> None:
     for cell in nb["cells"]:
         meta = cell["metadata"].get("nbgrader")
@@ -623,7 +628,7 @@ CASES: list[Case] = [
     Case("forged-records-with-huge-ints-then-exit", notebook(before={"ex1-predict": [FORGE_HUGE_THEN_EXIT]}),
          note="2 line(s) in the results channel were not written"),
     Case("closes-the-results-channel", notebook(before={"ex1-predict": ["import os\nos.closerange(3, 1024)"]}),
-         note="the process ended, exit code 70; its last output:"),
+         note="the process ended, exit code 70; the notebook was run again"),   # a graded run keeps no output tail
     Case("background-child-forges-records-after-the-run", notebook(append=[BACKGROUND_CHILD]),
          extra=quick_and_no_channel_note),
     Case("reads-the-key-and-the-solutions", read_key_and_solutions, {"1.predict.returns": "failed"},
@@ -677,8 +682,11 @@ CASES: list[Case] = [
     Case("duplicated-cells-with-duplicate-ids", notebook(change=_duplicate_exercise_2)),
     Case("duplicated-cell-with-a-later-wrong-answer", notebook(change=_later_wrong_prediction),
          {"1.predict.grad": "failed"}, phrase="5.0 instead of"),
-    Case("code-cell-turned-into-markdown", notebook(change=_to_markdown), spoiled("missing", "ex2"),
-         phrase="ex2 is not defined"),
+    Case("code-cell-turned-into-markdown", notebook(change=_to_markdown),   # graded as released, as nbgrader does
+         note="('ex2-produce') is a markdown cell in this notebook, but it was released as a code cell, so it was "
+              "graded as code"),
+    Case("code-cell-turned-into-markdown-without-its-metadata", notebook(change=_to_markdown_bare),
+         spoiled("missing", "ex2"), phrase="(a Markdown or Raw cell never runs: its cell must be Code)"),
     Case("edited-nbgrader-metadata", notebook(change=_edit_metadata)),
     Case("nbgrader-metadata-that-is-not-a-dict", notebook(change=_metadata_not_a_dict)),
     Case("renamed-file", notebook(name="ada-final (1).ipynb"), student=None, extra=renamed),

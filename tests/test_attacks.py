@@ -187,3 +187,82 @@ def test_names_are_data_any_bytes_any_control_character(released, tmp_path):
     assert [r["status"] for r in reports] == ["graded", "graded"]   # before: "not graded: internal grader error"
     # a report is UTF-8 JSON: a byte that is not UTF-8 is kept as its escape
     assert sorted(r["student"] for r in reports) == ["\\udce9t\\udce9", "ben\x1b[31mred\\udcff"]
+
+
+def _with(source: Path, old: str, new: str) -> str:
+    """The notebook at `source` as text, with `old` replaced by `new` in the first code cell that holds it."""
+    import nbformat
+
+    nb = nbformat.read(source, as_version=4)
+    cell = next(c for c in nb.cells if c.cell_type == "code" and old in c.source)
+    cell.source = cell.source.replace(old, new, 1)
+    return nbformat.writes(nb)
+
+
+def test_what_a_notebook_says_its_assignment_is_never_names_a_path_or_outvotes_the_course(released, tmp_path):
+    """A notebook's Lab("<id>") only picks among the keys staff released (build/<id>/key.json): Lab("../subs/mallory")
+    would have graded with a key of mallory's own making, and notebooks naming two assignments stop the batch."""
+    project = tmp_path / "project"
+    (project / "build" / "01-backward-vs-grad").mkdir(parents=True)
+    shutil.copy(released[1], project / "build" / "01-backward-vs-grad" / "key.json")
+    subs = project / "subs"
+    (subs / "mallory").mkdir(parents=True)
+    shutil.copy(released[1], subs / "mallory" / "key.json")   # her own "key", if the grader could be led to it
+    (subs / "mallory" / "backward-vs-grad.ipynb").write_text(
+        _with(EXAMPLES / "ben.ipynb", 'Lab("01-backward-vs-grad", STUDENT_ID)', 'Lab("../subs/mallory", STUDENT_ID)'))
+    p = run_cli("grade", "subs/mallory", "--out", "out", cwd=project)
+    assert p.returncode == 2 and "cannot tell which assignment these are" in p.stderr, p.stderr
+    shutil.copy(CASES / "alice.ipynb", subs / "alice.ipynb")
+    p = run_cli("grade", "subs", "--out", "out", cwd=project, timeout=900)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert json.loads((project / "out" / "reports" / "alice.json").read_text())["score"] == 26
+    (project / "build" / "02-accumulation").mkdir()
+    shutil.copy(released[1], project / "build" / "02-accumulation" / "key.json")
+    (subs / "zed.ipynb").write_text(
+        _with(EXAMPLES / "ben.ipynb", 'Lab("01-backward-vs-grad", STUDENT_ID)', 'Lab("02-accumulation", STUDENT_ID)'))
+    p = run_cli("grade", "subs", "--out", "out2", cwd=project)
+    assert p.returncode == 2 and ("the notebooks name several released assignments: 01-backward-vs-grad (1 "
+                                  "notebooks), 02-accumulation (1 notebooks); pass --assignment ID") in p.stderr
+
+
+def test_bulk_a_tree_too_deep_and_a_classmates_folder_inside_ones_own_are_rows_of_the_gradebook(released, tmp_path,
+                                                                                               deep_folders):
+    subs = tmp_path / "subs"
+    (subs / "ada").mkdir(parents=True)
+    shutil.copy(EXAMPLES / "ada.ipynb", subs / "ada" / "backward-vs-grad.ipynb")
+    (subs / "mallory" / "ada").mkdir(parents=True)   # mallory's folder, holding a copy that says it is ada's
+    (subs / "mallory" / "ada" / "backward-vs-grad.ipynb").write_text(
+        _with(EXAMPLES / "ben.ipynb", 'STUDENT_ID = "ben"', 'STUDENT_ID = "ada"'))
+    deep = deep_folders(subs / "zoe", 1100)   # 1,100 folders: a recursive walk would have crashed the batch
+    shutil.copy(EXAMPLES / "ben.ipynb", deep / "ben.ipynb")
+    (subs / "max.ipynb").write_text(   # 400,000 characters of code: more than the grader parses on the host
+        _with(EXAMPLES / "ben.ipynb", 'STUDENT_ID = "ben"', 'STUDENT_ID = "max"\n' + "x = 1\n" * 66_667))
+    out = tmp_path / "out"
+    rows = _grade(subs, out, released[1])
+    assert (rows["ada/backward-vs-grad.ipynb"]["student"], rows["ada/backward-vs-grad.ipynb"]["score"],
+            rows["ada/backward-vs-grad.ipynb"]["counts"]) == ("ada", "26", "yes")
+    theirs = rows["mallory/ada/backward-vs-grad.ipynb"]
+    assert theirs["student"] == "mallory" and theirs["status"] == "not_gradable"   # never ada's grade
+    too_deep = "zoe/" + "/".join(["d"] * (16))
+    assert rows[too_deep]["status"] == "not_gradable"
+    assert rows["max.ipynb"]["status"] == "not_gradable"
+    reason = json.loads((out / "reports" / "max.json").read_text())["reason"]
+    assert reason.startswith("max.ipynb holds 40") and "characters of code, more than the 300,000" in reason
+    grades = {g["student_id"]: g["score"] for g in csv.DictReader(io.StringIO((out / "grades.csv").read_text()))}
+    assert grades["ada"] == "26.0"
+
+
+def test_what_a_function_raises_or_prints_at_a_fresh_point_does_not_reach_a_graded_report(key, worker):
+    """A function that raises with its input in the message (or prints it) at every point but the student's own
+    would have put the fresh points into the feedback."""
+    from autograder.grading.grade import grade_notebook
+
+    spy = ("def ex1(x):\n    print('seen', repr(x))\n    if abs(x.item() - P.x0) > 1e-6:\n"
+           "        raise ValueError(f'x={x.item()!r}')\n    return (x * x).backward()")
+    data = _with(EXAMPLES / "ada.ipynb", "def ex1(x):\n    return (x * x).backward()", spy).encode()
+    r = grade_notebook("ada.ipynb", key, "ada", data=data, worker=worker)
+    o = next(o for o in r.outcomes if o.check_id == "1.produce.returns")
+    assert o.status == "error" and o.message.startswith("ex1(x) raised ValueError at fresh point 1 (a graded run's "
+                                                        "fresh points are not shown")
+    text = json.dumps(r.to_dict())
+    assert set(re.findall(r"x=-?[0-9.]+", text)) <= {f"x={r.parameters['x0']}"} and "seen tensor" not in text

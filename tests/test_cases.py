@@ -141,4 +141,4 @@ def test_a_not_gradable_report_states_the_torch_the_grader_runs(released, tmp_pa
     report = json.loads((tmp_path / "out" / "reports" / "eve.json").read_text())
     assert report["status"] == "not_gradable" and report["versions"]["torch"] == "2.13.0"
     page = (tmp_path / "out" / "feedback" / "eve.html").read_text()
-    assert "torch 2.13.0 (key observed on torch 2.13.0)" in page and "torch ?" not in page
+    assert "torch 2.13.0 (key observed on torch 2.13.0)" in page and "torch ?" not in page   # no run: no CUDA line

@@ -17,7 +17,7 @@ from dataclasses import replace
 from autograder.grading.grade import grade_notebook
 
 from conftest import ROOT, release_once
-from golden_reports import GOLDEN, SECRET, grade_examples
+from golden_reports import GOLDEN, SECRET, differences, grade_examples
 
 IDS = sorted(p.parent.name for p in (ROOT / "solutions").glob("*/spec.toml"))
 
@@ -120,7 +120,7 @@ def test_every_example_report_equals_its_golden_report(assignment, tmp_path_fact
     assert sorted(got) == sorted(p.stem for p in folder.glob("*.json")), f"run tests/golden_reports.py {assignment}"
     for student, report in got.items():
         golden = json.loads((folder / f"{student}.json").read_text())
-        assert report == golden, (student, [k for k in golden if golden[k] != report.get(k)])
+        assert not differences(report, golden), (student, differences(report, golden))
 
 
 @pytest.mark.parametrize("assignment", IDS)

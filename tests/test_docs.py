@@ -196,6 +196,7 @@ def run_document(name: str, ws: Path, before: dict | None = None, expect: dict |
     """Run every bash block of docs/`name` in order; `before`/`after`: {a phrase of a block: f(session)}, `expect`:
     {a phrase of a block: its exit code}. Returns the session (its servers still running) for more checks."""
     session = Session(ws)
+    unused = {*(before or {}), *(expect or {}), *(after or {})}   # every hook must meet its block: none is skipped
     try:
         for info, text in blocks(ROOT / name):
             if info == "python" and text.startswith("# ") and text.split("\n")[0].endswith(".py"):
@@ -207,6 +208,7 @@ def run_document(name: str, ws: Path, before: dict | None = None, expect: dict |
                 continue
             if any(phrase in text for phrase in BY_HAND):
                 continue
+            unused -= {phrase for phrase in unused if phrase in text}
             for phrase, hook in (before or {}).items():
                 if phrase in text:
                     hook(session)
@@ -215,6 +217,7 @@ def run_document(name: str, ws: Path, before: dict | None = None, expect: dict |
             for phrase, hook in (after or {}).items():
                 if phrase in text:
                     hook(session, done)
+        assert not unused, f"{name}: no command block holds {sorted(unused)}: the test's checks of it did not run"
     except BaseException:
         session.close()
         raise
@@ -294,7 +297,7 @@ def test_the_staff_guide(project):
         assert results["score"] == 26 and len(results["tests"]) == 26
 
     run_document("docs/staff.md", project, before={"nbgrader autograde": students_hand_in},
-                 after={"grade submissions/ --out out/\n": the_batch_is_graded,
+                 after={"grade submissions/ --out out/ --assignment 01-backward-vs-grad\n": the_batch_is_graded,
                         "--stats": the_class_view_is_written,
                         "grade --nbgrader": the_course_has_scores,
                         "run_autograder": gradescope_results}).close()

@@ -325,3 +325,18 @@ def test_an_upload_that_is_a_link_is_not_read_and_a_link_beside_the_work_is_igno
     res = run_autograder(root)
     assert res["score"] == 21 and "key.ipynb (link: not read)" in res["output"]
     assert json.loads((root / "source" / "key.json").read_text())["secret"] not in json.dumps(res)
+
+
+def test_the_uploaders_id_in_gradescopes_record_outranks_the_notebooks_student_id(bundle, tmp_path):
+    """A classmate's notebook (STUDENT_ID "dev") uploaded by mallory: Gradescope's submission_metadata.json says
+    who uploaded it, and that decides (shared: the attack on STUDENT_ID trust)."""
+    root = unpack(bundle, tmp_path / "copied")
+    shutil.copy(EXAMPLES / "dev.ipynb", root / "submission" / "backward-vs-grad.ipynb")
+    (root / "submission_metadata.json").write_text(json.dumps({"users": [{"name": "M", "sid": "mallory"}]}))
+    res = run_autograder(root)
+    assert res["tests"] == [] and "uploaded by 'mallory' (the course's record), but its STUDENT_ID says 'dev'" in \
+        res["output"]
+    root = unpack(bundle, tmp_path / "own")
+    shutil.copy(EXAMPLES / "dev.ipynb", root / "submission" / "backward-vs-grad.ipynb")
+    (root / "submission_metadata.json").write_text(json.dumps({"users": [{"name": "D", "sid": "dev"}]}))
+    assert run_autograder(root)["score"] == 21

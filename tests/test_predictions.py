@@ -36,7 +36,7 @@ def test_a_prediction_a_commit_record_does_not_hold_is_graded_as_its_cell_stands
     nbformat.write(nb, tmp_path / "ben.ipynb")
     shutil.copy(A01 / "public_key.json", tmp_path)
     shown = {o["check_id"]: o for o in json.loads(run_cli("check", str(tmp_path / "ben.ipynb"), "--json").stdout)["outcomes"]}
-    assert shown["1.predict.grad"]["status"] == "missing" and shown["1.predict.grad"]["expected"] is None
+    assert shown["1.predict.grad"]["status"] == "sealed" and shown["1.predict.grad"]["expected"] is None
     assert shown["1.predict.grad"]["misconception"] is None and shown["1.predict.returns"]["status"] == "passed"
     graded = grade_notebook(tmp_path / "ben.ipynb", load_key(A01 / "public_key.json"), "ben")
     o = next(o for o in graded.outcomes if o.check_id == "1.predict.grad")
@@ -77,7 +77,7 @@ def test_predict_commit_reveal_revise_and_run_all_in_a_kernel_then_grade_under_b
     _cell(nb, "ex1-predict").source = "p1_returns = None\np1_grad = ..."
     shown, record = _shown(_run(nb, tmp_path), "1")
     assert record is None and not (tmp_path / commit.STORE).exists()
-    assert shown["1.predict.grad"]["status"] == "missing" and shown["1.predict.returns"]["status"] == "missing"
+    assert shown["1.predict.grad"]["status"] == "missing" and shown["1.predict.returns"]["status"] == "sealed"
     assert "p1_returns = None is written down" in shown["1.predict.returns"]["message"]
     assert all(o["expected"] is None and o["oracle"] is None for o in shown.values())
 
@@ -163,7 +163,7 @@ def test_a_terminal_check_reads_commits_but_never_makes_one(tmp_path):
     r = run_cli("check", str(tmp_path / "noah.ipynb"), "--json")
     report = json.loads(r.stdout)
     predictions = [o for o in report["outcomes"] if o["kind"] == "predict"]
-    assert predictions and all(o["status"] == "missing" and " is written down; " in o["message"] for o in predictions)
+    assert predictions and all(o["status"] == "sealed" and " is written down; " in o["message"] for o in predictions)
     assert all(o["expected"] is None and o["why"] is None for o in report["outcomes"])
     assert report["commits"] == {} and not (tmp_path / commit.STORE).exists()
     shutil.copy(ROOT / "examples" / "submissions" / "01-backward-vs-grad" / "ada.ipynb", tmp_path)

@@ -180,6 +180,34 @@ def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None) ->
     return key, nb, float(min(scores))
 
 
+def check_on_cuda(key: Key, source: str) -> None:
+    """Evaluate every `on_cuda` value (what a check expects where CUDA is available, which the reference run on
+    torch's CPU build cannot check) at every sample student's points: it must have a value there, and differ from
+    the CPU's answer at the reference point (else on_cuda says nothing).
+
+    Raises:
+        BuildError: naming the spec file, the check and the fix.
+    """
+    unseeded = replace(key, fresh_seed=None)
+    points = [p for s in SAMPLE_STUDENTS for p in plan.points_for(unseeded, s)]
+    for check in (c for c in key.checks if c.on_cuda is not None):
+        ex = key.exercise(check.exercise)
+        for i, point in enumerate(points):
+            values = ex.values(point)
+            try:
+                value = judge.fill(None, check.on_cuda.answer, values)
+            except (ValueError, TypeError, ArithmeticError) as e:
+                raise BuildError(f"{source} check {check.id!r}: on_cuda.expect has no value at {ex.where(point)} "
+                                 f"({e}); write a value that holds at every point the parameters can take") from None
+            if judge.undefined(check.on_cuda.answer, value, values):
+                raise BuildError(f"{source} check {check.id!r}: on_cuda.expect has no value at {ex.where(point)} "
+                                 f"(its formula gives nan there)")
+            if i == 0 and not isinstance(check.expectation, WarnsExpectation) and judge.coincide(
+                    value, judge.fill(None, judge.right_answer(check), values), judge.misconception_tolerance(key, check)):
+                raise BuildError(f"{source} check {check.id!r}: on_cuda.expect is the check's own answer at "
+                                 f"{ex.where(point)}: remove on_cuda, or give the value the check has with CUDA")
+
+
 def check_misconceptions(key: Key, source: str) -> MisconceptionSummary:
     """Check every misconception as answers are checked: it evaluates at every sample student's point and
     fresh points (drawn without the key's secret, so the same at every release) and every CLASS_STUDENTS own point, and differs from the right answer at the reference point (the first sample
@@ -348,6 +376,7 @@ def _release(solution_dir: Path, root: Path, assignments_dir: str | Path | None,
     import nbformat
 
     key, nb, solution_score = build_key(solution_dir, worker)
+    check_on_cuda(key, str(solution_dir / "spec.toml"))
     misconceptions = check_misconceptions(key, str(solution_dir / "spec.toml"))
     try:
         blank = student_copy(nb)

@@ -16,7 +16,7 @@ from typing import Any
 from autograder.judging import analytic
 from autograder.model import (LIMIT_NAMES, Answer, Arg, BoolAnswer, Check, ClassAnswer, ConventionExpectation,
                               Exercise, Expectation, ExprAnswer, Grading, Kind, Limits, Misconception, NoneAnswer,
-                              Parameter, RaisesExpectation, SeqAnswer, ValueExpectation, WarnsExpectation)
+                              OnCuda, Parameter, RaisesExpectation, SeqAnswer, ValueExpectation, WarnsExpectation)
 
 
 class SpecError(ValueError):
@@ -115,6 +115,22 @@ def _expect(where: str, raw: dict[str, Any], symbols: set[str]) -> Expectation:
     if "phrase" in raw:
         raise SpecError(f"{where}: phrase goes with raises or warns, not with expect")
     return ValueExpectation(_answer(where, "expect", raw["expect"], symbols))
+
+
+def _on_cuda(where: str, raw: dict[str, Any], kind: Kind, symbols: set[str]) -> OnCuda | None:
+    """A produce check's `on_cuda = { expect = ..., why = "..." }`: its value where CUDA is available."""
+    if "on_cuda" not in raw:
+        return None
+    table = raw["on_cuda"]
+    if kind != "produce":
+        raise SpecError(f"{where}: on_cuda goes with a produce check (a prediction asks one question, whatever the "
+                        f"machine: say in its title which machine it is about)")
+    if not isinstance(table, dict) or set(table) != {"expect", "why"} or not isinstance(table["why"], str):
+        raise SpecError(f"{where}: on_cuda must be a table {{ expect = \"...\", why = \"...\" }}: the value where "
+                        f"CUDA is available, and why it differs")
+    if not raw.get("version_sensitive"):
+        raise SpecError(f"{where}: a check with on_cuda depends on the machine: add version_sensitive = true")
+    return OnCuda(_answer(where, "on_cuda.expect", table["expect"], symbols), table["why"])
 
 
 def _class_name(where: str, value: Any, kind: str) -> str:
@@ -350,7 +366,7 @@ def load_spec(path: str | Path) -> Assignment:
             cwhere = f"{src} check {cid!r}"
             _keys(cwhere, raw, {"id", "title", "predict", "function", "observe", "expect", "raises", "warns", "phrase",
                                 "why", "points", "visibility", "rtol", "atol", "convention", "sympy",
-                                "version_sensitive"}, {"id", "title", "why"})
+                                "version_sensitive", "on_cuda"}, {"id", "title", "why"})
             if cid in seen:
                 raise SpecError(f"{cwhere}: duplicate check id; give each check of an exercise its own id")
             seen.add(cid)
@@ -388,7 +404,8 @@ def load_spec(path: str | Path) -> Assignment:
                                     f"raises or warns")
                 expectation = ConventionExpectation(expectation.answer, None, convention, sympy_text)
             mine.append(Check(cid, eid, kind, str(raw["title"]), expectation, str(raw["why"]), points, vis, name,
-                              function, observe, tol.get("rtol"), tol.get("atol"), sensitive))
+                              function, observe, tol.get("rtol"), tol.get("atol"), sensitive,
+                              on_cuda=_on_cuda(cwhere, raw, kind, symbols)))
         checks += _misconceptions(src, eid, ex.get("misconception", []), mine, symbols)
     return Assignment(str(a["id"]), str(a["title"]), a["notebook"], str(a.get("torch_observed", "")),
                       limits, grading, params, tuple(exercises), tuple(checks), src)

@@ -23,8 +23,8 @@ from autograder.sandbox import client as sandbox
 from autograder.judging.compare import short
 from autograder.judging.judge import Evidence, RunEnd
 from autograder.model import Key
-from autograder.grading.notebook import (NotebookError, code_cell_labels, code_cells, declared_assignment,
-                                        declared_student_id, parse_notebook, restore_cell_types)
+from autograder.grading.notebook import (NotebookError, code_beyond_reading, code_cell_labels, code_cells,
+                                        declared_assignment, declared_student_id, parse_notebook, restore_cell_types)
 from autograder.report import Report, installed_torch
 
 MAX_NOTES = 20                       # notes kept per report (keeps a report small)
@@ -111,6 +111,9 @@ def _grade_notebook(path: Path, key: Key, student: str | None, exercises: list[s
         return _not_gradable(key, path.name, who.student, who.problem, {}, start)
     with profile.stage("notebook: cells' syntax trees"):
         cells = code_cells(nb)
+        too_much = code_beyond_reading(cells)
+        if too_much:   # the grader reads the code as syntax trees, on the host: within bounds, or not at all
+            return _not_gradable(key, path.name, who.student, f"{path.name} {too_much}", {}, start)
         facts = sources.Facts.of(cells)
         positions = facts.positions(key, exercises)
     with profile.stage("request"):
@@ -213,7 +216,8 @@ def _attempts(key: Key, request: dict[str, Any], obs: wire.Observations, run: sa
                 if culprit[0] == "cell" else f"while reading {culprit[1]}"
                 if culprit[0] == "name" else f"while {culprit[1]} was running ({judge.point_label(culprit[2])})")
         tail = " ".join(last.output_tail.strip().splitlines()[-3:])
-        tail = f"; its last output: {short(tail, 300)}" if tail else ""
+        tail = f"; its last output: {short(tail, 300)}" if tail and not key.fresh_seed else ""   # graded: what it
+        # printed may show the fresh points (judge.FRESH_HIDDEN), so a graded report keeps none of it
         if last.results_cut:
             notes.append(f"the submission wrote more than {wire.MAX_RESULT_BYTES // 10**6} MB of results {what}, so "
                          f"the grader stopped reading")
@@ -270,6 +274,11 @@ def grader_fault(e: BaseException) -> str:
             f"student's fault: please report it")
 
 
+def _cuda(obs: wire.Observations) -> dict[str, str]:
+    """What a report says of the run's device: "cuda": "available" or "not available" (every report of a run)."""
+    return {} if obs.cuda is None else {"cuda": "available" if obs.cuda else "not available"}
+
+
 def _versions(key: Key) -> dict[str, str]:
     return {"torch_key": key.torch_version, "sympy": analytic.sympy_version(), "grader": __version__}
 
@@ -307,7 +316,7 @@ def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, note
     except wire.WireError as e:
         why = ("the sandboxed run ended before it started the notebook" if not run.results else f"its results were malformed ({e})")
         return _not_gradable(key, submission, student, f"not graded: {why}; exit code {run.exit_code}. "
-                             f"Output: {run.output_tail[-400:]}", points[0], start)
+                             + ("" if key.fresh_seed else f"Output: {run.output_tail[-400:]}"), points[0], start)
     try:
         first_obs, first_run = obs, run
         stopped: dict[Step, RunEnd] = {}
@@ -328,7 +337,7 @@ def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, note
     with profile.stage("notes"):
         notes = _notes(key, evidence, first_obs, first_run, obs, labels, cell_notes, notes, resumed)
     return Report(key.assignment, submission, student, "graded", float(sum(o.score for o in outcomes)), key.max_score,
-                  outcomes, parameters=points[0], notes=tuple(notes), versions={"torch": obs.torch_version, **_versions(key)},
+                  outcomes, parameters=points[0], notes=tuple(notes), versions={"torch": obs.torch_version, **_cuda(obs), **_versions(key)},
                   key_digest=key.digest, seconds=round(time.monotonic() - start, 3), isolation=run.isolation,
                   commits={ex: c.record for ex, c in commits.items() if isinstance(c, commit.Commit) and c.record})
 

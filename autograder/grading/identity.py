@@ -17,8 +17,8 @@ from typing import Literal
 PLACEHOLDER_ID = "your-student-id"   # what a released notebook's STUDENT_ID cell holds
 
 # How a submission's id is found (docs/staff.md, "Whose submission is this?"):
-#   "file"      batch grading (default). Its student folder (the nearest folder above it, below the folder
-#               given to `grade`, that is not named after the assignment: nbgrader's
+#   "file"      batch grading (default). Its student folder (the first folder below the folder given to `grade`
+#               that is not named after the assignment: nbgrader's
 #               submitted/<student>/<assignment>/ too), and the file's name without .ipynb (a copy's
 #               decoration taken off where the folder or STUDENT_ID says so: "mia (1)" in mia's folder), unless it is the released notebook's name or a copy
 #               of it that a browser, Jupyter, a cloud drive or a learning platform named ("backward-vs-grad
@@ -31,8 +31,10 @@ PLACEHOLDER_ID = "your-student-id"   # what a released notebook's STUDENT_ID cel
 #   "notebook"  `grade --ids notebook`: the notebook's STUDENT_ID, else as "file" (for downloads a learning
 #               platform renamed); a file name that says otherwise is noted, not refused; a student folder that
 #               says otherwise is not gradable (the folder is the course's, STUDENT_ID the student's claim).
-#   "upload"    a Gradescope upload: $AUTOGRADER_STUDENT, else STUDENT_ID, else the file's name (a released
-#               name or a copy of it: not gradable, with the reason).
+#   "upload"    a Gradescope upload: $AUTOGRADER_STUDENT; else the uploader's student id (SID) in Gradescope's
+#               submission_metadata.json, the course's record (a STUDENT_ID that names someone else: not
+#               gradable); without one, STUDENT_ID, else the file's name (a released name or a copy of it: not
+#               gradable, with the reason).
 #   "self"      a self-check (`autograder check`): STUDENT_ID, else the file's name.
 #   "folder"    an nbgrader course: the student folder (submitted/<student>/<assignment>/), whatever the
 #               file is called; a STUDENT_ID that names someone else: not gradable.
@@ -71,19 +73,23 @@ def is_released_name(stem: str, released: str) -> bool:
 @dataclass(frozen=True)
 class Source:
     """Where a submission came from: its file, its student folder (None when it has none: see `Rule`), and
-    the rule its id is found by (`given`: the id for rule "given")."""
+    the rule its id is found by (`given`: the id for rule "given"; `uploader`: for rule "upload", who the
+    platform says uploaded it)."""
 
     path: Path
     folder: str | None
     rule: Rule = "file"
     given: str | None = None
+    uploader: tuple[str, ...] = ()   # rule "upload": the ids the platform's own record gives the uploader (SIDs)
 
 
 def student_folder(folders: tuple[str, ...], assignment: str) -> str | None:
     """The student folder of a submission found under a folder given to `grade`: of the folders between that
-    folder and the file (`folders`, outermost first, as found: links are never followed), the nearest to the
-    file that is not named after the assignment; None when there is none."""
-    for name in reversed(folders):
+    folder and the file (`folders`, outermost first, as found: links are never followed), the first that is not
+    named after the assignment (`<student>/...`, nbgrader's `<student>/<assignment>/`, or `<assignment>/<student>/`);
+    None when there is none. The outermost: a folder inside a student's own folder is still that student's, never
+    another student's (`mallory/ada/` is mallory's)."""
+    for name in folders:
         if name and name != assignment:
             return name
     return None
@@ -122,6 +128,13 @@ def resolve(source: Source, released: str, assignment: str, declared: str | None
         return _with_notes(source.given, "given", declared)
     if source.rule == "self":
         return _with_notes(declared or stem, "self", declared)
+    if source.rule == "upload" and source.uploader and not os.environ.get("AUTOGRADER_STUDENT"):
+        ids = source.uploader   # the platform's record outranks what the notebook claims
+        if usable and usable not in ids:
+            return Identity(ids[0], "upload", declared, problem=(
+                f"whose notebook is this? It was uploaded by {' and '.join(map(repr, ids))} (the course's record), "
+                f"but its STUDENT_ID says {usable!r}: set STUDENT_ID to your own id, save, and upload it again"))
+        return _with_notes(usable if usable in ids else ids[0], "upload", declared)
     if source.rule == "upload":
         chosen = os.environ.get("AUTOGRADER_STUDENT") or declared or by_file
         if not chosen:

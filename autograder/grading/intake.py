@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 MAX_BYTES = 64 * 2**20   # a notebook handed in: 64 MiB (a released notebook is ~30 KB; one with large plots, tens of MB)
+MAX_DEPTH = 16           # folders below the one given that `find` looks into (nbgrader's layout needs 2)
 
 Kind = Literal["file", "link", "folder link", "special"]
 
@@ -74,7 +75,8 @@ def too_large(name: str, size: int) -> str:
 def find(paths: list[str | Path]) -> list[Found]:
     """Every *.ipynb name under each folder of `paths` (folders named .ipynb_checkpoints skipped), and each file
     of `paths` given itself, in order, each once (by its path as given, never resolved). Links are listed, never
-    followed: a link named *.ipynb and a link to a folder are each a Found with their problem.
+    followed: a link named *.ipynb and a link to a folder are each a Found with their problem, and so is a folder
+    more than MAX_DEPTH below the one given (not looked into).
 
     Raises:
         FileNotFoundError: a path that does not exist (a link given itself is examined, not followed).
@@ -92,24 +94,55 @@ def find(paths: list[str | Path]) -> list[Found]:
         if not os.path.lexists(given):
             raise FileNotFoundError(f"no such file or folder: {given}")
         if given.is_dir() and not given.is_symlink():
-            for dirpath, dirnames, filenames in os.walk(given, followlinks=False):
-                here = Path(dirpath)
-                dirnames.sort()
-                for d in list(dirnames):
-                    if d == ".ipynb_checkpoints":
-                        dirnames.remove(d)
-                    elif os.path.islink(here / d):   # not followed (os.walk does not): listed, so nothing is lost
-                        rel = (here / d).relative_to(given).as_posix()
-                        add(Found(here / d, rel, given, "folder link",
-                                  f"{d} is a symbolic link to a folder, not a folder: the grader does not follow "
-                                  f"links; hand in the notebooks themselves"))
-                for f in sorted(filenames):
-                    if f.endswith(".ipynb"):
-                        add(_examine(here / f, (here / f).relative_to(given).as_posix(), given))
-                dirnames[:] = [d for d in dirnames if not os.path.islink(here / d)]
+            for f in _walk(given):
+                add(f)
         else:
             add(_examine(given, given.name, None))
     return found
+
+
+def _walk(root: Path) -> list[Found]:
+    """What `find` lists under `root`, folder by folder (with a stack, not recursion: a handed-in tree may be any
+    depth), in sorted order; folders more than MAX_DEPTH below `root` are listed as not read."""
+    out: list[Found] = []
+    stack: list[tuple[Path, int]] = [(root, 0)]
+    while stack:
+        here, depth = stack.pop()
+        try:
+            with os.scandir(here) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as e:
+            rel = here.relative_to(root).as_posix()
+            out.append(Found(here, rel, root, "special", f"{here.name} cannot be listed ({e.strerror})"))
+            continue
+        below = []
+        for e in entries:
+            path = here / e.name
+            rel = path.relative_to(root).as_posix()
+            if e.is_symlink() and _is_dir_link(path):   # not followed: listed, so nothing is lost
+                out.append(Found(path, rel, root, "folder link",
+                                 f"{e.name} is a symbolic link to a folder, not a folder: the grader does not follow "
+                                 f"links; hand in the notebooks themselves"))
+            elif e.is_dir(follow_symlinks=False):
+                if e.name == ".ipynb_checkpoints":
+                    continue
+                if depth + 1 > MAX_DEPTH:
+                    out.append(Found(path, rel, root, "special",
+                                     f"{e.name} lies more than {MAX_DEPTH} folders deep below the folder given, "
+                                     f"so the grader does not look into it"))
+                    continue
+                below.append((path, depth + 1))
+            elif e.name.endswith(".ipynb"):
+                out.append(_examine(path, rel, root))
+        stack.extend(reversed(below))   # depth first, in name order
+    return out
+
+
+def _is_dir_link(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def read(f: Found, limit: int = MAX_BYTES) -> bytes:

@@ -2,7 +2,7 @@
 student id and assignment, and whether its answer cells are as released (nbgrader's checksums). The student
 copy of a solution notebook is authoring's (authoring.student_copy).
 
-May import: stdlib, nbformat, nbgrader (its checksum, for `untouched` only), autograder.grading.intake, autograder.judging.commit.
+May import: stdlib, nbformat, nbgrader (its checksum, for `untouched` only), autograder.grading.intake, autograder.judging.commit, autograder.keyfile.
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from typing import Any
 
 from autograder.grading import intake
 from autograder.judging.commit import COMMIT_MIME
+from autograder.keyfile import is_assignment_id
 
 METADATA_KEY = "autograd_lab"
 # The setup cell's `Lab("<assignment id>", STUDENT_ID)` (an exercise's check cell: judging.sources).
@@ -85,6 +86,9 @@ def parse_notebook(data: bytes, name: str, outputs: bool = True) -> Any:
     except json.JSONDecodeError as e:
         raise NotebookError(f"{name} is not valid JSON ({e.msg}: line {e.lineno}, column {e.colno}); "
                             f"the file may be truncated: re-save it from Jupyter") from None
+    except ValueError:   # e.g. an integer of thousands of digits (Python's int limit), which no notebook holds
+        raise NotebookError(f"{name} holds a JSON number no notebook saved from Jupyter holds; re-save it from "
+                            f"Jupyter") from None
     except RecursionError:
         raise NotebookError(f"{name} is JSON nested too deeply to be a Jupyter notebook; hand in the .ipynb "
                             f"file saved from Jupyter") from None
@@ -159,6 +163,26 @@ def _printable_id(gid: str) -> str:
     return "".join(c if c.isprintable() else "?" for c in gid[:40]) + ("…" if len(gid) > 40 else "")
 
 
+# How much code the grader reads as syntax trees on the host (judging.sources, judging.worked): a syntax tree
+# takes up to ~1 KB of memory per character of code. The released notebooks hold 5,000-23,000 characters of code
+# in 21-33 code cells.
+MAX_CODE_CHARACTERS = 300_000
+MAX_CODE_CELLS = 500
+
+
+def code_beyond_reading(cells: list[str]) -> str:
+    """Why the grader does not read these code cells (more than MAX_CODE_CELLS, or more than MAX_CODE_CHARACTERS
+    in all), or "" when it does."""
+    if len(cells) > MAX_CODE_CELLS:
+        return (f"has {len(cells):,} code cells, more than the {MAX_CODE_CELLS:,} the grader reads: hand in the "
+                f"released notebook with your work in its cells")
+    size = sum(len(c) for c in cells)
+    if size > MAX_CODE_CHARACTERS:
+        return (f"holds {size:,} characters of code, more than the {MAX_CODE_CHARACTERS:,} the grader reads (the "
+                f"released notebook holds about 10,000): hand in your work without generated or pasted bulk")
+    return ""
+
+
 def code_cells(nb: Any) -> list[str]:
     """The source of each code cell, in order (markdown and raw cells are skipped)."""
     return [c.source if isinstance(c.source, str) else "".join(c.source)
@@ -184,7 +208,7 @@ def declared_student_id(nb: Any) -> str | None:
     for source in code_cells(nb):
         try:
             tree = ast.parse(source)
-        except SyntaxError:
+        except (SyntaxError, ValueError, RecursionError, MemoryError):   # ValueError: a lone surrogate, say
             continue
         for node in tree.body:
             if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
@@ -195,16 +219,23 @@ def declared_student_id(nb: Any) -> str | None:
 
 
 def declared_assignment(nb: Any) -> str | None:
-    """The assignment id the notebook says it is: the first `Lab("<id>", ...)` in its code cells (the
-    locked setup cell), else the id `release` stored in its metadata (which nbgrader's copies drop
-    and a student can edit); None if neither."""
+    """The assignment id the notebook says it is: the first `Lab("<id>", ...)` call in its code cells (the locked
+    setup cell; read with `ast`, so a comment or a string says nothing), else the id `release` stored in its
+    metadata (which nbgrader's copies drop and a student can edit); None if neither, or if what it says is not the
+    shape of an assignment id (keyfile.is_assignment_id: it is never a path)."""
     for source in code_cells(nb):
-        m = next((m for m in LAB_CALL.finditer(source) if m.group(1)), None)
-        if m:
-            return m.group(1)
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Lab" and node.args
+                    and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+                aid = node.args[0].value
+                return aid if is_assignment_id(aid) else None
     meta = nb.get("metadata", {}).get(METADATA_KEY, {})
     value = meta.get("assignment") if isinstance(meta, dict) else None
-    return value if isinstance(value, str) else None
+    return value if is_assignment_id(value) else None
 
 
 def untouched(nb: Any) -> bool:

@@ -241,14 +241,28 @@ def _untouched(f: intake.Found) -> bool:
     return nb is not None and untouched(nb)
 
 
-def student_id_for(notebook: intake.Found, key: Key) -> identity.Identity:
-    """Whose upload this is (identity rule "upload"): AUTOGRADER_STUDENT, else the notebook's STUDENT_ID,
-    else its file name (not a released name)."""
+def uploader_ids(root: Path) -> tuple[str, ...]:
+    """The student ids (SIDs) Gradescope's own record gives the uploader and the group members:
+    ROOT/submission_metadata.json's users[].sid (Gradescope writes it; it is the course's record, not the
+    student's). () when there is none (no metadata, or a course roster without SIDs)."""
+    try:
+        data = json.loads(intake.read(intake.given(root / "submission_metadata.json"), limit=1 << 20))
+    except (intake.Refused, ValueError, OSError):
+        return ()
+    users = data.get("users") if isinstance(data, dict) else None
+    sids = [u.get("sid") for u in users or [] if isinstance(u, dict)]
+    return tuple(s.strip() for s in sids if isinstance(s, str) and s.strip())
+
+
+def student_id_for(notebook: intake.Found, key: Key, uploader: tuple[str, ...] = ()) -> identity.Identity:
+    """Whose upload this is (identity rule "upload"): AUTOGRADER_STUDENT, else the uploader's SID (`uploader`,
+    from Gradescope's record), else the notebook's STUDENT_ID, else its file name (not a released name)."""
     from autograder.grading.notebook import declared_student_id
 
     nb = _parsed(notebook)
     declared = declared_student_id(nb) if nb is not None else None
-    return identity.resolve(identity.Source(notebook.path, None, "upload"), key.notebook, key.assignment, declared)
+    return identity.resolve(identity.Source(notebook.path, None, "upload", uploader=uploader), key.notebook,
+                            key.assignment, declared)
 
 
 def _not_graded(key: Key, submission: str, student: str, reason: str) -> dict[str, Any]:
@@ -271,7 +285,7 @@ def run(root: str | Path, key_path: str | Path, python: str = sys.executable) ->
     if notebook is None:
         write_json_atomic(results, _not_graded(key, "(none)", "?", why))
         return 0
-    who = student_id_for(notebook, key)
+    who = student_id_for(notebook, key, uploader_ids(root))
     student = safe_id(who.student)
     if who.problem:
         write_json_atomic(results, _not_graded(key, notebook.path.name, student, who.problem))

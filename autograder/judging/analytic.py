@@ -25,8 +25,46 @@ def _sympy() -> Any:
     return sympy
 
 
+# What an answer expression may be made of, checked token by token before sympy sees it (its parse_expr evaluates
+# the text with Python's eval: a key's text must never reach it unchecked, whoever wrote the key file): numbers,
+# names of the symbol table, these operators and brackets; no attribute, string, keyword or lambda.
+_OPERATORS = {"+", "-", "*", "/", "**", "(", ")", "[", "]", ",", "<", ">", "<=", ">=", "==", "!=", "&", "|", "~"}
+_CONSTANTS = ("True", "False")
+
+
+def _tokens_allowed(text: str, symbols: tuple[str, ...]) -> None:
+    """Raise ValueError unless `text` is only numbers, allowed names and allowed operators."""
+    import io
+    import tokenize
+
+    names = {*symbols, *FUNCTIONS, *_CONSTANTS}
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        raise ValueError("unbalanced brackets, or the expression ends too early") from None
+    for tok in tokens:
+        if tok.type in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT):
+            continue
+        if tok.type == tokenize.NUMBER:
+            if tok.string[-1:] in "jJ":
+                raise ValueError(f"{tok.string!r}: complex literals are not allowed (write I-free real expressions)")
+            continue
+        if tok.type == tokenize.NAME and tok.string in names:
+            continue
+        if tok.type == tokenize.NAME:
+            raise ValueError(f"name '{tok.string}' is not defined; the names you may use are {', '.join(symbols)} and "
+                             f"{', '.join(FUNCTIONS)}")
+        if tok.type == tokenize.OP and tok.string in _OPERATORS:
+            continue
+        if tok.type == tokenize.OP and tok.string == "^":
+            raise ValueError("'^' is not a power: write ** (x**2)")
+        raise ValueError(f"{tok.string!r} is not allowed in an answer expression (only numbers, the names above, "
+                         f"+ - * / ** and brackets)")
+
+
 @lru_cache(maxsize=512)
 def _parse(text: str, symbols: tuple[str, ...]) -> Any:
+    _tokens_allowed(text, symbols)
     sp = _sympy()
     from sympy.parsing.sympy_parser import auto_number, parse_expr, rationalize
 

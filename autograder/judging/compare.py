@@ -319,7 +319,8 @@ def compare_predicted(expected: Value, observed: Value, tol: Tolerance) -> Compa
                                              f"{describe(observed)}")
         if len(flat) != len(expected["data"]):
             return Comparison(False, "length", f"expected {len(expected['data'])} numbers, got {len(flat)}")
-        if observed["t"] == "seq" and shape is not None and len(shape) > 1 and shape != want:
+        squeeze = lambda dims: [d for d in dims if d != 1]   # [[a, b]] is the row vector [a, b]
+        if observed["t"] == "seq" and shape is not None and len(squeeze(shape)) > 1 and squeeze(shape) != squeeze(want):
             return Comparison(False, "shape", f"expected shape {tuple(want)}, got nested lists of shape {tuple(shape)}")
         return _values(flat, expected["data"], tol)
     exp_number, obs_number = _as_number(expected), _as_number(observed)

@@ -140,13 +140,29 @@ def _unreached(key: Key, end: RunEnd) -> tuple[Status, str]:
     return "error", f"the submission's process ended (exit code {end.exit_code}) before this check ran"
 
 
-def version_note(key: Key, check: Check, run_version: str) -> str | None:
-    """A version-sensitive check graded on another torch than the one it was observed on is flagged."""
+def version_note(key: Key, check: Check, run_version: str, cuda: bool | None = None) -> str | None:
+    """A version-sensitive check graded on another torch than the one it was observed on, or in a run with CUDA
+    (keys are observed on torch's CPU build), is flagged."""
     observed_on = key.torch_observed or key.torch_version
-    if not check.version_sensitive or run_version == observed_on:
+    if not check.version_sensitive or (run_version == observed_on and not cuda):
         return None
+    if run_version == observed_on:
+        return (f"version-sensitive: this behaviour was observed on torch {observed_on} without CUDA, and this run "
+                f"had CUDA; if it differs there, the check may be wrong, not you")
     return (f"version-sensitive: this behaviour was observed on torch {observed_on}, and this run used torch "
-            f"{run_version}; if it changed, the check may be wrong, not you")
+            f"{run_version}{' with CUDA' if cuda else ''}; if it changed, the check may be wrong, not you")
+
+
+def on_this_device(check: Check, cuda: bool | None) -> tuple[Check, str | None]:
+    """The check as this run's device makes it: in a run with CUDA, a check with `on_cuda` expects that value
+    instead (its misconceptions are the CPU's, so none is named), with a note saying so."""
+    if not cuda or check.on_cuda is None:
+        return check, None
+    form = getattr(check.expectation, "form", None) if isinstance(check.expectation, ValueExpectation) else None
+    cuda_check = replace(check, expectation=ValueExpectation(check.on_cuda.answer, form), why=check.on_cuda.why,
+                         misconceptions=())
+    return cuda_check, ("CUDA was available in this run, so this check expects what it does with CUDA (the key's "
+                        "reference run, on torch's CPU build, could not check that value)")
 
 
 def warning_line(w: dict[str, str]) -> str:
@@ -417,7 +433,8 @@ def handler(check: Check) -> Handler:
 
 
 def expressions(check: Check) -> list[str]:
-    """Every sympy expression the check may evaluate: its answer's, its convention's, its misconceptions'."""
+    """Every sympy expression the check may evaluate: its answer's, its convention's, its misconceptions', and its
+    answer where CUDA is available."""
     def of(answer: Any) -> list[str]:
         if isinstance(answer, ExprAnswer):
             return [answer.expr]
@@ -426,7 +443,8 @@ def expressions(check: Check) -> list[str]:
     out = of(e.answer) if isinstance(e, ValueExpectation) else []
     if isinstance(e, ConventionExpectation) and e.sympy:
         out.append(e.sympy)
-    return out + [t for m in check.misconceptions for t in of(m.answer)]
+    return (out + [t for m in check.misconceptions for t in of(m.answer)]
+            + (of(check.on_cuda.answer) if check.on_cuda else []))
 
 
 def fill(form: dict[str, Any] | None, answer: Any, values: Point) -> dict[str, Any]:
@@ -525,7 +543,8 @@ def judge_prediction(key: Key, check: Check, evidence: Evidence, point: Point) -
     c = compare_predicted(expected, value, key.grading.prediction(check))
     oracle = h.oracle(key, check, ex.where(point))
     base = replace(base, convention=h.convention(key, check, values, show(expected)),
-                   version_note=version_note(key, check, obs.torch_version), expected=show(expected), oracle=oracle,
+                   version_note=version_note(key, check, obs.torch_version, obs.cuda), expected=show(expected),
+                   oracle=oracle,
                    observed=show(value))
     ran = _ran(key, evidence, check)
     if graded_commit:   # the committed value is graded: judged as its cell stood then (a later rewrite is not)
@@ -601,6 +620,8 @@ def judge_production(key: Key, check: Check, evidence: Evidence, points: list[Po
     """One produce check at every point; the first point that fails decides. A function's warnings
     (information, never a failure) are shown once, on its first check (`warned`)."""
     obs = evidence.observations
+    check, device_note = on_this_device(check, obs.cuda)
+    extra = (device_note,) if device_note else ()
     ex = key.exercise(check.exercise)
     h = handler(check)
     fn, target = check.function, check.observe
@@ -639,8 +660,12 @@ def judge_production(key: Key, check: Check, evidence: Evidence, points: list[Po
             return replace(base, status="timeout",
                            message=f"{call_text} did not return within {key.limits.call_timeout:g} s at {where}")
         if p == 0:
-            base = replace(base, version_note=version_note(key, check, obs.torch_version))
+            base = replace(base, version_note=version_note(key, check, obs.torch_version, obs.cuda))
         v = h.produced(key, check, ex, rec, point, call_text)
+        if isinstance(v, Stop) and hide:   # what it raised or printed there could name the point
+            raised = f"raised {rec.exception['type']}" if rec.status == "raised" and rec.exception else \
+                "gave no value that can be compared"
+            return replace(base, status="error", message=f"{call_text} {raised} at {label} ({FRESH_HIDDEN})")
         if isinstance(v, Stop):
             return replace(base, status="error", message=v.message, observed=v.observed)
         if p == 0 and v.convention is not None:
@@ -656,13 +681,13 @@ def judge_production(key: Key, check: Check, evidence: Evidence, points: list[Po
         if hide:
             return replace(base, status="failed", message=f"{what} at {label}: not the expected value{hint} "
                            f"({FRESH_HIDDEN})", misconception=_pointless(v.misconception),
-                           details=tuple(f"warning (information, not graded): {w}" for w in warnings_seen))
+                           details=extra + tuple(f"warning (information, not graded): {w}" for w in warnings_seen))
         return replace(base, status="failed", message=f"{what} at {where} ({label}): {v.comparison.detail}{hint}",
                        expected=v.expected, oracle=h.oracle(key, check, where), observed=v.observed,
                        misconception=v.misconception,
-                       details=tuple(f"warning (information, not graded): {w}" for w in warnings_seen))
+                       details=extra + tuple(f"warning (information, not graded): {w}" for w in warnings_seen))
     assert first is not None
-    return replace(first, details=tuple(f"warning (information, not graded): {w}" for w in warnings_seen))
+    return replace(first, details=extra + tuple(f"warning (information, not graded): {w}" for w in warnings_seen))
 
 
 def _after(evidence: Evidence, exercise: str) -> int | None:

@@ -8,6 +8,7 @@ May import: stdlib, autograder.model.
 from __future__ import annotations
 
 import ast
+import bisect
 import builtins
 import collections
 import functools
@@ -198,6 +199,14 @@ class Position:
     check: int | None = None
 
 
+def _index(binds: tuple[frozenset[str], ...]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for i, names in enumerate(binds):
+        for name in names:
+            out.setdefault(name, []).append(i)
+    return out
+
+
 @dataclass(frozen=True)
 class Facts:
     """What a notebook's code cells say (see the module docstring), per code cell in order."""
@@ -215,8 +224,17 @@ class Facts:
 
     def binding_cells(self, name: str, upto: int | None = None) -> list[int]:
         """The indices of the cells that bind `name` (up to and including `upto`)."""
-        last = len(self.binds) - 1 if upto is None else upto
-        return [i for i, names in enumerate(self.binds) if i <= last and name in names]
+        cells = self._bound_in.get(name, [])
+        return cells if upto is None else cells[:bisect.bisect_right(cells, upto)]
+
+    @functools.cached_property
+    def _bound_in(self) -> dict[str, list[int]]:
+        """name -> the cells that bind it, in order (one pass over the cells: lookups cost no scan)."""
+        return _index(self.binds)
+
+    @functools.cached_property
+    def _bound_in_no_imports(self) -> dict[str, list[int]]:
+        return _index(self.binds_no_imports)
 
     def defining_cell(self, name: str, upto: int) -> int | None:
         """The last cell up to `upto` that binds `name`, or None."""
@@ -276,10 +294,10 @@ class Facts:
         a module again binds the same module): the first such cell of each name."""
         out = []
         for name in used:
-            for i in range(after + 1, len(self.trees)):
-                if name in self.binds_no_imports[i]:
-                    out.append((name, i))
-                    break
+            cells = self._bound_in_no_imports.get(name, [])
+            k = bisect.bisect_right(cells, after)
+            if k < len(cells):
+                out.append((name, cells[k]))
         return out
 
     @functools.cached_property

@@ -51,7 +51,7 @@ import re
 from typing import Any
 
 from autograder.render.terminal import printable
-from autograder.report import STATUS_WORDS, Outcome, Report, points, torch_note
+from autograder.report import STATUS_WORDS, Outcome, Report, points, torch_line, torch_note
 
 VISIBILITY = {"public": "visible", "hidden": "after_published"}
 MEANING = {status: w.meaning for status, w in STATUS_WORDS.items()}
@@ -150,7 +150,7 @@ def _context(report: Report) -> list[str]:
     if report.parameters:
         lines.append("- Your parameters: " + ", ".join(_code(f"{k} = {v}") for k, v in report.parameters.items()))
     v = report.versions
-    run = f"torch {_text(v['torch'])} (key observed on torch " if "torch" in v else "(key observed on torch "
+    run = f"{_text(torch_line(v))} (key observed on torch " if "torch" in v else "(key observed on torch "
     lines.append(f"- {run}{_text(v.get('torch_key', '?'))}) · sympy {_text(v.get('sympy', '?'))} · "
                  f"autograd-lab {_text(v.get('grader', '?'))}")
     if report.isolation:

@@ -16,7 +16,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from autograder.render.terminal import printable
-from autograder.report import STATUS_WORDS, Report, points, torch_note
+from autograder.report import STATUS_WORDS, Report, points, torch_line, torch_note
 
 TEMPLATES = Path(__file__).resolve().with_name("templates")
 
@@ -47,6 +47,7 @@ def _context(report: Report) -> dict[str, Any]:
         "labels": {status: w.mark for status, w in STATUS_WORDS.items()},
         "statuses": STATUS_WORDS,
         "torch_note": torch_note(report),
+        "torch_line": torch_line({**report.versions, "torch": report.versions.get("torch") or "?"}),
     }
 
 

@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import textwrap
 
-from autograder.report import STATUS_WORDS, Outcome, Report, points, torch_note
+from autograder.report import STATUS_WORDS, Outcome, Report, points, torch_line, torch_note
 
 # Control characters a submission could put in a message (terminal escapes that clear the screen or
 # fake a score) are shown as visible escapes instead.
 _CONTROL = {c: f"\\x{c:02x}" for c in [*range(0, 9), *range(11, 32), 127]}
+# ... and so are the C1 controls and Unicode's invisible formatting characters that reorder or hide text in a
+# terminal or a spreadsheet (the bidirectional overrides and isolates, zero-width marks: "Trojan Source").
+_CONTROL |= {c: f"\\u{c:04x}" for c in [*range(0x80, 0xA0), 0x061C, 0x200B, 0x200C, 0x200D, 0x200E, 0x200F,
+                                        *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0xFEFF]}
 
 
 def printable(text: str) -> str:
@@ -66,7 +70,7 @@ def render(report: Report, width: int = 100) -> str:
     if report.parameters:
         out.append("your parameters: " + ", ".join(f"{k} = {v}" for k, v in report.parameters.items()))
     v = report.versions
-    out.append(f"torch {v.get('torch', '?')} (key observed on torch {v.get('torch_key', '?')}) · "
+    out.append(f"{torch_line(v)} (key observed on torch {v.get('torch_key', '?')}) · "
                f"sympy {v.get('sympy', '?')} · autograder {v.get('grader', '?')}")
     if report.isolation:
         out.append(f"sandbox: {report.isolation}")

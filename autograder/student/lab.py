@@ -153,7 +153,8 @@ class Lab:
         ex = next(e for e in self._plan.exercises if e.id == exercise)
         entry = plan.observation(self._plan, ex, plan.points_for(self._plan, self.student), len(_CELLS) - 1)
         records: list[dict[str, Any]] = [{"k": "hello", "schema": wire.SCHEMA, "v": wire.VERSION,
-                                          "torch": _torch_version(), "cells": len(_CELLS)}]
+                                          "torch": _torch_version(), "cells": len(_CELLS),
+                                          "cuda": probe.cuda_available()}]
         records += [{"k": "cell", "i": i, **c["record"]} for i, c in enumerate(_CELLS)]
         probe.warm_up(plan.warm_ups([c["source"] for c in _CELLS]))   # torch's first-use imports, once per
         # kernel, before the calls: they must not spend a produce call's time limit

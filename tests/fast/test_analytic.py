@@ -40,3 +40,20 @@ def test_a_finite_value_beyond_float64_rounds_to_infinity_without_exact_arithmet
 
     assert evaluate("x**(10**10)", ["x"], {"x": 1.5}) == (float("inf"),)   # exactly: billions of digits, never ends
     assert evaluate("-x**(10**10)", ["x"], {"x": 1.5}) == (float("-inf"),)
+
+
+@pytest.mark.parametrize("text, why", [
+    ("x.__class__", "'.' is not allowed in an answer expression"),
+    ("__import__('os').system('id')", "name '__import__' is not defined"),
+    ("x + 'a'", "is not allowed in an answer expression"),
+    ("(lambda: 1)()", "name 'lambda' is not defined"),
+    ("x^2", "'^' is not a power: write ** (x**2)"),
+    ("2j*x", "complex literals are not allowed"),
+])
+def test_an_answer_text_is_checked_token_by_token_before_sympy_evaluates_it(text, why):
+    """sympy's parse_expr runs Python's eval on its text: only numbers, the symbol table and + - * / ** and
+    brackets reach it, whoever wrote the key."""
+    with pytest.raises(ValueError) as e:
+        analytic.parse(text, ["x"])
+    assert why in str(e.value)
+    assert analytic.parse("diff(x**2, x) + Rational(1, 3)", ["x"]) is not None

@@ -169,8 +169,11 @@ def test_a_matrix_may_be_written_in_every_form_a_learner_uses():
     assert compare_predicted(m, ragged, tol).ok   # ragged: read row-major, as before
     column = {"t": "seq", "kind": "list", "items": [{"t": "seq", "kind": "list", "items": [num(x)]}
                                                      for x in (1.0, 2.0, 3.0, 4.0)]}
-    c = compare_predicted(m, column, tol)
-    assert not c.ok and c.detail == "expected shape (2, 2), got nested lists of shape (4, 1)"
+    assert compare_predicted(m, column, tol).ok   # one number per row: the flat list again
+    m23 = {"t": "array", "dtype": "float64", "shape": [2, 3], "data": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]}
+    rows32 = {"t": "seq", "kind": "list", "items": [row("list", 1.0, 2.0), row("list", 3.0, 4.0), row("list", 5.0, 6.0)]}
+    c = compare_predicted(m23, rows32, tol)
+    assert not c.ok and c.detail == "expected shape (2, 3), got nested lists of shape (3, 2)"
     wrapped = {"t": "seq", "kind": "tuple", "items": [{"t": "array", "dtype": "float64", "shape": [2, 2],
                                                        "data": [1.0, 2.0, 3.0, 4.0]}]}
     assert not compare_predicted(m, wrapped, tol).ok   # (H,): autograd.grad's tuple, not the matrix

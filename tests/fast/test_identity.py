@@ -57,9 +57,10 @@ def test_the_placeholder_is_graded_by_the_file_with_a_note_and_the_notebook_rule
     assert folder.student == "stu1" and "folder says 'stu1'" in folder.problem
 
 
-def test_a_student_folder_is_the_nearest_folder_found_below_the_folder_given_not_named_after_the_assignment():
+def test_a_student_folder_is_the_first_folder_below_the_folder_given_not_named_after_the_assignment():
     assert student_folder(("mia", ASSIGNMENT), ASSIGNMENT) == "mia"
-    assert student_folder(("week3", "mia"), ASSIGNMENT) == "mia"
+    assert student_folder((ASSIGNMENT, "mia"), ASSIGNMENT) == "mia"
+    assert student_folder(("mallory", "ada"), ASSIGNMENT) == "mallory"   # inside mallory's folder: mallory's
     assert student_folder((), ASSIGNMENT) is None and student_folder((ASSIGNMENT,), ASSIGNMENT) is None
 
 

@@ -121,3 +121,29 @@ def test_graded_fresh_points_are_the_submissions_own():
     assert plan.submission_salt(b"x") != plan.submission_salt(b"y")
     public = load_key(ROOT / "assignments" / "01-backward-vs-grad" / "public_key.json")
     assert plan.points_for(public, "mia", "aaaa") == plan.points_for(public, "mia", "bbbb")   # a self-check's: fixed
+
+
+def test_a_tree_deeper_than_the_limit_is_listed_not_walked_and_any_depth_is_safe(tmp_path, deep_folders):
+    """A handed-in tree of 1,100 nested folders (a recursive walk would hit Python's recursion limit): the
+    grader looks MAX_DEPTH folders down and lists the next one as not read, so nothing disappears silently."""
+    subs = tmp_path / "subs"
+    deep = deep_folders(subs, 1100)
+    (deep / "lost.ipynb").write_text("{}")
+    (subs / "ada.ipynb").write_text("{}")
+    found = intake.find([subs])
+    assert [f.name for f in found] == ["ada.ipynb", "/".join(["d"] * (intake.MAX_DEPTH + 1))]
+    assert found[1].problem == (f"d lies more than {intake.MAX_DEPTH} folders deep below the folder given, so the "
+                                f"grader does not look into it") and found[0].problem == ""
+
+
+@pytest.mark.parametrize("text, why", [
+    ('{"nbformat": 4, "cells": [], "metadata": {}, "x": 1' + "0" * 5000 + "}", "holds a JSON number no notebook"),
+    ('{"nbformat": 4, "nbformat_minor": 5, "cells": [], "metadata": {"x": "\\ud800"}}', None),
+])
+def test_odd_json_a_huge_integer_and_a_lone_surrogate_are_data(text, why):
+    if why:
+        with pytest.raises(NotebookError) as e:
+            parse_notebook(text.encode(), "mallory.ipynb")
+        assert why in str(e.value) and "0000" not in str(e.value)   # named, never quoted
+    else:   # JSON may hold a lone surrogate; reading it is no crash
+        assert parse_notebook(text.encode(), "mallory.ipynb").metadata["x"] == "\ud800"

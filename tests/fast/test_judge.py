@@ -273,3 +273,30 @@ def test_a_hidden_or_sealed_check_never_names_its_misconception():
     sealed = {o.check_id: o for o in judge.outcomes(MISCONCEIVED, Evidence(observations(calls=calls), RunEnd(0, False),
                                                                            sealed=True), POINTS)}
     assert sealed["1.produce.grad"].status == "failed" and sealed["1.produce.grad"].misconception is None
+
+
+def test_with_cuda_a_device_dependent_check_expects_its_cuda_value_and_says_so():
+    """10's GradScaler() without a device: on a machine with CUDA it is enabled and emits no warning (issue "Right
+    grades ... round two"). A check with on_cuda expects that value where the run had CUDA, names no CPU
+    misconception there, and is flagged; without CUDA nothing changes."""
+    from autograder.model import BoolAnswer, OnCuda
+
+    enabled = check("produce.enabled", "produce", ValueExpectation(BoolAnswer(False), {"t": "bool", "v": None}),
+                    function="ex1_warn", observe="returned", version_sensitive=True,
+                    misconceptions=(Misconception("on-any-device", "works anywhere", BoolAnswer(True), "no"),),
+                    on_cuda=OnCuda(BoolAnswer(True), "With CUDA, GradScaler() is enabled."))
+    warned = check("produce.warning", "produce", WarnsExpectation("UserWarning", "CUDA is not available"),
+                   function="ex1_warn", observe="returned", version_sensitive=True,
+                   on_cuda=OnCuda(BoolAnswer(True), "With CUDA there is no warning."))
+    key = replace(KEY, checks=(enabled, warned))
+    calls = {("ex1_warn", p): call("ex1_warn", p, returned={"t": "bool", "v": True}) for p in range(3)}
+    got = judged(observations(calls=calls, cuda=True), key=key)
+    assert {o.status for o in got.values()} == {"passed"}
+    assert got["1.produce.enabled"].why == "With CUDA, GradScaler() is enabled."
+    assert got["1.produce.enabled"].details[0].startswith("CUDA was available in this run, so this check expects")
+    assert got["1.produce.enabled"].version_note.startswith(
+        "version-sensitive: this behaviour was observed on torch 2.13.0 without CUDA, and this run had CUDA")
+    without = judged(observations(calls=calls, cuda=False), key=key)   # the same values on a CPU-only machine
+    assert without["1.produce.enabled"].status == "failed" and without["1.produce.enabled"].version_note is None
+    assert without["1.produce.enabled"].misconception.id == "on-any-device"
+    assert without["1.produce.warning"].status == "failed"

@@ -42,3 +42,32 @@ def test_nbgrader_metadata_of_any_shape_still_gives_cell_labels(tmp_path):
     path.write_text(json.dumps(nb))
     labels = code_cell_labels(read_notebook(path))
     assert "cell 9" in labels and "cell 13" in labels and "cell 8 ('ex1-predict')" in labels
+
+
+def test_the_assignment_a_notebook_names_is_read_from_its_lab_call_and_is_never_a_path():
+    import nbformat
+
+    from autograder.grading.notebook import declared_assignment
+    from autograder.keyfile import is_assignment_id
+
+    def nb(*sources):
+        return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+
+    assert declared_assignment(nb('lab = Lab("01-backward-vs-grad", STUDENT_ID)')) == "01-backward-vs-grad"
+    assert declared_assignment(nb('# Lab("../../etc")', 'lab = Lab("02-accumulation", S)')) == "02-accumulation"
+    assert declared_assignment(nb('s = \'Lab("03-leaves")\'')) is None          # a string says nothing
+    assert declared_assignment(nb('lab = Lab("../solutions", S)')) is None        # never a path
+    assert declared_assignment(nb('lab = Lab("/etc", S)')) is None
+    assert [is_assignment_id(t) for t in ("01-backward-vs-grad", "a.b", "..", "a/b", "", "x" * 101, 3)] == \
+        [True, True, False, False, False, False, False]
+
+
+def test_code_beyond_what_the_grader_reads_on_the_host_is_named_with_its_size():
+    from autograder.grading.notebook import MAX_CODE_CELLS, MAX_CODE_CHARACTERS, code_beyond_reading
+
+    released = code_cells(read_notebook(ADA))
+    assert code_beyond_reading(released) == ""
+    assert code_beyond_reading(released + ["x = 1\n" * (MAX_CODE_CHARACTERS // 6 + 1)]).startswith(
+        f"holds {sum(map(len, released)) + 6 * (MAX_CODE_CHARACTERS // 6 + 1):,} characters of code, more than the "
+        f"{MAX_CODE_CHARACTERS:,} the grader reads")
+    assert code_beyond_reading(["pass"] * (MAX_CODE_CELLS + 1)).startswith(f"has {MAX_CODE_CELLS + 1:,} code cells")

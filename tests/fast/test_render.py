@@ -90,3 +90,12 @@ def test_a_long_formula_is_left_out_of_a_misconceptions_evidence():
                          "[-8.4972, -14.2494]", "w=[0.5, 1.0]")
     assert long_one.evidence == "that thinking gives [-8.4972, -14.2494], which is your value"
     assert Diagnosis("a", "a", "f", "None", "None", "x=1.0").evidence == "that thinking gives None, which is your value"
+
+
+def test_printable_shows_controls_and_the_invisible_characters_that_reorder_text():
+    """Trojan Source: a right-to-left override in a name makes 'ada\u202egpj.ipynb' read as another file."""
+    from autograder.render.terminal import printable
+
+    assert printable("ada\u202egpj.ipynb") == "ada\\u202egpj.ipynb"
+    assert printable("a\u200bb\u2066c\x85d\x1b[2J") == "a\\u200bb\\u2066c\\u0085d\\x1b[2J"
+    assert printable("ünï cödé\tok\n") == "ünï cödé\tok\n"   # letters of any script, tab and newline stay

@@ -178,3 +178,18 @@ def test_a_bad_misconception_is_named_with_file_check_and_fix(tmp_path, old, new
 def test_two_misconceptions_of_one_exercise_need_two_ids(tmp_path):
     with pytest.raises(SpecError, match="exercise '1' has two misconceptions with this id; give each its own"):
         load_text(tmp_path, GOOD + MISCONCEPTION + MISCONCEPTION.replace('value = "x"', 'value = "0"'))
+
+
+def test_on_cuda_gives_a_produce_checks_value_where_cuda_is_available(tmp_path):
+    cuda = 'why = "because"\nversion_sensitive = true\non_cuda = { expect = "2**16*diff(x**2, x)", why = "scaled" }'
+    c = load_text(tmp_path, GOOD.replace('why = "because"', cuda)).checks[0]
+    assert c.on_cuda.answer == ExprAnswer("2**16*diff(x**2, x)") and c.on_cuda.why == "scaled"
+    for text, phrase in ((cuda.replace("version_sensitive = true\n", ""), "add version_sensitive = true"),
+                         (cuda.replace(', why = "scaled"', ""), "on_cuda must be a table { expect")):
+        with pytest.raises(SpecError) as e:
+            load_text(tmp_path, GOOD.replace('why = "because"', text))
+        assert phrase in str(e.value) and "check '1.produce.grad'" in str(e.value)
+    predict = GOOD.replace('observe = "x.grad"', 'predict = "p1"').replace('why = "because"', cuda)
+    with pytest.raises(SpecError) as e:
+        load_text(tmp_path, predict)
+    assert "on_cuda goes with a produce check" in str(e.value)

@@ -50,6 +50,17 @@ class ProbeTimeout(BaseException):
 _ARMED = [0]   # how many _Deadline blocks are open: an alarm outside them does nothing
 
 
+def cuda_available() -> bool:
+    """torch.cuda.is_available() for this run, asked before any of the submission's code runs (a CUDA build on a
+    machine with a GPU: True; torch's CPU build: False): what some checks expect depends on it (model.OnCuda)."""
+    import torch
+
+    try:
+        return bool(torch.cuda.is_available())
+    except Exception:   # a broken driver is no CUDA for the learner's code either
+        return False
+
+
 def _on_alarm(signum: int, frame: Any) -> None:
     if _ARMED[0]:
         raise ProbeTimeout()
@@ -655,7 +666,7 @@ def run(request: dict[str, Any], out_fd: int, shell: Any, beat_fd: int = -1) -> 
     skip = request.get("skip", {})
     cell_timeout, call_timeout = float(request["cell_timeout"]), float(request["call_timeout"])
     emit({"k": "hello", "schema": wire.SCHEMA, "v": wire.VERSION, "torch": torch.__version__.split("+")[0],
-          "python": sys.version.split()[0], "cells": len(cells)})
+          "python": sys.version.split()[0], "cells": len(cells), "cuda": cuda_available()})
     os.environ["AUTOGRAD_LAB_PROBE"] = "1"
     os.environ["AUTOGRAD_LAB_PARAMETERS"] = _dumps(request.get("parameters", {}))
     torch.default_generator.manual_seed(0)   # the same random numbers in every run of a submission (the
