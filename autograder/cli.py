@@ -422,7 +422,8 @@ def _write_views(args: argparse.Namespace, key: Any, subs: list[Any], reports: A
         from autograder.report import write_text_atomic
 
         for sub, report in zip(subs, reports, strict=True):
-            write_text_atomic(out / "feedback" / report_file(sub.name).replace(".json", ".html"), to_html(report))
+            page = report_file(sub.name).removesuffix(".json") + ".html"   # only the suffix: "kim.json.ipynb" is a name
+            write_text_atomic(out / "feedback" / page, to_html(report))
     if args.gradescope:
         from autograder.render.gradescope import to_results
         from autograder.report import write_json_atomic

@@ -25,7 +25,9 @@ Format "autograd-lab/key", version 1 (one JSON object):
                             expect = {"none": true} | {"bool": b} | {"expr": "sympy text"} | {"seq": [expect]}
                                      | {"raises": "Class", "phrase": "..."} | {"warns": "Class", "phrase": "..."}
                             a convention check has `convention` and `sympy` set and a value `expect`;
-                            a check with named misconceptions has "misconceptions": [{id, name, value, feedback}],
+                            a check with named misconceptions has "misconceptions": [{id, name, value, feedback,
+                              evidence}] (evidence, when given: [{"what": "x.grad", "value": answer} |
+                              {"what": "warns" | "message", "phrase": text} | {"what": "runs_backward", "flag": bool}]),
                             where value is an answer object as `expect` is, or {"list": [...]} (a list instead
                             of a tuple) or {"class": "Name"} (an exception class)
                             a produce check of a value also has "form" (the reference run's wire Value
@@ -50,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.model import (Answer, Arg, BoolAnswer, Check, ClassAnswer, ConventionExpectation, Exercise, Expectation,
-                              ExprAnswer, Grading, HiddenChecks, Key, Limits, Misconception, NoneAnswer, OnCuda, Parameter,
+                              ExprAnswer, Grading, HiddenChecks, Key, Limits, Misconception, NoneAnswer, OnCuda, Parameter, Sign,
                               RaisesExpectation, SeqAnswer, ValueExpectation, WarnsExpectation)
 
 SCHEMA = "autograd-lab/key"
@@ -89,6 +91,23 @@ def _expect_json(e: Expectation) -> dict[str, Any]:
     return answer_json(e.answer)
 
 
+def _sign_json(e: Sign) -> dict[str, Any]:
+    if e.what in ("warns", "message"):
+        return {"what": e.what, "phrase": e.phrase}
+    if e.what == "runs_backward":
+        return {"what": "runs_backward", "flag": e.flag}
+    return {"what": e.what, "value": answer_json(e.answer)}
+
+
+def _sign_from(d: dict[str, Any]) -> Sign:
+    what = str(d["what"])
+    if what in ("warns", "message"):
+        return Sign(what, phrase=str(d["phrase"]))
+    if what == "runs_backward":
+        return Sign(what, flag=bool(d["flag"]))
+    return Sign(what, answer_from(d["value"]))
+
+
 def _check_json(c: Check) -> dict[str, Any]:
     e = c.expectation
     out = {"id": c.id, "exercise": c.exercise, "kind": c.kind, "title": c.title, "expect": _expect_json(e),
@@ -104,7 +123,8 @@ def _check_json(c: Check) -> dict[str, Any]:
     if c.on_cuda is not None:
         out["on_cuda"] = {"expect": answer_json(c.on_cuda.answer), "why": c.on_cuda.why}
     if c.misconceptions:
-        out["misconceptions"] = [{"id": m.id, "name": m.name, "value": answer_json(m.answer), "feedback": m.feedback}
+        out["misconceptions"] = [{"id": m.id, "name": m.name, "value": answer_json(m.answer), "feedback": m.feedback,
+                                  **({"evidence": [_sign_json(e) for e in m.evidence]} if m.evidence else {})}
                                  for m in c.misconceptions]
     return out
 
@@ -200,7 +220,8 @@ def _check_from(c: dict[str, Any]) -> Check:
     return Check(c["id"], c["exercise"], c["kind"], c["title"], _expectation_from(c), c["why"], float(c["points"]),
                  c.get("visibility", "public"), c.get("name"), c.get("function"), c.get("observe"), c.get("rtol"),
                  c.get("atol"), bool(c.get("version_sensitive", False)),
-                 tuple(Misconception(str(m["id"]), str(m["name"]), answer_from(m["value"]), str(m["feedback"]))
+                 tuple(Misconception(str(m["id"]), str(m["name"]), answer_from(m["value"]), str(m["feedback"]),
+                                     tuple(_sign_from(e) for e in m.get("evidence", ())))
                        for m in c.get("misconceptions", ())), on_cuda)
 
 

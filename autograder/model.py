@@ -332,17 +332,33 @@ Expectation = Union[ValueExpectation, ConventionExpectation, RaisesExpectation, 
 
 
 @dataclass(frozen=True)
+class Sign:
+    """One thing a produce call must observably have done for a misconception to be named at it (a value alone
+    can have several causes): `what` is "<tensor argument>.grad" (that tensor's .grad after the call is `answer`),
+    "warns" (the call emitted a warning whose message holds `phrase`), "message" (the call raised an exception
+    whose message holds `phrase`) or "runs_backward" (the call ran Tensor.backward() or
+    torch.autograd.backward(), or not: `flag`)."""
+
+    what: str
+    answer: Answer | None = None
+    phrase: str = ""
+    flag: bool = True
+
+
+@dataclass(frozen=True)
 class Misconception:
     """A named wrong mental model of a check: `answer` is the value it leads to (a sympy expression of the
     exercise's parameters, None, a bool, a tuple or list, or a class name), `name` a few words ("one pass
     short"), `feedback` one or two sentences for the learner whose wrong value it explains. `id` is unique
     within its exercise (the spec's [[exercise.misconception]] lists the checks it applies to, and each of
-    those checks carries it)."""
+    those checks carries it). `evidence`: on a produce check, it is named only where every Sign holds too
+    (a prediction is named by its value)."""
 
     id: str
     name: str
     answer: Answer
     feedback: str
+    evidence: tuple[Sign, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,8 @@ from builtins import bool, dict, float, int, isinstance, len, list, str  # noqa:
 
 SCHEMA = "autograd-lab/observations"
 VERSION = 3   # 2: cell records may be "skipped" (a cell an earlier run of the submission ended in); 3: the hello
-#               record says whether the run had CUDA ("cuda": bool)
+#               record says whether the run had CUDA ("cuda": bool), a call record how many times the call ran
+#               torch.autograd.backward ("backward_calls": int)
 
 MAX_RESULT_BYTES = 2_000_000   # whole results stream read by the grader (bytes)
 MAX_ELEMENTS = 4096            # tensor/array elements encoded (more are truncated)
@@ -150,7 +151,8 @@ class CallResult:
     `returned` is a wire Value (status "returned"); `exception` is {"type", "mro", "message"}
     (status "raised"); `tensors` maps each tensor argument's name to {"grad": Value,
     "requires_grad": bool, "is_leaf": bool} observed after the call; `warnings` lists
-    {"category", "message"}; `seconds` is the call's wall time.
+    {"category", "message"}; `seconds` is the call's wall time; `backward_calls` how many times it ran
+    torch.autograd.backward (Tensor.backward() included; None: not reported).
     """
 
     call: str
@@ -161,6 +163,7 @@ class CallResult:
     tensors: dict[str, dict[str, Any]] = field(default_factory=dict)
     warnings: tuple[dict[str, str], ...] = ()
     seconds: float = 0.0
+    backward_calls: int | None = None
 
 
 @dataclass(frozen=True)
@@ -218,8 +221,10 @@ def _call(rec: dict[str, Any]) -> CallResult:
                    "mro": [clip(str(c), 200) for c in w.get("mro", [])[:20]] if isinstance(w.get("mro"), list) else []}
                   for w in (raw_warnings if isinstance(raw_warnings, list) else [])[:20] if isinstance(w, dict))
     seconds = rec.get("seconds", 0.0)
+    runs = rec.get("backward_calls")
     return CallResult(rec["call"], rec["point"], rec["status"], returned if rec["status"] == "returned" else None,
-                      exception, tensors, warns, float(seconds) if isinstance(seconds, (int, float)) else 0.0)
+                      exception, tensors, warns, float(seconds) if isinstance(seconds, (int, float)) else 0.0,
+                      runs if isinstance(runs, int) and not isinstance(runs, bool) and runs >= 0 else None)
 
 
 def parse_results(data: bytes) -> Observations:

@@ -437,6 +437,10 @@ def _to_markdown_bare(nb: dict[str, Any]) -> None:
     _cell(nb, "ex2-produce")["metadata"].pop("nbgrader")   # nothing says it was released as code
 
 
+def _markdown_released_as_code_without_source(nb: dict[str, Any]) -> None:
+    nb["cells"].append({"cell_type": "markdown", "metadata": {"nbgrader": {"cell_type": "code", "grade_id": "x"}}})
+
+
 def _edit_metadata(nb: dict[str, Any]) -> None:
     for cell in nb["cells"]:
         meta = cell["metadata"].get("nbgrader")
@@ -688,6 +692,7 @@ CASES: list[Case] = [
     Case("code-cell-turned-into-markdown-without-its-metadata", notebook(change=_to_markdown_bare),
          spoiled("missing", "ex2"), phrase="(a Markdown or Raw cell never runs: its cell must be Code)"),
     Case("edited-nbgrader-metadata", notebook(change=_edit_metadata)),
+    Case("markdown-cell-released-as-code-without-a-source", notebook(change=_markdown_released_as_code_without_source)),
     Case("nbgrader-metadata-that-is-not-a-dict", notebook(change=_metadata_not_a_dict)),
     Case("renamed-file", notebook(name="ada-final (1).ipynb"), student=None, extra=renamed),
     Case("utf-16-bytes", raw(lambda: ADA.read_text(encoding="utf-8").encode("utf-16")), status="not_gradable",

@@ -266,3 +266,33 @@ def test_what_a_function_raises_or_prints_at_a_fresh_point_does_not_reach_a_grad
                                                         "fresh points are not shown")
     text = json.dumps(r.to_dict())
     assert set(re.findall(r"x=-?[0-9.]+", text)) <= {f"x={r.parameters['x0']}"} and "seen tensor" not in text
+
+
+def test_reading_the_code_on_the_host_has_a_bound_and_feedback_pages_never_overwrite_each_other(released, tmp_path):
+    """shared: attack, second pass. A cell of 400 names bound to 20,000 constants, which every prediction then
+    uses: tracing them name by name (judging.worked) took 7 minutes of the grader's own time, outside the sandbox's
+    limits. And "kim.json.ipynb" and "kim.html.ipynb" were written to one feedback page."""
+    import nbformat
+
+    nb = nbformat.read(EXAMPLES / "ada.ipynb", as_version=4)
+    names = [f"a{i}" for i in range(400)]
+    nb.cells.insert(3, nbformat.v4.new_code_cell(" = ".join(names) + " = (" + "0," * 20_000 + ")"))
+    cell = next(c for c in nb.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "ex1-predict")
+    cell.source += f"\np1_grad = p1_grad + 0 * len([{', '.join(names)}])"
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    nbformat.write(nb, subs / "ada.ipynb")   # her own work, with the cell added
+    text = (EXAMPLES / "ben.ipynb").read_text().replace('STUDENT_ID = \\"ben\\"', 'STUDENT_ID = \\"your-student-id\\"')
+    for name in ("kim.json", "kim.html"):
+        (subs / f"{name}.ipynb").write_text(text)
+    out = tmp_path / "out"
+    rows = _grade(subs, out, released[1], "--feedback")
+    report = json.loads((out / "reports" / "ada.json").read_text())
+    o = next(o for o in report["outcomes"] if o["check_id"] == "1.predict.grad")
+    assert o["status"] == "passed"   # plain constants: worked out, and now read once each (statements' names cached)
+    assert report["seconds"] < 60, report["seconds"]   # before: 434 s (a busy machine may take a few)
+    assert {n: r["status"] for n, r in rows.items()} == {"kim.html.ipynb": "graded", "kim.json.ipynb": "graded",
+                                                         "ada.ipynb": "graded"}
+    pages = sorted(p.name for p in (out / "feedback").iterdir())
+    assert pages == ["ada.html", "kim.html.html", "kim.json.html"]
+    assert "student kim.json" in (out / "feedback" / "kim.json.html").read_text()

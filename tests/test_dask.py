@@ -64,12 +64,12 @@ def _reports(out):
 
 
 def _slow_copy(folder, name="slow"):
-    """ada's work as `folder`/`name`/ada/ada.ipynb (submission name "<name>/ada/ada.ipynb", graded as ada: her
+    """ada's work as `folder`/ada/`name`/ada.ipynb (submission name "ada/<name>/ada.ipynb", graded as ada: her
     folder and her file agree), with a last cell that sleeps SLEEP seconds."""
     nb = nbformat.read(EXAMPLES / "ada.ipynb", as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(f"import time\ntime.sleep({SLEEP})"))
-    (folder / name / "ada").mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, folder / name / "ada" / "ada.ipynb")
+    (folder / "ada" / name).mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, folder / "ada" / name / "ada.ipynb")
 
 
 def _kill_worker_running(client, task_prefix, deadline):
@@ -126,14 +126,14 @@ def test_a_worker_killed_mid_batch_loses_nothing(released, cluster, scheduler, t
     grading = threading.Thread(target=lambda: done.update(p=run_cli(
         "grade", str(subs), "--out", str(tmp_path / "out"), "--key", str(key_path), "--scheduler", scheduler)))
     grading.start()
-    killed = _kill_worker_running(cluster[1], "grade-slow/", time.monotonic() + 120)
+    killed = _kill_worker_running(cluster[1], "grade-ada/slow/", time.monotonic() + 120)
     grading.join()
     assert killed, "the slow submission never ran"
     assert done["p"].returncode == 0, done["p"].stderr
     reports = _reports(tmp_path / "out")
     assert {n: (r["status"], r["score"]) for n, r in reports.items()} == {
-        "slow__ada__ada.json": ("graded", 26), "ben.json": ("graded", 20), "cleo.json": ("graded", 24), "dev.json": ("graded", 21)}
-    assert killed not in reports["slow__ada__ada.json"]["graded_by"]   # graded again by a worker that lived
+        "ada__slow__ada.json": ("graded", 26), "ben.json": ("graded", 20), "cleo.json": ("graded", 24), "dev.json": ("graded", 21)}
+    assert killed not in reports["ada__slow__ada.json"]["graded_by"]   # graded again by a worker that lived
 
 
 def test_a_submission_whose_workers_keep_dying_is_not_graded_and_the_next_run_grades_it(released, cluster,
@@ -147,12 +147,12 @@ def test_a_submission_whose_workers_keep_dying_is_not_graded_and_the_next_run_gr
         "grade", str(subs), "--out", str(tmp_path / "out"), "--key", str(key_path), "--scheduler", scheduler)))
     grading.start()
     deadline = time.monotonic() + 180
-    first = _kill_worker_running(cluster[1], "grade-slow/", deadline)
-    second = _kill_worker_running(cluster[1], "grade-slow/", deadline)
+    first = _kill_worker_running(cluster[1], "grade-ada/slow/", deadline)
+    second = _kill_worker_running(cluster[1], "grade-ada/slow/", deadline)
     grading.join()
     assert first and second
     assert done["p"].returncode == 0, done["p"].stderr
-    slow = _reports(tmp_path / "out")["slow__ada__ada.json"]
+    slow = _reports(tmp_path / "out")["ada__slow__ada.json"]
     assert (slow["status"], slow["score"]) == ("not_gradable", None)
     assert slow["reason"].startswith("not graded: every Dask worker that ran it died"), slow["reason"]
     assert "the next run grades it again" in slow["reason"]
@@ -161,7 +161,7 @@ def test_a_submission_whose_workers_keep_dying_is_not_graded_and_the_next_run_gr
     again = run_cli("grade", str(subs), "--out", str(tmp_path / "out"), "--key", str(key_path), "--scheduler", scheduler)
     assert again.returncode == 0, again.stderr
     assert "(1 unchanged since the last run, kept" in again.stdout
-    assert (_reports(tmp_path / "out")["slow__ada__ada.json"]["status"], _reports(tmp_path / "out")["slow__ada__ada.json"]["score"]) == \
+    assert (_reports(tmp_path / "out")["ada__slow__ada.json"]["status"], _reports(tmp_path / "out")["ada__slow__ada.json"]["score"]) == \
            ("graded", 26)
 
 
@@ -188,7 +188,7 @@ def test_a_client_killed_mid_batch_finishes_the_rest_when_run_again(released, sc
     reports = _reports(out)
     assert len(reports) == total and not list((out / "reports").glob(".*.tmp"))
     assert f"({written} unchanged since the last run, kept" in p.stdout
-    assert all(reports[f"slow{i}__ada__ada.json"]["score"] == 26 for i in range(3))
+    assert all(reports[f"ada__slow{i}__ada.json"]["score"] == 26 for i in range(3))
 
 
 def test_local_n_starts_a_cluster_for_the_batch(released, tmp_path):
@@ -317,7 +317,7 @@ def test_a_batch_whose_cluster_loses_every_worker_ends_with_not_graded_reports(r
             "grade", str(subs), "--out", str(tmp_path / "out"), "--key", str(key_path), "--scheduler", address,
             env={"AUTOGRAD_LAB_WORKERS_TIMEOUT": "5"})))
         grading.start()
-        assert _kill_worker_running(client, "grade-slow/", time.monotonic() + 120)
+        assert _kill_worker_running(client, "grade-ada/slow/", time.monotonic() + 120)
         worker.wait()
         grading.join()
         client.close()
@@ -327,7 +327,7 @@ def test_a_batch_whose_cluster_loses_every_worker_ends_with_not_graded_reports(r
     p = done["p"]
     assert p.returncode == 0, p.stderr
     assert "the Dask cluster has no workers left: waiting up to 5 s for one" in p.stderr
-    slow = _reports(tmp_path / "out")["slow__ada__ada.json"]
+    slow = _reports(tmp_path / "out")["ada__slow__ada.json"]
     assert (slow["status"], slow["score"]) == ("not_gradable", None)
     assert slow["reason"].startswith("not graded: the Dask cluster lost all its workers and none joined within 5 s")
 

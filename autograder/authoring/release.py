@@ -239,6 +239,12 @@ def check_misconceptions(key: Key, source: str) -> MisconceptionSummary:
                     raise BuildError(f"{source} check {check.id!r}: misconception {m.id!r} has no value at "
                                      f"{ex.where(point)} (its formula gives nan there); write a value that holds at "
                                      f"every point the parameters can take")
+                for sign in (e for e in m.evidence if e.answer is not None):
+                    try:
+                        judge.fill(None, sign.answer, values)
+                    except (ValueError, TypeError, ArithmeticError) as e:
+                        raise BuildError(f"{source} check {check.id!r}: misconception {m.id!r}: evidence {sign.what} "
+                                         f"has no value at {ex.where(point)} ({e})") from None
             _, out = judge.misconception_values(check, values, tol)
             if i == 0:
                 answer = judge.fill(None, judge.right_answer(check), values)

@@ -16,7 +16,7 @@ from typing import Any
 from autograder.judging import analytic
 from autograder.model import (LIMIT_NAMES, Answer, Arg, BoolAnswer, Check, ClassAnswer, ConventionExpectation,
                               Exercise, Expectation, ExprAnswer, Grading, Kind, Limits, Misconception, NoneAnswer,
-                              OnCuda, Parameter, RaisesExpectation, SeqAnswer, ValueExpectation, WarnsExpectation)
+                              OnCuda, Parameter, RaisesExpectation, SeqAnswer, Sign, ValueExpectation, WarnsExpectation)
 
 
 class SpecError(ValueError):
@@ -174,10 +174,50 @@ def _answer(where: str, what: str, e: Any, symbols: set[str]) -> Answer:
     return one(e)
 
 
-MISCONCEPTION_KEYS = {"id", "name", "checks", "value", "raises", "container", "feedback"}
+MISCONCEPTION_KEYS = {"id", "name", "checks", "value", "raises", "container", "feedback", "evidence"}
 
 
-def _misconceptions(src: str, eid: str, raws: Any, checks: list[Check], symbols: set[str]) -> list[Check]:
+def _evidence(where: str, raw: Any, grads: set[str], symbols: set[str]) -> tuple[Sign, ...]:
+    """A misconception's `evidence = { "x.grad" = "expr", warns = "phrase", runs_backward = true }`."""
+    if not isinstance(raw, dict) or not raw:
+        raise SpecError(f"{where}: evidence must be a table of what the call did, e.g. "
+                        f"{{ \"x.grad\" = \"exp(y)\" }}, {{ warns = \"a phrase\" }} or {{ runs_backward = false }}")
+    signs = []
+    for what, value in raw.items():
+        if what in grads:
+            signs.append(Sign(what, _answer(where, f"evidence {what}", value, symbols)))
+        elif what in ("warns", "message") and isinstance(value, str) and value:
+            signs.append(Sign(what, phrase=value))
+        elif what == "runs_backward" and isinstance(value, bool):
+            signs.append(Sign("runs_backward", flag=value))
+        else:
+            raise SpecError(f"{where}: evidence {what} = {value!r} is not one of: a tensor argument's .grad "
+                            f"({', '.join(sorted(grads))}) = a value, warns = \"a phrase of the warning\", message = "
+                            f"\"a phrase of the exception\", runs_backward = true or false")
+    return tuple(signs)
+
+
+def _shared(predict: Check, produce: Check) -> bool:
+    """Does a prediction ask for what a produce check of its exercise observes (its value, or one item of the
+    produce check's tuple; for an exception or warning, its class)?"""
+    a, b = predict.expectation, produce.expectation
+    if isinstance(a, (RaisesExpectation, WarnsExpectation)) or isinstance(b, (RaisesExpectation, WarnsExpectation)):
+        return type(a) is type(b) and getattr(a, "exception", None) == getattr(b, "exception", None) \
+            and getattr(a, "warning", None) == getattr(b, "warning", None)
+    items = b.answer.items if isinstance(b.answer, SeqAnswer) else ()
+    return a.answer == b.answer or a.answer in items
+
+
+def _twins_flagged(checks: list[Check]) -> list[Check]:
+    """An exercise's checks with each prediction version-sensitive where a produce check it shares its value with
+    (its twin, `_shared`) is: the flag belongs to the behaviour, whichever way it is asked about."""
+    produce = [c for c in checks if c.kind == "produce" and c.version_sensitive]
+    return [replace(c, version_sensitive=True) if c.kind == "predict" and not c.version_sensitive
+            and any(_shared(c, q) for q in produce) else c for c in checks]
+
+
+def _misconceptions(src: str, eid: str, raws: Any, checks: list[Check], symbols: set[str],
+                    grads: set[str] = frozenset()) -> list[Check]:
     """The exercise's checks with the misconceptions of its [[exercise.misconception]] tables attached to
     the checks each one lists."""
     if not isinstance(raws, list):
@@ -222,7 +262,11 @@ def _misconceptions(src: str, eid: str, raws: Any, checks: list[Check], symbols:
         if not (isinstance(names, list) and names and all(isinstance(n, str) for n in names)):
             raise SpecError(f"{where}: checks must list the ids of this exercise's checks it applies to "
                             f"([\"predict.after_k\", \"produce.after_k\"])")
-        m = Misconception(mid, name.strip(), answer, " ".join(feedback.split()))
+        evidence = _evidence(where, raw["evidence"], grads, symbols) if "evidence" in raw else ()
+        if evidence and not any(by_id.get(f"{eid}.{n}") and by_id[f"{eid}.{n}"].kind == "produce" for n in names):
+            raise SpecError(f"{where}: evidence is what a produce call did; list a produce check in checks, or "
+                            f"leave evidence out (a prediction is named by its value)")
+        m = Misconception(mid, name.strip(), answer, " ".join(feedback.split()), evidence)
         for n in names:
             cid = f"{eid}.{n}"
             check = by_id.get(cid)
@@ -406,6 +450,7 @@ def load_spec(path: str | Path) -> Assignment:
             mine.append(Check(cid, eid, kind, str(raw["title"]), expectation, str(raw["why"]), points, vis, name,
                               function, observe, tol.get("rtol"), tol.get("atol"), sensitive,
                               on_cuda=_on_cuda(cwhere, raw, kind, symbols)))
-        checks += _misconceptions(src, eid, ex.get("misconception", []), mine, symbols)
+        checks += _twins_flagged(_misconceptions(src, eid, ex.get("misconception", []), mine, symbols,
+                                                 {f"{a.name}.grad" for a in args if a.tensor}))
     return Assignment(str(a["id"]), str(a["title"]), a["notebook"], str(a.get("torch_observed", "")),
                       limits, grading, params, tuple(exercises), tuple(checks), src)

@@ -80,8 +80,10 @@ def find_submissions(paths: list[str], key: Key, ids: str = "file") -> list[Subm
         files.add(report_file(unique))
         if f.root is not None:
             folder = identity.student_folder(f.parts(), key.assignment)
-        else:   # a file given itself: its folder, as typed, names its student only when its name cannot
+        else:   # a file given itself: its folder (nbgrader's: the one above the assignment's), as typed, names
+            # its student only when its name cannot
             typed = Path(os.path.normpath(f.path)).parent.parts
+            typed = typed[-2:] if typed and typed[-1] == key.assignment else typed[-1:]
             folder = (identity.student_folder(typed, key.assignment)
                       if identity.is_released_name(f.path.stem, key.notebook) else None)
         source = identity.Source(f.path, folder, "notebook" if ids == "notebook" else "file")

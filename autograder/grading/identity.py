@@ -63,6 +63,24 @@ def undecorated(stem: str) -> str:
             return stem.strip()
 
 
+def decoration(stem: str, released: str) -> str:
+    """What a platform or a learner added to the released name ("smith_12345" of "smith_12345_backward-vs-grad",
+    "mia" of "backward-vs-grad-mia"); "" for the released name itself or a copy of it, or another name."""
+    core, base = undecorated(stem), Path(released).stem
+    low = core.lower()
+    for sep in "-_ .":
+        if low.startswith(base.lower() + sep):
+            return core[len(base) + 1:].strip("-_ .")
+        if low.endswith(sep + base.lower()):
+            return core[: -len(base) - 1].strip("-_ .")
+    return ""
+
+
+def _names_in(text: str, student: str) -> bool:
+    """Does `text` (a file name's decoration) hold `student` as one of its separated parts?"""
+    return re.search(rf"(?:^|[-_ .]){re.escape(student.lower())}(?:$|[-_ .])", text.lower()) is not None
+
+
 def is_released_name(stem: str, released: str) -> bool:
     """Is `stem` the released notebook's stem, a copy of it, or it with a platform's prefix or a suffix
     ("smith_12345_backward-vs-grad", "backward-vs-grad-mia")? Then the file's name is not a student id."""
@@ -83,14 +101,20 @@ class Source:
     uploader: tuple[str, ...] = ()   # rule "upload": the ids the platform's own record gives the uploader (SIDs)
 
 
+# nbgrader's course folders that hold the students' folders (course/submitted/<student>/<assignment>/, and
+# autograded/ and feedback/ alike): never a student's.
+NBGRADER_FOLDERS = frozenset({"submitted", "autograded", "feedback"})
+
+
 def student_folder(folders: tuple[str, ...], assignment: str) -> str | None:
     """The student folder of a submission found under a folder given to `grade`: of the folders between that
     folder and the file (`folders`, outermost first, as found: links are never followed), the first that is not
-    named after the assignment (`<student>/...`, nbgrader's `<student>/<assignment>/`, or `<assignment>/<student>/`);
-    None when there is none. The outermost: a folder inside a student's own folder is still that student's, never
-    another student's (`mallory/ada/` is mallory's)."""
+    named after the assignment and is not one of nbgrader's course folders (`<student>/...`, nbgrader's
+    `submitted/<student>/<assignment>/`, or `<assignment>/<student>/`); None when there is none. The outermost: a
+    folder inside a student's own folder is still that student's, never another student's (`mallory/ada/` is
+    mallory's)."""
     for name in folders:
-        if name and name != assignment:
+        if name and name != assignment and name not in NBGRADER_FOLDERS:
             return name
     return None
 
@@ -157,6 +181,12 @@ def resolve(source: Source, released: str, assignment: str, declared: str | None
                  if by_file and by_file != usable else [])
         return Identity(usable, "notebook", declared, tuple(notes))
     witness, what = ((folder, "folder") if folder or source.rule == "folder" else (by_file, "file name"))
+    added = decoration(stem, released)
+    if witness is None and usable and added and not _names_in(added, usable):
+        return Identity(usable, source.rule, declared, problem=(
+            f"whose submission is this? Its file name says {added!r} beside the released name (a learning platform's "
+            f"record of who handed it in) but its STUDENT_ID says {usable!r}, which that name does not hold: check "
+            f"who handed it in, then put it in a folder named after that student"))
     if witness is None:
         if usable:
             return Identity(usable, source.rule, declared, (

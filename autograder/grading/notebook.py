@@ -147,7 +147,10 @@ def restore_cell_types(nb: Any) -> list[str]:
     notes = []
     for i, cell in enumerate(nb.cells):
         meta = cell.get("metadata", {}).get("nbgrader")
-        if cell.get("cell_type") in ("markdown", "raw") and isinstance(meta, dict) and meta.get("cell_type") == "code":
+        source = cell.get("source")
+        text = isinstance(source, str) or isinstance(source, list) and all(isinstance(s, str) for s in source)
+        if cell.get("cell_type") in ("markdown", "raw") and isinstance(meta, dict) and meta.get("cell_type") == "code" \
+                and text:   # a cell without text stays what it is (it is no code either way)
             was = cell.cell_type
             cell.cell_type = "code"
             cell.setdefault("outputs", [])

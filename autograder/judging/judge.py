@@ -17,7 +17,7 @@ from autograder.judging import analytic, commit, sources, worked
 from autograder.judging.compare import (Comparison, compare_exception, compare_predicted, compare_produced, compare_warning,
                                 plain, short, show)
 from autograder.model import (Answer, BoolAnswer, Check, ClassAnswer, ConventionExpectation, Exercise, ExprAnswer, Key,
-                              Limits, Misconception, NoneAnswer, RaisesExpectation, SeqAnswer, Tolerance,
+                              Limits, Misconception, NoneAnswer, RaisesExpectation, SeqAnswer, Sign, Tolerance,
                               ValueExpectation, WarnsExpectation, answer_items)
 from autograder.report import Diagnosis, Outcome, Status
 
@@ -234,23 +234,41 @@ def misconception_values(check: Check, values: Point, tol: Tolerance) -> tuple[l
         else:
             evaluated.append((m, value))
     usable = []
+    apart = check.kind == "produce"   # two produce misconceptions of one value are told apart by their evidence
     for i, (m, v) in enumerate(evaluated):
-        if coincide(v, answer, tol) or any(coincide(v, w, tol) for j, (_, w) in enumerate(evaluated) if j != i):
+        if coincide(v, answer, tol) or any(coincide(v, w, tol) for j, (n, w) in enumerate(evaluated)
+                                           if j != i and not (apart and n.evidence != m.evidence)):
             left_out.append(m.id)
         else:
             usable.append((m, v))
     return usable, left_out
 
 
-def diagnose(check: Check, values: Point, observed: dict[str, Any], tol: Tolerance, where: str) -> Diagnosis | None:
+def diagnose(check: Check, values: Point, observed: dict[str, Any], tol: Tolerance, where: str,
+             rec: wire.CallResult | None = None) -> Diagnosis | None:
     """The misconception `observed` (a wrong wire Value) matches within `tol` at `values`, or None: none
-    matches, or it matches one that is ambiguous at this point (see `misconception_values`)."""
+    matches, or it matches one that is ambiguous at this point (see `misconception_values`). For a produce call
+    (`rec`), a misconception with evidence matches only where the call did what its evidence says."""
     usable, _ = misconception_values(check, values, tol)
-    found = [(m, v) for m, v in usable if compare_predicted(v, observed, tol).ok]
+    found = [(m, v) for m, v in usable if compare_predicted(v, observed, tol).ok
+             and (rec is None or all(_holds(sign, rec, values, tol) for sign in m.evidence))]
     if len(found) != 1:
         return None
     m, v = found[0]
     return Diagnosis(m.id, m.name, m.feedback, m.answer.text, plain(v), where)
+
+
+def _holds(sign: Sign, rec: wire.CallResult, values: Point, tol: Tolerance) -> bool:
+    """Did the produce call `rec` do what `sign` says (model.Sign)?"""
+    if sign.what == "warns":
+        return any(sign.phrase in w.get("message", "") for w in rec.warnings)
+    if sign.what == "message":
+        return rec.status == "raised" and rec.exception is not None and sign.phrase in rec.exception.get("message", "")
+    if sign.what == "runs_backward":
+        return rec.backward_calls is not None and (rec.backward_calls > 0) == sign.flag
+    grad = rec.tensors.get(sign.what.split(".")[0], {}).get("grad")
+    return grad is not None and sign.answer is not None and compare_predicted(fill(None, sign.answer, values), grad,
+                                                                              tol).ok
 
 
 def _dtypes(form: Any) -> set[str]:
@@ -279,6 +297,7 @@ class Stop:
 
     message: str
     observed: str | None = None
+    misconception: Diagnosis | None = None   # a misconception whose raises = ... and evidence the call matched
 
 
 class ValueHandler:
@@ -309,8 +328,11 @@ class ValueHandler:
         where = exercise.where(point)
         if rec.status == "raised":
             e = rec.exception or {"type": "?", "message": ""}
+            seen = {"t": "class", "name": e["type"]}   # a mistake that ends in a cryptic torch error may be named
+            named = diagnose(check, exercise.values(point), seen, misconception_tolerance(key, check), where, rec) \
+                if check.observe == "returned" else None
             return Stop(f"{call_text} raised {e['type']} at {where}: {short(e['message'], 300)}",
-                        f"{e['type']}: {short(e['message'], 300)}")
+                        f"{e['type']}: {short(e['message'], 300)}", named)
         target = check.observe
         observed = rec.returned if target == "returned" else rec.tensors.get(target.split(".")[0], {}).get("grad")
         if observed is None:
@@ -320,7 +342,7 @@ class ValueHandler:
         c = compare_produced(expected, observed, lambda dtype: key.grading.produced(check, dtype))
         expected_text = show(expected)
         diagnosis = None if c.ok else diagnose(check, values, observed, misconception_tolerance(key, check, observed),
-                                               where)
+                                               where, rec)
         return Verdict(c, expected_text, show(observed), self.convention(key, check, values, expected_text), diagnosis)
 
     def advice(self, key: Key, check: Check) -> str:
@@ -389,7 +411,7 @@ class RaisesHandler:
                 rec.returned
             if seen is not None:
                 diagnosis = diagnose(check, exercise.values(point), seen, misconception_tolerance(key, check, seen),
-                                     exercise.where(point))
+                                     exercise.where(point), rec)
         return Verdict(c, expected_text, observed_text, misconception=diagnosis)
 
     def advice(self, key: Key, check: Check) -> str:
@@ -665,9 +687,10 @@ def judge_production(key: Key, check: Check, evidence: Evidence, points: list[Po
         if isinstance(v, Stop) and hide:   # what it raised or printed there could name the point
             raised = f"raised {rec.exception['type']}" if rec.status == "raised" and rec.exception else \
                 "gave no value that can be compared"
-            return replace(base, status="error", message=f"{call_text} {raised} at {label} ({FRESH_HIDDEN})")
+            return replace(base, status="error", message=f"{call_text} {raised} at {label} ({FRESH_HIDDEN})",
+                           misconception=_pointless(v.misconception))
         if isinstance(v, Stop):
-            return replace(base, status="error", message=v.message, observed=v.observed)
+            return replace(base, status="error", message=v.message, observed=v.observed, misconception=v.misconception)
         if p == 0 and v.convention is not None:
             base = replace(base, convention=v.convention)
         if v.comparison.ok:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+import time
 from dataclasses import dataclass
 
 from autograder.judging.sources import Facts, derived
@@ -34,6 +35,12 @@ NAMES = frozenset({"__name__", "__qualname__"})   # dunders that only name somet
 ALLOWED_IMPORTS = frozenset({"math", "cmath", "numpy", "torch", "fractions", "decimal", "statistics", "sympy",
                              "mpmath", "scipy"})
 MAX_STATEMENTS = 5000   # a prediction traced through more statements than this is not read (fails closed)
+# All of a notebook's predictions are traced within this time (on the grading host, before and after the sandbox:
+# a released notebook's take milliseconds); a prediction still untraced then is not taken as worked out.
+MAX_SECONDS = 10.0
+# Tracing a name through a cell costs about the names its statements use and bind; a prediction may spend this much
+# (a released notebook's spend at most a few thousand; a cell of thousands of names traced name by name, millions).
+MAX_WORK = 200_000
 
 RULE = ("a prediction is worked out, not run: write it with numbers, P.<parameter>, your earlier predictions and "
         "arithmetic (math, numpy or plain torch functions), without autograd and without your PRODUCE functions")
@@ -63,6 +70,17 @@ def _names(node: ast.AST) -> tuple[set[str], set[str]]:
         elif isinstance(n, (ast.Global, ast.Nonlocal)):
             bound |= set(n.names)
     return loaded, bound
+
+
+def _names_of(st: ast.stmt) -> tuple[frozenset[str], frozenset[str]]:
+    """`_names` of a statement, computed once and kept on it (a prediction traces many names through the same
+    statements: without it, a statement of thousands of names was walked once per name)."""
+    return derived(st, "worked names", lambda node: tuple(map(frozenset, _names(node))))
+
+
+def _runs_of(st: ast.stmt) -> str | None:
+    """`_runs` of a statement, computed once and kept on it."""
+    return derived(st, "worked runs", _runs)
 
 
 def _root(node: ast.AST) -> str | None:
@@ -129,7 +147,7 @@ def _slice(stmts: list[ast.stmt], name: str, writes) -> tuple[list[ast.stmt], se
     the index of that last statement (-1: none)."""
     last = max((i for i, st in enumerate(stmts) if name in writes(st)), default=-1)
     head = stmts[: last + 1]
-    facts = [(*_names(st), writes(st)) for st in head]
+    facts = [(*_names_of(st), writes(st)) for st in head]
     needed, chosen = {name}, set()
     for _ in range(5):   # a fixed point; five passes follow aliases of aliases
         grew = False
@@ -260,12 +278,18 @@ def _finding(facts: Facts, name: str, after: int, produce: frozenset[str], predi
             return Finding(f"{label(i)} changes {name} inside a block or cell magic after its PREDICT cell", i)
     todo: list[tuple[str, int, int]] = [(name, home, home)]
     seen: set[tuple[str, int]] = set()
-    budget, targets = MAX_STATEMENTS, 0
+    queued: dict[int, set[str]] = {home: {name}}   # the names traced from each cell on up: each once
+    budget, targets, work = MAX_STATEMENTS, 0, MAX_WORK
+    weights: dict[int, int] = {}   # per cell: the names its statements use and bind (what tracing one name costs)
+    deadline = scratch.setdefault("worked.deadline", time.monotonic() + MAX_SECONDS)
     while todo:
         target, upto, used_in = todo.pop()
         targets += 1
         if targets > MAX_STATEMENTS:
             return Finding("more names than the grader reads to trace a prediction", used_in)
+        if time.monotonic() > deadline:
+            return Finding(f"more code than the grader reads in the {MAX_SECONDS:g} s it has for a notebook's "
+                           f"predictions", used_in)
         if target == name:
             cells = [home]
         else:
@@ -291,7 +315,10 @@ def _finding(facts: Facts, name: str, after: int, produce: frozenset[str], predi
             seen.add((target, cell))
             stmts = bodies[cell]
             budget -= len(stmts)
-            if budget < 0:
+            if cell not in weights:
+                weights[cell] = sum(len(a) + len(b) for a, b in map(_names_of, stmts))
+            work -= weights[cell]
+            if budget < 0 or work < 0:
                 return Finding("more code than the grader reads to trace a prediction", cell)
             imported = _imported(stmts, target, writes)
             if imported is not None:   # a module (or a name from one): given, unless it is autograd's
@@ -305,21 +332,25 @@ def _finding(facts: Facts, name: str, after: int, produce: frozenset[str], predi
                 return Finding(f"{target}, which a PRODUCE cell defines", cell)
             picked, outside, last = _slice(stmts, target, writes)
             for st in picked:
-                what = _runs(st)
+                what = _runs_of(st)
                 if what is not None:
                     return Finding(what, cell)
-                for n in ast.walk(st):
-                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in produce:
-                        return Finding(f"{n.id}, your PRODUCE function", cell)
+                used = _names_of(st)[0] & produce
+                if used:
+                    return Finding(f"{min(used)}, your PRODUCE function", cell)
             if target == name:   # what changes the prediction's objects after it is set, up to its check
-                needed = {target} | outside | set().union(*(_names(st)[0] | writes(st) for st in picked))
+                needed = {target} | outside | set().union(*(_names_of(st)[0] | writes(st) for st in picked))
                 later = [(cell, st) for st in stmts[last + 1:]] + [
                     (i, st) for i in range(cell + 1, after + 1) if bodies[i] and per_cell[i][1] & needed
                     for st in bodies[i]]
                 for i, st in later:
-                    if changes(st) & needed and (what := _runs(st)) is not None:
+                    if changes(st) & needed and (what := _runs_of(st)) is not None:
                         return Finding(what, i)
-            todo += [(other, cell - 1, cell) for other in sorted(outside) if cell > 0]
+            if cell > 0:
+                waiting = queued.setdefault(cell - 1, set())
+                fresh = outside - waiting
+                waiting |= fresh
+                todo += [(other, cell - 1, cell) for other in sorted(fresh)]
     return None
 
 

@@ -203,7 +203,7 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
                                                       f"p8_once_grad = ({sig(4 * u ** 3)}, {sig(12 * u * u)})   # d(x**4)/dx twice")
     out["eve"] = ("predicts calculus' values where torch gives None, nan or a silently partial d2", {**pred, **CODE},
                   {"2.predict.unreached": "failed:calculus-zero", "2.predict.after": "failed:tangent-survives",
-                   "4.predict.where_rev": "failed:calculus-zero", "8.predict.once_grad": "failed:calculus-d2"})
+                   "4.predict.where_rev": "failed:forward-mode-zero", "8.predict.once_grad": "failed:calculus-d2"})
 
     # Fay thinks backward is asked for every gradient and a marked output gets None, and her MulExp
     # backward forgets the factor a in d(a e^b)/db (wrong at every point: |p| >= 1.2).

@@ -62,6 +62,8 @@ def test_a_student_folder_is_the_first_folder_below_the_folder_given_not_named_a
     assert student_folder((ASSIGNMENT, "mia"), ASSIGNMENT) == "mia"
     assert student_folder(("mallory", "ada"), ASSIGNMENT) == "mallory"   # inside mallory's folder: mallory's
     assert student_folder((), ASSIGNMENT) is None and student_folder((ASSIGNMENT,), ASSIGNMENT) is None
+    assert student_folder(("submitted", "zoe", ASSIGNMENT), ASSIGNMENT) == "zoe"   # nbgrader's course folder
+    assert student_folder(("submitted", "mallory", "ada", ASSIGNMENT), ASSIGNMENT) == "mallory"
 
 
 def test_a_file_name_never_speaks_for_another_student_than_its_folder():
@@ -75,3 +77,15 @@ def test_a_file_name_never_speaks_for_another_student_than_its_folder():
     agree = who("mia (1).ipynb", "mia", "mia")   # a browser's second download of her own file
     assert (agree.student, agree.problem) == ("mia", "")
     assert who("bob.ipynb", "mallory", "bob", rule="folder").problem   # nbgrader's folders: STUDENT_ID disagrees
+
+
+def test_what_a_platform_added_to_the_released_name_is_a_witness_student_id_must_agree_with():
+    """A flat download from a learning platform (shared: attack, second pass): jones_mallory_1002_backward-vs-grad
+    with STUDENT_ID "ada" would have been graded as ada's, beside ada's own smith_ada_1001_backward-vs-grad."""
+    own = who("smith_ada_1001_backward-vs-grad.ipynb", None, "ada")
+    assert own.student == "ada" and not own.problem
+    claim = who("jones_mallory_1002_backward-vs-grad.ipynb", None, "ada")
+    assert claim.problem.startswith("whose submission is this? Its file name says 'jones_mallory_1002' beside the "
+                                    "released name") and "STUDENT_ID says 'ada'" in claim.problem
+    assert not who("backward-vs-grad-ada-lovelace.ipynb", None, "ada-lovelace").problem
+    assert not who("backward-vs-grad (1).ipynb", None, "ana6").problem   # a copy's decoration is no witness

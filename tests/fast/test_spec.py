@@ -168,11 +168,27 @@ def test_a_misconception_is_attached_to_each_check_it_lists(tmp_path):
     ('value = "x"', 'raises = "RuntimeErorr"', "'RuntimeErorr' is not a Python exception; did you mean 'RuntimeError'?"),
     ('value = "x"', 'raises = "RuntimeError"', "'produce.grad' observes x.grad, and a call that raises is an error "
                                                "there, never this misconception"),
+    ('value = "x"', 'value = "x"\nevidence = { "y.grad" = "1" }', "evidence y.grad = '1' is not one of: a tensor "
+                                                                  "argument's .grad (x.grad) = a value"),
+    ('value = "x"', 'value = "x"\nevidence = { runs_backward = "yes" }', "evidence runs_backward = 'yes' is not one of"),
+    ('value = "x"', 'value = "x"\nevidence = {}', "evidence must be a table of what the call did"),
 ])
 def test_a_bad_misconception_is_named_with_file_check_and_fix(tmp_path, old, new, phrase):
     with pytest.raises(SpecError) as e:
         load_text(tmp_path, GOOD + MISCONCEPTION.replace(old, new))
     assert "spec.toml exercise '1' misconception" in str(e.value) and phrase in str(e.value), str(e.value)
+
+
+def test_evidence_is_read_into_signs_and_kept_by_the_key(tmp_path):
+    from autograder.keyfile import _check_from, _check_json
+    from autograder.model import Sign
+
+    text = MISCONCEPTION.replace('value = "x"', 'value = "x"\nevidence = { "x.grad" = "2*x", warns = "w", '
+                                                 'message = "m", runs_backward = false }')
+    (c,) = load_text(tmp_path, GOOD + text).checks
+    assert c.misconceptions[0].evidence == (Sign("x.grad", ExprAnswer("2*x")), Sign("warns", phrase="w"),
+                                            Sign("message", phrase="m"), Sign("runs_backward", flag=False))
+    assert _check_from(_check_json(c)) == c
 
 
 def test_two_misconceptions_of_one_exercise_need_two_ids(tmp_path):
@@ -193,3 +209,23 @@ def test_on_cuda_gives_a_produce_checks_value_where_cuda_is_available(tmp_path):
     with pytest.raises(SpecError) as e:
         load_text(tmp_path, predict)
     assert "on_cuda goes with a produce check" in str(e.value)
+
+
+def test_a_prediction_is_version_sensitive_where_the_produce_check_it_shares_its_value_with_is(tmp_path):
+    twin = GOOD.replace('why = "because"', 'why = "because"\nversion_sensitive = true') + '''
+[[exercise.check]]
+id = "predict.grad"
+title = "predicted: x.grad"
+predict = "p1_grad"
+expect = "diff(x**2, x)"
+why = "because"
+
+[[exercise.check]]
+id = "predict.other"
+title = "predicted: something else"
+predict = "p1_other"
+expect = "x"
+why = "because"
+'''
+    flags = {c.id: c.version_sensitive for c in load_text(tmp_path, twin).checks}
+    assert flags == {"1.produce.grad": True, "1.predict.grad": True, "1.predict.other": False}

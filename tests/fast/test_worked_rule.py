@@ -200,3 +200,19 @@ def test_a_cell_magic_that_runs_its_body_as_python_keeps_the_predictions_worked_
     assert (found is None) == worked_out, found
     if not worked_out:
         assert "other than %%time and %%capture" in found.what
+
+
+def test_tracing_a_prediction_has_a_bound_of_work_and_fails_closed_beyond_it():
+    """shared: attack, second pass: 3,000 names in one statement, each traced through it, took minutes of the
+    grader's own time; past MAX_WORK the prediction is not taken as worked out, within a second."""
+    import time
+
+    from autograder.judging import worked
+    from autograder.judging.sources import Facts
+
+    names = [f"a{i}" for i in range(3000)]
+    facts = Facts.of([" = ".join(names) + " = (" + "0," * 30_000 + ")", "p1_grad = len([" + ", ".join(names) + "])"])
+    start = time.monotonic()
+    found = worked.finding(facts, "p1_grad", 1, frozenset({"ex1"}), frozenset({"p1_grad"}))
+    assert found.what == "more code than the grader reads to trace a prediction" and found.cell == 0
+    assert time.monotonic() - start < 30   # before: over a minute here (under load); now about 0.3 s

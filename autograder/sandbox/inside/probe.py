@@ -329,12 +329,28 @@ class _GeneratorsKept:
         random.setstate(self.saved[1])
 
 
+def _count_backward(torch: Any) -> tuple[list[int], Any]:
+    """For one call: torch.autograd.backward wrapped to count its calls (Tensor.backward() calls it through the
+    module, so it is counted too; a name bound to the original before the call is not), and what it was."""
+    kept = torch.autograd.backward
+    count = [0]
+
+    def backward(*args: Any, **kwargs: Any) -> Any:
+        count[0] += 1
+        return kept(*args, **kwargs)
+
+    backward.__wrapped__ = kept
+    torch.autograd.backward = backward
+    return count, kept
+
+
 def observe_call(ns: dict[str, Any], call: dict[str, Any], point: int, timeout: float) -> dict[str, Any]:
     """Call `ns[call["function"]]` at `call["points"][point]` and return a "call" record.
 
     The record holds the return value, or the exception (class, MRO names, message), the state of
     each tensor argument afterwards, the warnings raised (with the "always" filter, so a warning
-    is seen even when Python's once-per-location rule would hide it) and the wall time in seconds.
+    is seen even when Python's once-per-location rule would hide it), the wall time in seconds and how many
+    times it ran torch.autograd.backward (`_count_backward`: a misconception's evidence).
     """
     rec: dict[str, Any] = {"k": "call", "call": call["call"], "point": point}
     fn = ns.get(call["function"])
@@ -348,6 +364,7 @@ def observe_call(ns: dict[str, Any], call: dict[str, Any], point: int, timeout: 
     warn_always = torch.is_warn_always_enabled()
     torch.set_warn_always(True)   # torch's warn-once warnings too, at every call (torch.set_warn_always)
     _seed(f"{call['call']}\0{point}")   # (observe_calls puts the generators back after all its calls)
+    backward_calls, kept_backward = _count_backward(torch)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -368,8 +385,10 @@ def observe_call(ns: dict[str, Any], call: dict[str, Any], point: int, timeout: 
             except BaseException:
                 rec["exception"] = {"type": type(e).__name__, "mro": [c.__name__ for c in type(e).__mro__],
                                     "message": "<the message could not be read in time>", "origin": "?"}
+    torch.autograd.backward = kept_backward
     torch.set_warn_always(warn_always)
     rec["seconds"] = round(_monotonic() - start, 6)
+    rec["backward_calls"] = backward_calls[0]
     if rec["status"] == "returned":
         rec["returned"] = encode_guarded(result, timeout)
     rec["tensors"] = {name: _tensor_state(t, timeout) for name, t in tensors.items()}
