@@ -405,9 +405,19 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
     kept = f" ({result.reused} unchanged since the last run, kept; --force grades them again)" if result.reused else ""
     print(f"\n{n} submission{'s' if n != 1 else ''} in {result.seconds:.1f} s{kept} · reports in {out / 'reports'} · "
           f"gradebook {result.gradebook}")
-    if result.stale:
-        from autograder.render.terminal import printable
+    waiting = sorted({r.student for r in result.reports if r.choose_among})
+    from autograder.render.terminal import printable
 
+    if waiting:
+        print(printable(f"choose: {len(waiting)} student(s) handed in more than one graded submission and none counts "
+                        f"yet ({', '.join(waiting[:5])}{' …' if len(waiting) > 5 else ''}): write yes into the counts "
+                        f"column of the one that counts in {result.gradebook}, or a line student,submission into "
+                        f"{out / 'choices.csv'}, then grade again"))
+    if result.ignored_choices:
+        print(printable(f"note: {out / 'choices.csv'} names no graded submission for "
+                        f"{', '.join(result.ignored_choices[:5])}{' …' if len(result.ignored_choices) > 5 else ''}: "
+                        f"those choices choose nothing (check the names against {result.gradebook})"))
+    if result.stale:
         print(printable(f"note: {len(result.stale)} older report(s) in {out / 'reports'} are not from this run and not "
                         f"in this gradebook: {', '.join(result.stale[:5])}{' …' if len(result.stale) > 5 else ''}"))
     return 0

@@ -296,3 +296,25 @@ def test_reading_the_code_on_the_host_has_a_bound_and_feedback_pages_never_overw
     pages = sorted(p.name for p in (out / "feedback").iterdir())
     assert pages == ["ada.html", "kim.html.html", "kim.json.html"]
     assert "student kim.json" in (out / "feedback" / "kim.json.html").read_text()
+
+
+def test_staff_choose_in_a_choices_file_without_a_header_and_the_terminal_says_a_choice_is_waiting(released, tmp_path):
+    """A staff trial: "a line student,submission" into out/choices.csv was dropped unless the file began with
+    that header, a choice naming no submission chose nothing without a word, and nothing in the terminal said
+    that a student's submissions awaited a choice."""
+    subs = tmp_path / "subs"
+    (subs / "mia").mkdir(parents=True)
+    text = (EXAMPLES / "ben.ipynb").read_text().replace('STUDENT_ID = \\"ben\\"', 'STUDENT_ID = \\"mia\\"')
+    for name in ("backward-vs-grad.ipynb", "backward-vs-grad (1).ipynb"):
+        (subs / "mia" / name).write_text(text)
+    out = tmp_path / "out"
+    p = run_cli("grade", str(subs), "--out", str(out), "--key", str(released[1]), timeout=900)
+    assert p.returncode == 0 and "choose: 1 student(s) handed in more than one graded submission and none counts " \
+                                 "yet (mia)" in p.stdout, p.stdout
+    (out / "choices.csv").write_text("\ufeffmia,mia/backward-vs-grad (1).ipynb\nzed,zed.ipynb\n", encoding="utf-8")
+    p = run_cli("grade", str(subs), "--out", str(out), "--key", str(released[1]), timeout=900)
+    assert "choose:" not in p.stdout and "names no graded submission for zed -> zed.ipynb" in p.stdout, p.stdout
+    with (out / "gradebook.csv").open(encoding="utf-8") as f:
+        rows = {row["submission"]: row["counts"] for row in csv.DictReader(f)}
+    assert rows == {"mia/backward-vs-grad (1).ipynb": "yes",
+                    "mia/backward-vs-grad.ipynb": "no (mia/backward-vs-grad (1).ipynb counts)"}

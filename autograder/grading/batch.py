@@ -51,14 +51,16 @@ class Submission:
 @dataclass(frozen=True)
 class BatchResult:
     """What a batch wrote: the reports (in submission order), the gradebook path, reports found in
-    the output folder from earlier runs (not in this gradebook), the wall time in seconds, and how
-    many reports were kept from an earlier run (unchanged fingerprint)."""
+    the output folder from earlier runs (not in this gradebook), the wall time in seconds, how
+    many reports were kept from an earlier run (unchanged fingerprint), and the choices of choices.csv that
+    chose nothing ("student -> submission")."""
 
     reports: tuple[Report, ...]
     gradebook: str
     stale: tuple[str, ...]
     seconds: float
     reused: int = 0
+    ignored_choices: tuple[str, ...] = ()   # staff's choices that name no graded submission of that student
 
 
 def find_submissions(paths: list[str], key: Key, ids: str = "file") -> list[Submission]:
@@ -140,15 +142,16 @@ def read_choices(out: Path, reports: tuple[Report, ...]) -> dict[str, str]:
     from autograder.render.gradebook import cell
 
     chosen: dict[str, str] = {}
-    try:
-        with (out / CHOICES).open(encoding="utf-8", newline="") as f:
-            for row in csv.DictReader(f):
-                if row.get("student") and row.get("submission"):
-                    chosen[row["student"]] = row["submission"]
+    try:   # "student,submission" lines, with or without that header (a spreadsheet's BOM too)
+        with (out / CHOICES).open(encoding="utf-8-sig", newline="") as f:
+            for row in csv.reader(f):
+                cells = [c.strip() for c in row]
+                if len(cells) >= 2 and cells[0] and cells[1] and cells[:2] != ["student", "submission"]:
+                    chosen[cells[0]] = cells[1]
     except (OSError, UnicodeDecodeError, csv.Error):
         pass
-    try:
-        with (out / "gradebook.csv").open(encoding="utf-8", newline="") as f:
+    try:   # a spreadsheet may save it with a BOM
+        with (out / "gradebook.csv").open(encoding="utf-8-sig", newline="") as f:
             said = {row.get("submission"): (row.get("counts") or "").strip().lower() for row in csv.DictReader(f)}
     except (OSError, UnicodeDecodeError, csv.Error):
         return chosen
@@ -162,6 +165,13 @@ def read_choices(out: Path, reports: tuple[Report, ...]) -> dict[str, str]:
         if len(names) > 1 and len(yes) == 1 and was_waiting:
             chosen[student] = yes[0]
     return chosen
+
+
+def unmatched_choices(reports: tuple[Report, ...], choices: dict[str, str]) -> list[str]:
+    """The choices (student -> submission) that name no graded submission of that student, in words: they choose
+    nothing, and staff should hear it."""
+    graded = {(r.student, r.submission) for r in reports if r.status == "graded"}
+    return [f"{student} -> {name}" for student, name in sorted(choices.items()) if (student, name) not in graded]
 
 
 def write_choices(out: Path, reports: tuple[Report, ...], choices: dict[str, str]) -> None:
@@ -342,6 +352,7 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
     finally:
         bar.close()
     choices = read_choices(out, reports)
+    ignored = tuple(unmatched_choices(reports, choices))
     reports = counted(reports, choices)
     write_choices(out, reports, choices)
     for sub, report in zip(subs, reports, strict=True):   # who counts changed: the report says so
@@ -361,7 +372,7 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
     profile.end("(the batch)")
     written = {report_file(s.name) for s in subs}
     return BatchResult(reports, str(gradebook), tuple(sorted(before - written)), time.monotonic() - start,
-                       sum(1 for r in kept.values() if r is not None))
+                       sum(1 for r in kept.values() if r is not None), ignored)
 
 
 def batch_reports(out: str | Path) -> tuple[list[Report], list[str], int]:

@@ -48,6 +48,7 @@ _COPY = [re.compile(p, re.I) for p in (
     r"^(.+?)-copy\d*$",                 # Jupyter: "name-Copy1"
     r"^(.+?)\s+-\s+copy$",              # Windows: "name - Copy"
     r"^(.+?)\s+copy(?:\s+\d+)?$",       # macOS: "name copy", "name copy 2"
+    r"^(.+?)-\d+$",                     # Canvas: a re-upload "name-1"
 )]
 
 
@@ -77,8 +78,10 @@ def decoration(stem: str, released: str) -> str:
 
 
 def _names_in(text: str, student: str) -> bool:
-    """Does `text` (a file name's decoration) hold `student` as one of its separated parts?"""
-    return re.search(rf"(?:^|[-_ .]){re.escape(student.lower())}(?:$|[-_ .])", text.lower()) is not None
+    """Does `text` (a file name's decoration) hold `student`, letters and digits compared without case or separators
+    (Canvas writes "smithjohn_12345_67890_<name>": "john" and "smith" are both in it)?"""
+    plain = lambda t: re.sub(r"[^0-9a-z]", "", t.lower())
+    return bool(plain(student)) and plain(student) in plain(text)
 
 
 def is_released_name(stem: str, released: str) -> bool:
@@ -197,10 +200,12 @@ def resolve(source: Source, released: str, assignment: str, declared: str | None
             f"student folder, and its STUDENT_ID is {'not set' if not declared else 'still the placeholder'}: "
             f"name the file <student-id>.ipynb or put it in a folder named after the student"))
     if usable and usable != witness:
+        fix = (f"rename the file (or correct STUDENT_ID), or grade with --ids notebook to grade it as {usable!r}"
+               if what == "file name" else   # --ids notebook never overrides a folder: the course's record
+               "check who handed it in: move it to that student's folder (or correct STUDENT_ID)")
         return Identity(witness, source.rule, declared, problem=(
             f"whose submission is this? Its {what} says {witness!r} but its STUDENT_ID says {usable!r}, and the "
-            f"parameters it was worked with are those of {usable!r}: rename the {what.split()[0]} (or correct STUDENT_ID), or "
-            f"grade with --ids notebook to grade it as {usable!r}"))
+            f"parameters it was worked with are those of {usable!r}: {fix}"))
     return _with_notes(witness, source.rule, declared)
 
 

@@ -89,3 +89,18 @@ def test_what_a_platform_added_to_the_released_name_is_a_witness_student_id_must
                                     "released name") and "STUDENT_ID says 'ada'" in claim.problem
     assert not who("backward-vs-grad-ada-lovelace.ipynb", None, "ada-lovelace").problem
     assert not who("backward-vs-grad (1).ipynb", None, "ana6").problem   # a copy's decoration is no witness
+
+
+def test_canvas_names_a_re_upload_and_the_students_name_run_together_are_read():
+    """A staff trial: Canvas's "smithcleo_1003_backward-vs-grad-1" (a re-upload) was taken for a student id, and
+    "devsmith_LATE_1004_88812_backward-vs-grad" refused STUDENT_ID "dev"."""
+    assert is_released_name("smith_cleo_1003_backward-vs-grad-1", RELEASED)
+    assert who("smith_cleo_1003_backward-vs-grad-1.ipynb", None, "cleo").student == "cleo"
+    late = who("devsmith_LATE_1004_88812_backward-vs-grad.ipynb", None, "dev")
+    assert late.student == "dev" and not late.problem
+    assert who("jones_mallory_1002_backward-vs-grad.ipynb", None, "ada").problem   # still not ada's
+
+
+def test_a_folder_that_disagrees_is_never_told_to_use_ids_notebook():
+    p = who("backward-vs-grad.ipynb", "Downloads", "ada").problem
+    assert "Its folder says 'Downloads' but its STUDENT_ID says 'ada'" in p and "--ids notebook" not in p
