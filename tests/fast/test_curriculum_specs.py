@@ -46,3 +46,36 @@ def test_the_readme_table_lists_every_assignment():
     readme = (ROOT / "README.md").read_text()
     for assignment in IDS:
         assert re.search(rf"^\|\s*`?{re.escape(assignment)}`?\s*\|", readme, re.M), assignment
+
+
+def test_the_statements_a_teachers_review_of_09_and_10_found_false_are_gone():
+    """Issue "Right grades ... round two": r4 = where(z > 0, sqrt(z), 0) has no derivative at 0 (sympy's branch-wise
+    diff of a Piecewise is not one), GradcheckError is not torch.autograd.gradcheck.GradcheckError, "[f0, f1]" named
+    the function f1, None is allowed for any input of backward, and 10 printed .data, which 06 teaches as a trap."""
+    import nbformat
+
+    nine = load_spec(ROOT / "solutions" / "09-forward-mode-and-functions")
+    for cid in ("4.predict.where_fwd", "4.produce.where_fwd", "4.predict.where_rev", "4.produce.where_rev"):
+        e = nine.checks[[c.id for c in nine.checks].index(cid)].expectation
+        assert e.sympy == "oo" and "no derivative at 0" in e.convention, cid
+    text = lambda aid: "\n".join(c.source for c in nbformat.read(
+        next((ROOT / "solutions" / aid).glob("*.ipynb")), as_version=4).cells)
+    nb9, nb10 = text("09-forward-mode-and-functions"), text("10-training-loops")
+    assert "Piecewise((sqrt(t), t > 0), (0, True))`, gives 0" not in nb9 and "**no derivative** at 0" in nb9
+    assert "from torch.autograd.gradcheck import GradcheckError" in nb9 and "[f0, f1]" not in nb9
+    assert "allowed wherever `ctx.needs_input_grad` is False" not in nb9
+    assert ".data" not in nb10.replace("(not .data: see 06)", "")
+
+
+def test_version_sensitive_flags_follow_the_behaviour():
+    """forward_ad is a beta API (flagged); zero_grad()'s set_to_none default is the same on every supported torch
+    (not flagged); a prediction shares the flag of the produce check it shares its value with."""
+    flags = {(a, c.id): c.version_sensitive for a in IDS for c in load_spec(ROOT / "solutions" / a).checks}
+    nine, ten = "09-forward-mode-and-functions", "10-training-loops"
+    assert all(flags[(nine, f"2.{k}.{n}")] for k in ("predict", "produce") for n in ("dual", "unreached", "after",
+                                                                                      "no_level"))
+    assert not flags[(ten, "1.produce.late")]
+    assert all(flags[(nine, c)] for c in ("8.predict.once_backward", "8.predict.once_grad", "9.predict.once",
+                                          "9.predict.float32"))
+    assert all(flags[(ten, c)] for c in ("3.predict.scaled", "3.predict.unscaled", "4.predict.inf_w",
+                                         "5.predict.reentrant_a_grad"))
