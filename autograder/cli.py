@@ -71,6 +71,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("solution", help="solutions/<assignment> folder")
     r.add_argument("--assignments", help="where to write the student folder (default: assignments/ beside solutions/)")
     r.add_argument("--build", help="where to write the full key (default: build/ beside solutions/)")
+    r.add_argument("--force", action="store_true", help="release although it changes what the students of the key "
+                   "already released see or are graded on (parameters, checks, expectations, points)")
     r.add_argument("--json", action="store_true", help="print what was written and measured as JSON")
     c = sub.add_parser("check", help="self-check a notebook (public checks), open report", epilog=_epilog("check"),
                        formatter_class=fmt, description="Run a notebook in the sandbox and print the open report of "
@@ -462,7 +464,7 @@ def _release(args: argparse.Namespace) -> int:
 
     start = time.monotonic()
     try:
-        r = release(args.solution, args.assignments, args.build)
+        r = release(args.solution, args.assignments, args.build, force=args.force)
     except (SpecError, BuildError) as e:
         return _fail(f"not released: {e}")
     if args.json:

@@ -164,7 +164,8 @@ class Report:
     submissions of one student, `superseded_by` on those that do not count (staff chose another one), or, until
     staff choose, `choose_among` on each of them (the student's other submissions; none of them counts yet).
     `commits` holds, per exercise id, the commit record (see autograder.judging.commit) its predictions were
-    judged with.
+    judged with. `released_key`: the key digest the notebook records it was released with, when that is not the key
+    it was graded with (the assignment was released again since; the notebook's claim, information only).
     """
 
     assignment: str
@@ -180,6 +181,7 @@ class Report:
     versions: dict[str, str] = field(default_factory=dict)
     key_digest: str = ""
     seconds: float = 0.0
+    released_key: str = ""              # the key the notebook says it was released with, when not key_digest
     isolation: str = ""                 # how the submission's run was separated from the grader
     fingerprint: str = ""               # what the report depends on (batch.fingerprint): unchanged -> not regraded
     modified: str = ""                  # the file's modification time (UTC, ISO 8601), set by a batch

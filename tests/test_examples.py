@@ -24,8 +24,9 @@ def test_grade_the_examples_matches_the_recorded_statuses(released, tmp_path):
         assert report.versions["torch_key"] == "2.13.0" and report.versions["sympy"]
 
     rows = list(csv.DictReader((out / "gradebook.csv").open()))
-    assert list(rows[0])[:7] == ["submission", "student", "status", "score", "max_score", "counts", "predictions"]
-    assert len(rows[0]) == 7 + 26   # the fixed columns, then one per check
+    assert list(rows[0])[:8] == ["submission", "student", "status", "score", "max_score", "counts", "predictions",
+                                 "released_with"]
+    assert len(rows[0]) == 8 + 26   # the fixed columns, then one per check
     by = {r["student"]: r for r in rows}
     assert by["ivan"]["status"] == "not_gradable" and by["ivan"]["score"] == ""   # never a silent 0
     assert by["gus"]["status"] == "graded" and by["gus"]["score"] == "0"

@@ -182,3 +182,35 @@ def test_release_checks_every_misconception_and_says_how_often_one_is_ambiguous(
                                          r"'power-rule-without-factor' at every point release tried \(109\), so "
                                          r"neither"):
         check_misconceptions(with_value("1.predict.grad", "x"), "spec.toml")   # "x" twice
+
+
+def test_a_release_that_changes_what_students_see_is_refused_without_force_and_grading_notes_the_old_key(
+        solution_copy, tmp_path, worker):
+    """Issue "A release the instructor can trust": changing a parameter's range and releasing again printed nothing,
+    and regrading took a student from 13/13 to 11/13 with no note."""
+    import shutil
+
+    from autograder.grading.grade import grade_notebook
+
+    first = release(solution_copy, tmp_path / "a", tmp_path / "b", worker=worker)
+    handed_in = tmp_path / "handed-in.ipynb"
+    shutil.copy(first.student_notebook, handed_in)   # a student's copy of the first release
+    old = load_key(first.key)   # (the same file as the later releases')
+    again = release(solution_copy, tmp_path / "a", tmp_path / "b", worker=worker)   # nothing changed: no question
+    assert load_key(again.key).digest == old.digest
+    spec = solution_copy / "spec.toml"
+    text = spec.read_text()
+    assert 'x0 = { kind = "real", low = 0.5, high = 2.5' in text
+    spec.write_text(text.replace('x0 = { kind = "real", low = 0.5, high = 2.5', 'x0 = { kind = "real", low = 0.5, high = 3.5'))
+    with pytest.raises(BuildError) as e:
+        release(solution_copy, tmp_path / "a", tmp_path / "b", worker=worker)
+    assert "this release changes what its students see or are graded on: the parameters (x0) of " in str(e.value)
+    assert "Release with --force to go ahead" in str(e.value)
+    assert load_key(tmp_path / "b" / "01-backward-vs-grad" / "key.json").digest == old.digest   # nothing written
+    forced = release(solution_copy, tmp_path / "a", tmp_path / "b", worker=worker, force=True)
+    new_key = load_key(forced.key)
+    assert new_key.fresh_seed == old.fresh_seed   # the course's secret is kept
+    report = grade_notebook(handed_in, new_key, "ada", worker=worker)
+    assert report.released_key == old.digest != new_key.digest
+    assert any(n.startswith(f"this notebook was released with key {report.released_key}, and it is graded with key "
+                            f"{new_key.digest}") for n in report.notes)

@@ -357,28 +357,64 @@ def _unmarked_cells(nb: Any) -> str:
             else "Check that every ### BEGIN SOLUTION has its ### END SOLUTION")
 
 
+# What a student sees or is graded on, per check (the key's JSON form): a re-release that changes any of it, or the
+# parameters, is refused without force (`what_changes`).
+_GRADED = ("kind", "title", "expect", "points", "visibility", "name", "function", "observe", "rtol", "atol",
+           "convention", "on_cuda")
+
+
+def what_changes(old: Key, new: Key) -> list[str]:
+    """What a release of `new` changes for the students of `old` (the key already released), in words: whose own
+    parameters change (of the sample and class students release draws), checks added or removed, and checks whose
+    expectation, points or visibility change; [] when nothing a student sees or is graded on does."""
+    from autograder.keyfile import _check_json
+
+    out = []
+    students = (*SAMPLE_STUDENTS, *CLASS_STUDENTS)
+    if old.parameters != new.parameters:
+        moved = sum(plan.draw_point(old.parameters, old.assignment, s, "own")
+                    != plan.draw_point(new.parameters, new.assignment, s, "own") for s in students)
+        names = sorted(n for n in {*old.parameters, *new.parameters} if old.parameters.get(n) != new.parameters.get(n))
+        out.append(f"the parameters ({', '.join(names)}) of {moved} of {len(students)} students release draws "
+                   f"(a student who has the notebook keeps working with the old numbers)")
+    before = {c.id: _check_json(c) for c in old.checks}
+    after = {c.id: _check_json(c) for c in new.checks}
+    if set(after) - set(before):
+        out.append(f"checks added: {', '.join(sorted(set(after) - set(before)))}")
+    if set(before) - set(after):
+        out.append(f"checks removed: {', '.join(sorted(set(before) - set(after)))}")
+    changed = sorted(cid for cid in set(before) & set(after)
+                     if any(before[cid].get(f) != after[cid].get(f) for f in _GRADED))
+    if changed:
+        out.append(f"what these checks expect or are worth: {', '.join(changed)}")
+    if old.exercises != new.exercises:
+        out.append("the exercises' functions or arguments")
+    return out
+
+
 def release(solution_dir: str | Path, assignments_dir: str | Path | None = None,
-            build_dir: str | Path | None = None, worker: sandbox.Worker | None = None) -> Release:
+            build_dir: str | Path | None = None, worker: sandbox.Worker | None = None, force: bool = False) -> Release:
     """Build the key, check the blank student copy scores 0, and write the release.
 
     Writes `<assignments_dir>/<id>/<notebook>` (the student copy, with the assignment id in its
     metadata), `<assignments_dir>/<id>/public_key.json` and `<build_dir>/<id>/key.json`.
     Defaults: `assignments/` and `build/` beside the folder that holds `solution_dir`. `worker`: a warm
     sandbox.Worker to run the solution in (default: one started for this release, which cannot see the
-    solutions and build folders).
+    solutions and build folders). A key already released there keeps its secret (the graded fresh points), and a
+    release that changes what its students see or are graded on (`what_changes`) is refused unless `force`.
     Raises SpecError or BuildError (nothing is written then).
     """
     solution_dir = Path(solution_dir).resolve()
     root = solution_dir.parent.parent
     if worker is not None:
-        return _release(solution_dir, root, assignments_dir, build_dir, worker)
+        return _release(solution_dir, root, assignments_dir, build_dir, worker, force)
     conceal = [str(solution_dir.parent), str(root / "build"), *([str(build_dir)] if build_dir else [])]
     with sandbox.Worker(conceal) as worker:
-        return _release(solution_dir, root, assignments_dir, build_dir, worker)
+        return _release(solution_dir, root, assignments_dir, build_dir, worker, force)
 
 
 def _release(solution_dir: Path, root: Path, assignments_dir: str | Path | None, build_dir: str | Path | None,
-             worker: sandbox.Worker) -> Release:
+             worker: sandbox.Worker, force: bool = False) -> Release:
     import nbformat
 
     key, nb, solution_score = build_key(solution_dir, worker)
@@ -398,6 +434,16 @@ def _release(solution_dir: Path, root: Path, assignments_dir: str | Path | None,
     _check_blanks(key, obs, solution_dir / key.notebook)
     out = Path(assignments_dir or root / "assignments") / key.assignment
     kdir = Path(build_dir or root / "build") / key.assignment
+    if (kdir / "key.json").is_file() and not force:
+        try:
+            old_key = load_key(kdir / "key.json")
+        except ValueError:
+            old_key = None   # not a key this grader reads: nothing to compare with
+        changes = what_changes(old_key, key) if old_key is not None else []
+        if changes:
+            raise BuildError(f"{kdir / 'key.json'} was released before, and this release changes what its students see "
+                             f"or are graded on: {'; '.join(changes)}. Regrading handed-in notebooks with the new key "
+                             f"notes each one released with the old key. Release with --force to go ahead")
     out.mkdir(parents=True, exist_ok=True)
     nb_out = out / key.notebook
     nbformat.write(blank, str(nb_out))

@@ -10,6 +10,7 @@ autograder.judging.analytic, autograder.profile.
 """
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -23,7 +24,7 @@ from autograder.sandbox import client as sandbox
 from autograder.judging.compare import short
 from autograder.judging.judge import Evidence, RunEnd
 from autograder.model import Key
-from autograder.grading.notebook import (NotebookError, code_beyond_reading, code_cell_labels, code_cells,
+from autograder.grading.notebook import (METADATA_KEY, NotebookError, code_beyond_reading, code_cell_labels, code_cells,
                                         declared_assignment, declared_student_id, parse_notebook, restore_cell_types)
 from autograder.report import Report, installed_torch
 
@@ -136,8 +137,24 @@ def _grade_notebook(path: Path, key: Key, student: str | None, exercises: list[s
         if store is not None:
             records += [r for ex in key.exercises if (r := commit.read(store.get(key.assignment, who.student, ex.id)))]
         commits = commit.choose(records, key.assignment, who.student)
-    return _finish(key, path.name, who.student, first, [*who.notes, *restored], start, code_cell_labels(nb), request, run,
-                   facts, positions, commits=commits, seal=selfcheck, salt=salt)
+    released, released_note = released_with(nb, key)
+    report = _finish(key, path.name, who.student, first, [*who.notes, *restored, *released_note], start,
+                     code_cell_labels(nb), request, run, facts, positions, commits=commits, seal=selfcheck, salt=salt)
+    return replace(report, released_key=released) if released and report.status == "graded" else report
+
+
+def released_with(nb: Any, key: Key) -> tuple[str, list[str]]:
+    """The key digest the notebook says it was released with, when it is not `key`'s ("" otherwise), and the note
+    that says so: the assignment was released again since (its numbers or checks may differ from those the student
+    worked with). The notebook's metadata is the student's text: it adds a note and a gradebook column, never a
+    point."""
+    meta = nb.get("metadata", {}).get(METADATA_KEY, {})
+    recorded = meta.get("key_digest") if isinstance(meta, dict) else None
+    if not (isinstance(recorded, str) and re.fullmatch(r"[0-9a-f]{16}", recorded)) or recorded == key.digest:
+        return "", []
+    return recorded, [f"this notebook was released with key {recorded}, and it is graded with key {key.digest}: the "
+                      f"assignment was released again since, so its parameters or checks may differ from those the "
+                      f"student worked with"]
 
 
 Step = tuple   # ("cell", i) | ("name", name) | ("call", function, point)

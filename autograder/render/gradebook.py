@@ -12,7 +12,7 @@ from typing import Callable
 from autograder.render.terminal import printable
 from autograder.report import STATUSES, Report
 
-FIXED_COLUMNS = ("submission", "student", "status", "score", "max_score", "counts", "predictions")
+FIXED_COLUMNS = ("submission", "student", "status", "score", "max_score", "counts", "predictions", "released_with")
 # The columns, in order, of nbgrader's `nbgrader export` grades.csv (nbgrader/plugins/export.py, CsvExportPlugin).
 NBGRADER_COLUMNS = ("assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",
                     "raw_score", "late_submission_penalty", "score", "max_score")
@@ -63,8 +63,9 @@ def check_ids(reports: list[Report]) -> list[str]:
 
 def to_csv(reports: list[Report]) -> str:
     """One row per submission: submission, student, status (graded | not_gradable), score (empty
-    when not gradable, never 0), max_score, counts (see `counts`), predictions (see `predictions`), then
-    each check's status. Text a
+    when not gradable, never 0), max_score, counts (see `counts`), predictions (see `predictions`), released_with
+    (the key digest the notebook was released with, when the assignment was released again since: Report.released_key),
+    then each check's status. Text a
     submission chose is neutralised for spreadsheets (`cell`)."""
     ids = check_ids(reports)
     buf = io.StringIO()
@@ -74,7 +75,7 @@ def to_csv(reports: list[Report]) -> str:
         by_id = {o.check_id: o.status for o in r.outcomes}
         score = "" if r.score is None else f"{r.score:g}"
         w.writerow([cell(r.submission), cell(r.student), r.status, score, f"{r.max_score:g}", counts(r),
-                    predictions(r), *(by_id.get(i, "") for i in ids)])
+                    predictions(r), r.released_key, *(by_id.get(i, "") for i in ids)])
     return buf.getvalue()
 
 
