@@ -214,3 +214,20 @@ def test_a_release_that_changes_what_students_see_is_refused_without_force_and_g
     assert report.released_key == old.digest != new_key.digest
     assert any(n.startswith(f"this notebook was released with key {report.released_key}, and it is graded with key "
                             f"{new_key.digest}") for n in report.notes)
+
+
+def test_an_expectation_with_a_pole_a_student_can_draw_is_refused_at_release(key):
+    """Issue "A release the instructor can trust": expect = "2*x*cos(x**2)/(c - 1)" released with c drawable at 1.0
+    (expectations were evaluated at 9 sample points only): that student could never pass."""
+    from autograder.authoring.release import check_domain, parameter_grid
+    from autograder.model import ExprAnswer, Parameter, ValueExpectation
+
+    check = next(c for c in key.checks if c.id == "1.produce.grad")
+    pole = replace(key, checks=(replace(check, expectation=ValueExpectation(ExprAnswer("2*x*cos(x**2)/(x - 1)"))),))
+    with pytest.raises(BuildError) as e:
+        check_domain(pole, "spec.toml")
+    assert "spec.toml check '1.produce.grad': expect has no finite value at x0 = 1.0" in str(e.value)
+    assert "a value a student can draw (x0 ranges over 0.5..2.5)" in str(e.value)
+    check_domain(key, "spec.toml")   # the shipped expectations hold on the whole grid
+    assert parameter_grid(Parameter("real", 0.5, 0.7, "any", 1)) == [0.5, 0.6, 0.7, -0.5, -0.6, -0.7]
+    assert parameter_grid(Parameter("integer", 2, 4)) == [2, 3, 4]

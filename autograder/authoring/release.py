@@ -26,7 +26,8 @@ from autograder.grading.notebook import LAB_CALL, METADATA_KEY, code_cell_labels
 from autograder.judging import analytic, compare, judge, sources
 from autograder.judging.sources import check_cell_exercise
 from autograder.keyfile import load_key, public_key, to_json, with_digest
-from autograder.model import Check, Key, NoneAnswer, RaisesExpectation, SeqAnswer, ValueExpectation, WarnsExpectation
+from autograder.model import (Check, ExprAnswer, Key, NoneAnswer, Number, Parameter, RaisesExpectation, SeqAnswer,
+                              ValueExpectation, WarnsExpectation, answer_items)
 from autograder.report import write_json_atomic
 from autograder.sandbox import client as sandbox
 
@@ -178,6 +179,65 @@ def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None) ->
                 raise BuildError(f"{a.source} check {o.check_id!r}: the solution does not pass ({o.status}) for "
                                  f"sample student {student!r}: {o.message}. {judge.handler(check).advice(key, check)}")
     return key, nb, float(min(scores))
+
+
+def parameter_grid(p: Parameter) -> list[Number]:
+    """Every value a student can draw for `p` (plan.draw_point): a real's magnitudes low..high in steps of its
+    decimals, with its sign; an integer's low..high; a fixed value."""
+    if p.kind == "fixed":
+        return [p.value]
+    if p.kind == "integer":
+        return list(range(int(p.low), int(p.high) + 1))
+    step = 10.0 ** -int(p.decimals)
+    mags = [round(float(p.low) + i * step, int(p.decimals)) for i in range(int(round((p.high - p.low) / step)) + 1)]
+    return ([m for m in mags] if p.sign in ("positive", "any") else []) + ([-m for m in mags] if p.sign in
+                                                                          ("negative", "any") else [])
+
+
+def _finite(value: dict[str, Any]) -> bool:
+    if value.get("t") == "seq":
+        return all(_finite(v) for v in value["items"])
+    nums = [value["v"]] if value.get("t") == "float" else value.get("data", []) if value.get("t") == "array" else []
+    return not any(n in ("nan", "inf", "-inf") for n in nums)
+
+
+def check_domain(key: Key, source: str) -> None:
+    """Evaluate every value a check expects over the whole range of each parameter it depends on (every value a
+    student can draw, the other parameters at the sample students' own points): a pole (`1/(c - 1)` with c = 1.0
+    drawable) leaves a student who can never pass. An expectation that is not finite at a sample point already is
+    meant so (torch's inf or nan) and is left alone.
+
+    Raises:
+        BuildError: naming the spec file, the check, the parameter value and the fix.
+    """
+    bases = [plan.draw_point(key.parameters, key.assignment, s, "own") for s in SAMPLE_STUDENTS]
+    grids = {name: parameter_grid(p) for name, p in key.parameters.items()}
+    for check in key.checks:
+        answers = [("expect", check.expectation.answer)] if isinstance(check.expectation, ValueExpectation) else []
+        answers += [("on_cuda.expect", check.on_cuda.answer)] if check.on_cuda is not None else []
+        ex = key.exercise(check.exercise)
+        symbols = tuple(ex.values(bases[0]))
+        for what, answer in answers:
+            texts = [a.expr for a in answer_items(answer) if isinstance(a, ExprAnswer)]
+            free = {str(x) for t in texts for x in analytic.parse(t, symbols).free_symbols}
+            used = sorted({n for n in free if n in key.parameters} | {a.param for a in ex.args if a.name in free and a.param})
+            for base in bases:
+                if not _finite(judge.fill(None, answer, ex.values(base))):
+                    break   # meant so: torch's inf or nan
+                for name in used:
+                    for value in grids[name]:
+                        point = {**base, name: value}
+                        try:
+                            ok = _finite(judge.fill(None, answer, ex.values(point)))
+                        except (ValueError, TypeError, ArithmeticError):
+                            ok = False
+                        if not ok:
+                            low, high = key.parameters[name].low, key.parameters[name].high
+                            raise BuildError(
+                                f"{source} check {check.id!r}: {what} has no finite value at {name} = {value} (with "
+                                f"{ex.where(point)}), a value a student can draw ({name} ranges over {low}..{high}): "
+                                f"such a student could never pass. Narrow {name}'s range to leave it out, or write the "
+                                f"expectation so that it holds there")
 
 
 def check_on_cuda(key: Key, source: str) -> None:
@@ -418,6 +478,7 @@ def _release(solution_dir: Path, root: Path, assignments_dir: str | Path | None,
     import nbformat
 
     key, nb, solution_score = build_key(solution_dir, worker)
+    check_domain(key, str(solution_dir / "spec.toml"))
     check_on_cuda(key, str(solution_dir / "spec.toml"))
     misconceptions = check_misconceptions(key, str(solution_dir / "spec.toml"))
     try:
