@@ -133,3 +133,15 @@ def deep_folders():
             if not entry.is_dir(follow_symlinks=False):
                 os.remove(entry.path)
         os.rmdir(folder)
+
+
+def edited_notebook(source: Path, edits: dict[str, str]) -> str:
+    """The notebook at `source` as text, each `old` of `edits` replaced by its `new` in the first code cell that
+    holds it (a learner's edit of an example submission)."""
+    import nbformat
+
+    nb = nbformat.read(source, as_version=4)
+    for old, new in edits.items():
+        cell = next(c for c in nb.cells if c.cell_type == "code" and old in c.source)
+        cell.source = cell.source.replace(old, new, 1)
+    return nbformat.writes(nb)

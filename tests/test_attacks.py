@@ -17,7 +17,7 @@ import pytest
 
 from autograder.grading import plan
 
-from conftest import EXAMPLES, ROOT, run_cli
+from conftest import EXAMPLES, ROOT, edited_notebook, run_cli
 
 CASES = ROOT / "tests" / "cases" / "attack-2026-12"
 SECRET = "hunter2-SECRET-TOKEN"
@@ -189,16 +189,6 @@ def test_names_are_data_any_bytes_any_control_character(released, tmp_path):
     assert sorted(r["student"] for r in reports) == ["\\udce9t\\udce9", "ben\x1b[31mred\\udcff"]
 
 
-def _with(source: Path, old: str, new: str) -> str:
-    """The notebook at `source` as text, with `old` replaced by `new` in the first code cell that holds it."""
-    import nbformat
-
-    nb = nbformat.read(source, as_version=4)
-    cell = next(c for c in nb.cells if c.cell_type == "code" and old in c.source)
-    cell.source = cell.source.replace(old, new, 1)
-    return nbformat.writes(nb)
-
-
 def test_what_a_notebook_says_its_assignment_is_never_names_a_path_or_outvotes_the_course(released, tmp_path):
     """A notebook's Lab("<id>") only picks among the keys staff released (build/<id>/key.json): Lab("../subs/mallory")
     would have graded with a key of mallory's own making, and notebooks naming two assignments stop the batch."""
@@ -209,7 +199,7 @@ def test_what_a_notebook_says_its_assignment_is_never_names_a_path_or_outvotes_t
     (subs / "mallory").mkdir(parents=True)
     shutil.copy(released[1], subs / "mallory" / "key.json")   # her own "key", if the grader could be led to it
     (subs / "mallory" / "backward-vs-grad.ipynb").write_text(
-        _with(EXAMPLES / "ben.ipynb", 'Lab("01-backward-vs-grad", STUDENT_ID)', 'Lab("../subs/mallory", STUDENT_ID)'))
+        edited_notebook(EXAMPLES / "ben.ipynb", {'Lab("01-backward-vs-grad", STUDENT_ID)': 'Lab("../subs/mallory", STUDENT_ID)'}))
     p = run_cli("grade", "subs/mallory", "--out", "out", cwd=project)
     assert p.returncode == 2 and "cannot tell which assignment these are" in p.stderr, p.stderr
     shutil.copy(CASES / "alice.ipynb", subs / "alice.ipynb")
@@ -219,7 +209,7 @@ def test_what_a_notebook_says_its_assignment_is_never_names_a_path_or_outvotes_t
     (project / "build" / "02-accumulation").mkdir()
     shutil.copy(released[1], project / "build" / "02-accumulation" / "key.json")
     (subs / "zed.ipynb").write_text(
-        _with(EXAMPLES / "ben.ipynb", 'Lab("01-backward-vs-grad", STUDENT_ID)', 'Lab("02-accumulation", STUDENT_ID)'))
+        edited_notebook(EXAMPLES / "ben.ipynb", {'Lab("01-backward-vs-grad", STUDENT_ID)': 'Lab("02-accumulation", STUDENT_ID)'}))
     p = run_cli("grade", "subs", "--out", "out2", cwd=project)
     assert p.returncode == 2 and ("the notebooks name several released assignments: 01-backward-vs-grad (1 "
                                   "notebooks), 02-accumulation (1 notebooks); pass --assignment ID") in p.stderr
@@ -232,11 +222,11 @@ def test_bulk_a_tree_too_deep_and_a_classmates_folder_inside_ones_own_are_rows_o
     shutil.copy(EXAMPLES / "ada.ipynb", subs / "ada" / "backward-vs-grad.ipynb")
     (subs / "mallory" / "ada").mkdir(parents=True)   # mallory's folder, holding a copy that says it is ada's
     (subs / "mallory" / "ada" / "backward-vs-grad.ipynb").write_text(
-        _with(EXAMPLES / "ben.ipynb", 'STUDENT_ID = "ben"', 'STUDENT_ID = "ada"'))
+        edited_notebook(EXAMPLES / "ben.ipynb", {'STUDENT_ID = "ben"': 'STUDENT_ID = "ada"'}))
     deep = deep_folders(subs / "zoe", 1100)   # 1,100 folders: a recursive walk would have crashed the batch
     shutil.copy(EXAMPLES / "ben.ipynb", deep / "ben.ipynb")
     (subs / "max.ipynb").write_text(   # 400,000 characters of code: more than the grader parses on the host
-        _with(EXAMPLES / "ben.ipynb", 'STUDENT_ID = "ben"', 'STUDENT_ID = "max"\n' + "x = 1\n" * 66_667))
+        edited_notebook(EXAMPLES / "ben.ipynb", {'STUDENT_ID = "ben"': 'STUDENT_ID = "max"\n' + "x = 1\n" * 66_667}))
     out = tmp_path / "out"
     rows = _grade(subs, out, released[1])
     assert (rows["ada/backward-vs-grad.ipynb"]["student"], rows["ada/backward-vs-grad.ipynb"]["score"],
@@ -259,7 +249,7 @@ def test_what_a_function_raises_or_prints_at_a_fresh_point_does_not_reach_a_grad
 
     spy = ("def ex1(x):\n    print('seen', repr(x))\n    if abs(x.item() - P.x0) > 1e-6:\n"
            "        raise ValueError(f'x={x.item()!r}')\n    return (x * x).backward()")
-    data = _with(EXAMPLES / "ada.ipynb", "def ex1(x):\n    return (x * x).backward()", spy).encode()
+    data = edited_notebook(EXAMPLES / "ada.ipynb", {"def ex1(x):\n    return (x * x).backward()": spy}).encode()
     r = grade_notebook("ada.ipynb", key, "ada", data=data, worker=worker)
     o = next(o for o in r.outcomes if o.check_id == "1.produce.returns")
     assert o.status == "error" and o.message.startswith("ex1(x) raised ValueError at fresh point 1 (a graded run's "

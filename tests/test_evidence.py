@@ -3,26 +3,17 @@ check, what the code observably did (it ran backward(), a warning it emitted, an
 value alone. Real submissions, graded in the sandbox."""
 from __future__ import annotations
 
-import nbformat
 import pytest
 
 from autograder.grading.grade import grade_notebook
 
-from conftest import ROOT, release_once
-
-
-def _edited(assignment: str, edits: dict[str, str]) -> bytes:
-    """The example "ada" (fully right) of `assignment` with each `old` text of a code cell replaced by `new`."""
-    nb = nbformat.read(ROOT / "examples" / "submissions" / assignment / "ada.ipynb", as_version=4)
-    for old, new in edits.items():
-        cell = next(c for c in nb.cells if c.cell_type == "code" and old in c.source)
-        cell.source = cell.source.replace(old, new, 1)
-    return nbformat.writes(nb).encode()
+from conftest import ROOT, edited_notebook, release_once
 
 
 def _outcome(assignment, tmp_path_factory, worker, check_id, edits):
     _, key = release_once(assignment, tmp_path_factory, worker)
-    report = grade_notebook("ada.ipynb", key, "ada", data=_edited(assignment, edits), worker=worker)
+    report = grade_notebook("ada.ipynb", key, "ada", data=edited_notebook(ROOT / "examples" / "submissions" / assignment / "ada.ipynb",
+                                                                edits).encode(), worker=worker)
     return next(o for o in report.outcomes if o.check_id == check_id)
 
 

@@ -36,11 +36,15 @@ def test_the_committed_release_is_up_to_date(released):
             f"assignments/{ASSIGNMENT}/{name} is stale: run autograder release solutions/{ASSIGNMENT}"
 
 
+def _replace_in(path, old: str, new: str) -> None:
+    """Edit a solution file as an instructor would: `old` must be in it, and its first occurrence becomes `new`."""
+    text = path.read_text()
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1))
+
+
 def test_release_refuses_when_sympy_and_torch_disagree(solution_copy, tmp_path, worker):
-    spec = solution_copy / "spec.toml"
-    text = spec.read_text()
-    assert 'expect = "k*diff(x**3, x)"' in text
-    spec.write_text(text.replace('expect = "k*diff(x**3, x)"', 'expect = "(k+1)*diff(x**3, x)"'))
+    _replace_in(solution_copy / "spec.toml", 'expect = "k*diff(x**3, x)"', 'expect = "(k+1)*diff(x**3, x)"')
     with pytest.raises(BuildError) as e:
         release(solution_copy, tmp_path / "a", tmp_path / "b", worker=worker)
     assert "4.predict.after_k" in str(e.value) and "fix the expect expression" in str(e.value)
@@ -198,10 +202,8 @@ def test_a_release_that_changes_what_students_see_is_refused_without_force_and_g
     old = load_key(first.key)   # (the same file as the later releases')
     again = release(solution_copy, tmp_path / "a", tmp_path / "b", worker=worker)   # nothing changed: no question
     assert load_key(again.key).digest == old.digest
-    spec = solution_copy / "spec.toml"
-    text = spec.read_text()
-    assert 'x0 = { kind = "real", low = 0.5, high = 2.5' in text
-    spec.write_text(text.replace('x0 = { kind = "real", low = 0.5, high = 2.5', 'x0 = { kind = "real", low = 0.5, high = 3.5'))
+    _replace_in(solution_copy / "spec.toml", 'x0 = { kind = "real", low = 0.5, high = 2.5',
+                'x0 = { kind = "real", low = 0.5, high = 3.5')
     with pytest.raises(BuildError) as e:
         release(solution_copy, tmp_path / "a", tmp_path / "b", worker=worker)
     assert "this release changes what its students see or are graded on: the parameters (x0) of " in str(e.value)

@@ -64,17 +64,26 @@ def undecorated(stem: str) -> str:
             return stem.strip()
 
 
+def _around(stem: str, released: str) -> str | None:
+    """What stands around the released name in `stem` (a copy's decorations taken off first): "" for the released
+    name itself, "smith_12345" of "smith_12345_backward-vs-grad", "mia" of "backward-vs-grad-mia"; None when
+    `stem` is another name."""
+    core, base = undecorated(stem), Path(released).stem
+    low, lbase = core.lower(), base.lower()
+    if low == lbase:
+        return ""
+    for sep in "-_ .":
+        if low.startswith(lbase + sep):
+            return core[len(base) + 1:].strip("-_ .")
+        if low.endswith(sep + lbase):
+            return core[: -len(base) - 1].strip("-_ .")
+    return None
+
+
 def decoration(stem: str, released: str) -> str:
     """What a platform or a learner added to the released name ("smith_12345" of "smith_12345_backward-vs-grad",
     "mia" of "backward-vs-grad-mia"); "" for the released name itself or a copy of it, or another name."""
-    core, base = undecorated(stem), Path(released).stem
-    low = core.lower()
-    for sep in "-_ .":
-        if low.startswith(base.lower() + sep):
-            return core[len(base) + 1:].strip("-_ .")
-        if low.endswith(sep + base.lower()):
-            return core[: -len(base) - 1].strip("-_ .")
-    return ""
+    return _around(stem, released) or ""
 
 
 def _names_in(text: str, student: str) -> bool:
@@ -87,8 +96,7 @@ def _names_in(text: str, student: str) -> bool:
 def is_released_name(stem: str, released: str) -> bool:
     """Is `stem` the released notebook's stem, a copy of it, or it with a platform's prefix or a suffix
     ("smith_12345_backward-vs-grad", "backward-vs-grad-mia")? Then the file's name is not a student id."""
-    core, base = undecorated(stem).lower(), Path(released).stem.lower()
-    return core == base or any(core.startswith(base + sep) or core.endswith(sep + base) for sep in "-_ .")
+    return _around(stem, released) is not None
 
 
 @dataclass(frozen=True)

@@ -123,6 +123,11 @@ def _keep_read_outputs(data: dict) -> None:
                                and KEPT_OUTPUT in o["data"]]
 
 
+def _is_text(source: Any) -> bool:
+    """Is a cell's source text, as nbformat writes it (a string, or a list of strings)?"""
+    return isinstance(source, str) or isinstance(source, list) and all(isinstance(s, str) for s in source)
+
+
 def _unreadable_cell(nb: Any) -> str | None:
     """What keeps the grader from reading the cells (nbformat only logs schema errors), or None."""
     if not isinstance(nb.get("cells"), list):
@@ -132,9 +137,7 @@ def _unreadable_cell(nb: Any) -> str | None:
             return f"cell {i + 1} is not a notebook cell"
         if cell.get("cell_type") == "code" and "source" not in cell:
             return f"code cell {i + 1} has no source"
-        source = cell.get("source", "")
-        if cell.get("cell_type") == "code" and not (
-                isinstance(source, str) or isinstance(source, list) and all(isinstance(s, str) for s in source)):
+        if cell.get("cell_type") == "code" and not _is_text(cell.get("source", "")):
             return f"the source of cell {i + 1} is not text"
     return None
 
@@ -147,10 +150,8 @@ def restore_cell_types(nb: Any) -> list[str]:
     notes = []
     for i, cell in enumerate(nb.cells):
         meta = cell.get("metadata", {}).get("nbgrader")
-        source = cell.get("source")
-        text = isinstance(source, str) or isinstance(source, list) and all(isinstance(s, str) for s in source)
         if cell.get("cell_type") in ("markdown", "raw") and isinstance(meta, dict) and meta.get("cell_type") == "code" \
-                and text:   # a cell without text stays what it is (it is no code either way)
+                and _is_text(cell.get("source")):   # a cell without text stays what it is (no code either way)
             was = cell.cell_type
             cell.cell_type = "code"
             cell.setdefault("outputs", [])

@@ -47,7 +47,7 @@ def _context(report: Report) -> dict[str, Any]:
         "labels": {status: w.mark for status, w in STATUS_WORDS.items()},
         "statuses": STATUS_WORDS,
         "torch_note": torch_note(report),
-        "torch_line": torch_line({**report.versions, "torch": report.versions.get("torch") or "?"}),
+        "torch_line": torch_line(report.versions),
     }
 
 
