@@ -6,7 +6,7 @@ or the notebook is not gradable; 2 usage, spec, key or build error (the message 
 
 May import: stdlib, autograder.version, autograder.model; inside a subcommand: autograder.keyfile,
 autograder.report, autograder.grading.notebook, autograder.grading.intake, autograder.grading.grade, autograder.grading.batch,
-autograder.grading.identity, autograder.authoring.release, autograder.authoring.spec, autograder.student.selfcheck,
+autograder.grading.identity, autograder.authoring.release, autograder.authoring.spec, autograder.authoring.scaffold, autograder.student.selfcheck,
 autograder.render.terminal, autograder.render.gradebook, autograder.render.html, autograder.render.gradescope,
 autograder.integrations.nbgrader, autograder.integrations.gradescope, autograder.integrations.dask,
 autograder.sandbox.client (to start the worker early).
@@ -40,7 +40,10 @@ EXAMPLES = {
 }
 EXAMPLES["gradescope-bundle"] = ("examples:\n  autograder gradescope-bundle 01-backward-vs-grad\n"
                                  "  autograder gradescope-bundle 01-backward-vs-grad --out ~/upload/01.zip")
+EXAMPLES["new"] = ("examples:\n  autograder new 11-hooks\n  autograder new 11-hooks --title \"Hooks on tensors\"\n"
+                   "  autograder release solutions/11-hooks")
 EXIT_CODES = {
+    "new": "exit codes: 0 the folder was written; 2 a bad id, or the folder exists",
     "gradescope-bundle": "exit codes: 0 the zip was written; 2 a usage or key error",
     "release": "exit codes: 0 released; 2 a spec or build error (the message says what to fix; nothing is written)",
     "check": "exit codes: 0 every check passed; 1 a check did not pass, or the notebook is not gradable; "
@@ -62,8 +65,17 @@ def _parser() -> argparse.ArgumentParser:
         epilog="exit codes: 0 ok; 1 a check did not pass (check); 2 usage, spec, key or build error\n\n"
                + "examples:\n" + "\n".join(e.split("\n", 1)[1] for e in EXAMPLES.values()))
     p.add_argument("--version", action="store_true", help="print the version and exit")
-    sub = p.add_subparsers(dest="command", metavar="{release,check,grade,stats,gradescope-bundle}")
+    sub = p.add_subparsers(dest="command", metavar="{new,release,check,grade,stats,gradescope-bundle}")
     fmt = argparse.RawDescriptionHelpFormatter
+    n = sub.add_parser("new", help="start an assignment: a spec and a solution notebook that release as they are",
+                       epilog=_epilog("new"), formatter_class=fmt,
+                       description="Write solutions/<id>/spec.toml and solutions/<id>/<name>.ipynb: one exercise "
+                       "(a prediction, a PRODUCE function, a misconception) that releases at once. Names, points and "
+                       "expectations go in the spec; release writes the nbgrader metadata, placeholders, stubs and "
+                       "check cells.")
+    n.add_argument("assignment", help="the new assignment's id, lower case with hyphens (11-hooks)")
+    n.add_argument("--solutions", default="solutions", help="the folder of solution folders (default: solutions/)")
+    n.add_argument("--title", help="the assignment's title (default: from the id)")
     r = sub.add_parser("release", help="build the key and write the student notebook", epilog=_epilog("release"),
                        formatter_class=fmt, description="Build the answer key from a solution folder (spec.toml + "
                        "notebook); refuse if sympy and the reference torch run disagree, the solution scores below "
@@ -458,6 +470,17 @@ def _write_views(args: argparse.Namespace, key: Any, subs: list[Any], reports: A
               f"see the scores in formgrader)", file=sys.stderr)
 
 
+def _new(args: argparse.Namespace) -> int:
+    from autograder.authoring.scaffold import ScaffoldError, new
+
+    try:
+        spec, notebook = new(args.assignment, args.solutions, args.title)
+    except ScaffoldError as e:
+        return _fail(str(e))
+    print(f"wrote {spec}\n      {notebook}\nnext: autograder release {spec.parent}")
+    return 0
+
+
 def _release(args: argparse.Namespace) -> int:
     from autograder.authoring.release import BuildError, release
     from autograder.authoring.spec import SpecError
@@ -583,5 +606,5 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         _parser().print_help()
         return 2
-    return {"release": _release, "check": _check, "grade": _grade, "stats": _stats,
+    return {"new": _new, "release": _release, "check": _check, "grade": _grade, "stats": _stats,
             "gradescope-bundle": _gradescope_bundle}[args.command](args)

@@ -26,7 +26,8 @@ Format "autograd-lab/key", version 1 (one JSON object):
                                      | {"raises": "Class", "phrase": "..."} | {"warns": "Class", "phrase": "..."}
                             a convention check has `convention` and `sympy` set and a value `expect`;
                             a check with named misconceptions has "misconceptions": [{id, name, value, feedback,
-                              evidence}] (evidence, when given: [{"what": "x.grad", "value": answer} |
+                              evidence, overlap}] (overlap, when the spec accepts one: {"share": 0..1, "why": text};
+                              evidence, when given: [{"what": "x.grad", "value": answer} |
                               {"what": "warns" | "message", "phrase": text} | {"what": "runs_backward", "flag": bool}]),
                             where value is an answer object as `expect` is, or {"list": [...]} (a list instead
                             of a tuple) or {"class": "Name"} (an exception class)
@@ -52,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.model import (Answer, Arg, BoolAnswer, Check, ClassAnswer, ConventionExpectation, Exercise, Expectation,
-                              ExprAnswer, Grading, HiddenChecks, Key, Limits, Misconception, NoneAnswer, OnCuda, Parameter, Sign,
+                              ExprAnswer, Grading, HiddenChecks, Key, Limits, Misconception, NoneAnswer, OnCuda, Overlap, Parameter, Sign,
                               RaisesExpectation, SeqAnswer, ValueExpectation, WarnsExpectation)
 
 SCHEMA = "autograd-lab/key"
@@ -124,7 +125,8 @@ def _check_json(c: Check) -> dict[str, Any]:
         out["on_cuda"] = {"expect": answer_json(c.on_cuda.answer), "why": c.on_cuda.why}
     if c.misconceptions:
         out["misconceptions"] = [{"id": m.id, "name": m.name, "value": answer_json(m.answer), "feedback": m.feedback,
-                                  **({"evidence": [_sign_json(e) for e in m.evidence]} if m.evidence else {})}
+                                  **({"evidence": [_sign_json(e) for e in m.evidence]} if m.evidence else {}),
+                                  **({"overlap": {"share": m.overlap.share, "why": m.overlap.why}} if m.overlap else {})}
                                  for m in c.misconceptions]
     return out
 
@@ -221,7 +223,9 @@ def _check_from(c: dict[str, Any]) -> Check:
                  c.get("visibility", "public"), c.get("name"), c.get("function"), c.get("observe"), c.get("rtol"),
                  c.get("atol"), bool(c.get("version_sensitive", False)),
                  tuple(Misconception(str(m["id"]), str(m["name"]), answer_from(m["value"]), str(m["feedback"]),
-                                     tuple(_sign_from(e) for e in m.get("evidence", ())))
+                                     tuple(_sign_from(e) for e in m.get("evidence", ())),
+                                     Overlap(float(m["overlap"]["share"]), str(m["overlap"]["why"]))
+                                     if isinstance(m.get("overlap"), dict) else None)
                        for m in c.get("misconceptions", ())), on_cuda)
 
 

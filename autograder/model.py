@@ -359,6 +359,16 @@ class Misconception:
     answer: Answer
     feedback: str
     evidence: tuple[Sign, ...] = ()
+    overlap: Overlap | None = None
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """A misconception the spec accepts as passing for the right answer for up to `share` (0..1) of the students
+    (release refuses one above 1 % otherwise), and why that is acceptable, in a sentence."""
+
+    share: float
+    why: str
 
 
 @dataclass(frozen=True)

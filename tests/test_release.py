@@ -58,7 +58,8 @@ def test_release_refuses_an_answer_left_outside_a_solution_region(solution_copy,
     cell.source = "p5_x_grad = P.y0\np5_y_grad = None"   # the answer would ship to students
     cell.metadata["nbgrader"]["solution"] = False
     nbformat.write(nb, nb_path)
-    with pytest.raises(BuildError, match="blank student copy is not all 'missing': 5.predict.x_grad"):
+    with pytest.raises(BuildError, match="the student copy sets p5_x_grad to a value: its answer is outside ### BEGIN "
+                                         "SOLUTION / ### END SOLUTION, so it would ship to students"):
         release(solution_copy, tmp_path / "a", tmp_path / "b", worker=worker)
 
 
@@ -79,14 +80,22 @@ def test_release_names_a_prediction_the_solution_does_not_set(solution_copy, tmp
         release(solution_copy, tmp_path / "a", tmp_path / "b", worker=worker)
 
 
-def test_release_names_a_solution_region_in_a_cell_not_marked_as_solution(solution_copy, tmp_path, worker):
+def test_release_writes_the_nbgrader_metadata_itself(solution_copy, tmp_path, worker):
+    """Issue 27: a cell with a solution region is a solution cell, whatever its metadata says; the STUDENT_ID cell is
+    left unlocked; a check cell's points are the spec's (no hand-edited JSON)."""
     nb_path = solution_copy / "backward-vs-grad.ipynb"
     nb = nbformat.read(nb_path, as_version=4)
-    next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "ex3-produce").metadata["nbgrader"]["solution"] = False
+    by_id = {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells}
+    by_id["ex3-produce"].metadata["nbgrader"]["solution"] = False
+    by_id["student-id"].metadata["nbgrader"]["locked"] = True
+    by_id["ex1-check"].metadata["nbgrader"]["points"] = 99
     nbformat.write(nb, nb_path)
-    with pytest.raises(BuildError, match=r"Mark cell \d+ \('ex3-produce'\) as nbgrader solution cells"):
-        release(solution_copy, tmp_path / "a", tmp_path / "b", worker=worker)
-    assert not (tmp_path / "a").exists()
+    r = release(solution_copy, tmp_path / "a", tmp_path / "b", worker=worker)
+    student = {c.metadata["nbgrader"]["grade_id"]: c for c in nbformat.read(r.student_notebook, as_version=4).cells}
+    assert student["ex3-produce"].metadata["nbgrader"]["solution"] is True
+    assert "BEGIN SOLUTION" not in student["ex3-produce"].source and "NotImplementedError" in student["ex3-produce"].source
+    assert student["student-id"].metadata["nbgrader"]["locked"] is False
+    assert student["ex1-check"].metadata["nbgrader"]["points"] == 4.0   # the four checks of exercise 1, 1 point each
 
 
 def test_the_public_key_has_no_hidden_checks_but_counts_them(key):
@@ -105,10 +114,17 @@ def _edit_cell(solution_copy, grade_id, change):
     nbformat.write(nb, nb_path)
 
 
-def test_release_refuses_a_predict_cell_without_its_placeholder(solution_copy, tmp_path, worker):
-    _edit_cell(solution_copy, "ex5-predict", lambda s: s.replace("p5_x_grad = ...", ""))
-    with pytest.raises(BuildError, match=r"no placeholder for p5_x_grad: write `p5_x_grad = ...` above"):
+def test_release_writes_a_missing_placeholder_and_names_a_prediction_set_nowhere(solution_copy, tmp_path, worker):
+    _edit_cell(solution_copy, "ex5-predict", lambda s: s.replace("p5_x_grad = ...", "", 1))
+    r = release(solution_copy, tmp_path / "a", tmp_path / "b", worker=worker)
+    cell = next(c for c in nbformat.read(r.student_notebook, as_version=4).cells
+                if c.metadata["nbgrader"]["grade_id"] == "ex5-predict")
+    assert "p5_x_grad = ...   # x.grad\n" in cell.source
+    _edit_cell(solution_copy, "ex5-predict", lambda s: s.replace("p5_x_grad = ", "p5_x_grads = "))
+    with pytest.raises(BuildError) as e:
         release(solution_copy, tmp_path / "a", tmp_path / "b", worker=worker)
+    assert "check '5.predict.x_grad': the solution notebook backward-vs-grad.ipynb does not set p5_x_grad (no code cell " \
+           "mentions p5_x_grad)" in str(e.value)
 
 
 def test_release_refuses_a_lab_of_another_assignment(solution_copy, tmp_path, worker):
@@ -146,15 +162,6 @@ def test_a_hidden_check_leaves_the_self_check_working_and_release_keeps_the_secr
     assert stat.S_IMODE(os.stat(again.key).st_mode) == 0o600
     p = run_cli("check", again.student_notebook, "--exercise", "1")
     assert p.returncode == 1 and "hidden check(s) worth 1 point(s) are graded later" in p.stdout, p.stderr
-
-
-def test_release_refuses_a_locked_student_id_cell(solution_copy, tmp_path, worker):
-    nb_path = solution_copy / "backward-vs-grad.ipynb"
-    nb = nbformat.read(nb_path, as_version=4)
-    next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "student-id").metadata["nbgrader"]["locked"] = True
-    nbformat.write(nb, nb_path)
-    with pytest.raises(BuildError, match="sets STUDENT_ID but is locked"):
-        release(solution_copy, tmp_path / "a", tmp_path / "b", worker=worker)
 
 
 def test_release_checks_every_misconception_and_says_how_often_one_is_ambiguous(key):

@@ -1,10 +1,12 @@
 """release: build an assignment's answer key (sympy x reference torch run of the solution), refuse to
 release when the oracles disagree, the solution scores below 100 % or the blank copy above 0, and
-write the student notebook, the public key and the full key. The solution is graded by the same
+write the student notebook, the public key, the full key and nbgrader's source (the solution completed by
+`prepare`). The solution is graded by the same
 `grading.grade` and `judging.judge` as every submission.
 
 May import: stdlib, nbformat, autograder.model, autograder.keyfile, autograder.wire, autograder.report,
-autograder.authoring.spec, autograder.authoring.student_copy, autograder.grading.notebook, autograder.grading.plan,
+autograder.authoring.spec, autograder.authoring.student_copy, autograder.authoring.prepare,
+autograder.authoring.domain, autograder.authoring.discrimination, autograder.grading.notebook, autograder.grading.plan,
 autograder.grading.grade, autograder.judging.sources, autograder.judging.judge, autograder.judging.analytic,
 autograder.judging.compare, autograder.sandbox.client.
 """
@@ -18,6 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from autograder import wire
+from autograder.authoring import discrimination, domain
+from autograder.authoring.domain import _finite
+from autograder.authoring.prepare import PrepareError, prepare
 from autograder.authoring.spec import Assignment, SpecError, load_spec
 from autograder.authoring.student_copy import student_copy
 from autograder.grading import plan
@@ -55,6 +60,7 @@ class MisconceptionSummary:
     evaluated: int = 0
     ambiguous: int = 0
     most_ambiguous: tuple[str, ...] = ()
+    overlaps: tuple[discrimination.Overlap, ...] = ()   # each (check, misconception), the largest share first
 
     @property
     def text(self) -> str:
@@ -64,7 +70,12 @@ class MisconceptionSummary:
         share = 100 * self.ambiguous / self.evaluated if self.evaluated else 0.0
         line = (f"{self.misconceptions} named misconceptions on {self.checks} checks; ambiguous (so not used) in "
                 f"{self.ambiguous} of {self.evaluated} evaluations ({share:.1f} %)")
-        return line + ("; most often " + ", ".join(self.most_ambiguous) if self.most_ambiguous else "")
+        line += "; most often " + ", ".join(self.most_ambiguous) if self.most_ambiguous else ""
+        worst = self.overlaps[0] if self.overlaps else None
+        if worst is None or worst.share == 0:
+            return line + "; each told apart from the right answer for every student"
+        return line + (f"; passes as right for at most {100 * worst.share:.2f} % of students ({worst.check} "
+                       f"{worst.misconception})")
 
 
 @dataclass(frozen=True)
@@ -141,29 +152,27 @@ def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None) ->
     nb_path = solution_dir / a.notebook
     if not nb_path.exists():
         raise SpecError(f"{a.source} [assignment]: notebook {a.notebook!r} is not in {solution_dir}")
-    nb = read_notebook(nb_path)
+    try:
+        nb, _ = prepare(read_notebook(nb_path), a, str(nb_path))   # metadata, placeholders, stubs, check cells
+    except PrepareError as e:
+        raise BuildError(str(e)) from None
     cells = code_cells(nb)
     for i, source in enumerate(cells):
         for other in (m.group(1) for m in LAB_CALL.finditer(source)):
             if other != a.id:
-                raise BuildError(f"{nb_path}: code cell {i + 1} makes Lab({other!r}, ...), but this assignment is "
+                raise BuildError(f"{nb_path}: {_label(code_cell_labels(nb), i)} makes Lab({other!r}, ...), but this assignment is "
                                  f"{a.id!r}: write Lab({a.id!r}, STUDENT_ID)")
-    _check_grade_cells(nb, a, nb_path)
-    for i, cell in enumerate(nb.cells):
-        if cell.cell_type == "code" and re.match(r"\s*STUDENT_ID\s*=", cell.source) and \
-                cell.metadata.get("nbgrader", {}).get("locked"):
-            raise BuildError(f"{nb_path}: cell {i + 1} sets STUDENT_ID but is locked (nbgrader locked = true), so "
-                             f"students could not type their id: set its nbgrader metadata locked = false")
     key = _base_key(a, "unknown")
     first, first_run = _run(key, cells, SAMPLE_STUDENTS[0], "solution notebook", worker)
+    labels = code_cell_labels(nb)
     for cell in first.cells:
         if cell.status != "ok":
-            raise BuildError(f"{nb_path}: code cell {cell.index + 1} of the solution {cell.status}: "
+            raise BuildError(f"{nb_path}: {_label(labels, cell.index)} of the solution {cell.status}: "
                              f"{cell.ename}: {cell.evalue}")
     key = replace(key, torch_version=first.torch_version)
     checks = []
     for check in key.checks:
-        checks.append(_with_reference(check, first, a, nb_path))
+        checks.append(_with_reference(check, first, a, nb_path, cells, code_cell_labels(nb)))
     key = with_digest(replace(key, checks=tuple(checks)))
     scores = []
     facts = sources.Facts.of(cells)   # the solution's predictions must be worked out too (autograder.judging.worked)
@@ -174,6 +183,14 @@ def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None) ->
                                   plan.points_for(key, student))
         scores.append(sum(o.score for o in outcomes))
         for o in outcomes:
+            if o.status != "passed" and o.kind == "predict" and "was not worked out" in (o.message or ""):
+                check = key.check(o.check_id)
+                raise BuildError(f"{a.source} check {o.check_id!r}: the solution notebook computes {check.name} by "
+                                 f"running code ({o.message.split(' was not worked out (', 1)[-1].split(')', 1)[0]}"
+                                 f"), and with [grading] predictions = \"worked-out\" (the default) a prediction "
+                                 f"computed so fails. Write the solution's {check.name} by hand (numbers, P.<parameter>"
+                                 f", arithmetic), or set predictions = \"any\" in [grading] to accept computed "
+                                 f"predictions")
             if o.status != "passed":
                 check = key.check(o.check_id)
                 raise BuildError(f"{a.source} check {o.check_id!r}: the solution does not pass ({o.status}) for "
@@ -192,13 +209,6 @@ def parameter_grid(p: Parameter) -> list[Number]:
     mags = [round(float(p.low) + i * step, int(p.decimals)) for i in range(int(round((p.high - p.low) / step)) + 1)]
     return ([m for m in mags] if p.sign in ("positive", "any") else []) + ([-m for m in mags] if p.sign in
                                                                           ("negative", "any") else [])
-
-
-def _finite(value: dict[str, Any]) -> bool:
-    if value.get("t") == "seq":
-        return all(_finite(v) for v in value["items"])
-    nums = [value["v"]] if value.get("t") == "float" else value.get("data", []) if value.get("t") == "array" else []
-    return not any(n in ("nan", "inf", "-inf") for n in nums)
 
 
 def check_domain(key: Key, source: str) -> None:
@@ -241,6 +251,18 @@ def check_domain(key: Key, source: str) -> None:
                         f"{ex.where(point)}), a value a student can draw ({name} ranges over {p.low}..{p.high}): "
                         f"such a student could never pass. Narrow {name}'s range to leave it out, or write the "
                         f"expectation so that it holds there")
+                if len(used) < 2 or base is not bases[0]:
+                    continue   # the joint grid of the parameters used is the same from every base point
+                bad, exact = domain.nonfinite_points(key.parameters, used, answer, symbols, base, ex.values)
+                if bad:
+                    names = ", ".join(f"{n} = {bad[0][n]}" for n in used)
+                    raise BuildError(
+                        f"{source} check {check.id!r}: {what} has no finite value at {names} (with "
+                        f"{ex.where(bad[0])}), values a student can draw together"
+                        f"{f' ({len(bad)} such points found)' if len(bad) > 1 else ''}: such a student could never "
+                        f"pass. Make the ranges of {', '.join(used[:-1])} and {used[-1]} such that they never meet there (for "
+                        f"instance disjoint ranges, or different signs), or write the expectation so that it holds "
+                        f"there")
 
 
 def check_on_cuda(key: Key, source: str) -> None:
@@ -323,23 +345,67 @@ def check_misconceptions(key: Key, source: str) -> MisconceptionSummary:
         per_check += [(n, f"{check.id} {mid} ({n} of {len(points)} points)") for mid, n in left.items()]
     worst = tuple(text for _, text in sorted(per_check, key=lambda t: -t[0])[:3])
     return MisconceptionSummary(len(distinct), sum(1 for c in key.checks if c.misconceptions), evaluated, ambiguous,
-                                worst)
+                                worst, check_discrimination(key, source))
 
 
-def _with_reference(check: Check, first: wire.Observations, a: Assignment, nb_path: Path) -> Check:
+def check_discrimination(key: Key, source: str) -> tuple[discrimination.Overlap, ...]:
+    """Measure, for every misconception of every check, the share of students for whom it passes as the right
+    answer at the check's tolerance (discrimination.overlap, over every point a student can draw). Such a student
+    is told they are right, and their misconception is never named.
+
+    Returns: the overlaps, the largest share first.
+    Raises:
+        BuildError: a share above discrimination.MAX_SHARE (1 %) that the spec does not accept with
+            `overlap = { share = ..., why = "..." }`, naming the spec file, the check, the misconception, the share,
+            the parameter values where it passes, and the fixes.
+    """
+    found = []
+    for check in key.checks:
+        for m in check.misconceptions:
+            o = discrimination.overlap(key, check, m)
+            found.append(o)
+            allowed = m.overlap.share if m.overlap else discrimination.MAX_SHARE
+            if o.share > allowed:
+                at = f", where {', '.join(o.values)}" if o.values else ""
+                accepted = (f" (its spec accepts up to {100 * m.overlap.share:g} %)" if m.overlap else "")
+                raise BuildError(
+                    f"{source} check {check.id!r}: misconception {m.id!r} passes as the right answer for "
+                    f"{100 * o.share:.2f} % of students{accepted} (within the check's tolerance{at}): they would be "
+                    f"told they are right, and it would never be named. Change the parameters' ranges so that its "
+                    f"value and the right answer differ for all but 1 % of students, or accept it with overlap = "
+                    f"{{ share = {min(0.99, round(o.share + 0.005, 3)):g}, why = \"...\" }} in this misconception's "
+                    f"table")
+    return tuple(sorted(found, key=lambda o: -o.share))
+
+
+def _label(labels: list[str], index: int) -> str:
+    """"code cell 7 ('ex1-predict')": the index-th code cell (from 0) as Jupyter shows it (cell 12 of all)."""
+    return f"code {labels[index]}" if 0 <= index < len(labels) else f"code cell {index + 1}"
+
+
+def _cells_naming(cells: list[str], labels: list[str], name: str) -> str:
+    """Where the notebook's code mentions `name`, in words (for an error that names it)."""
+    found = [labels[i] for i, src in enumerate(cells) if re.search(rf"\b{re.escape(name)}\b", src) and i < len(labels)]
+    return f" ({name} appears in {', '.join(found[:3])})" if found else f" (no code cell mentions {name})"
+
+
+def _with_reference(check: Check, first: wire.Observations, a: Assignment, nb_path: Path,
+                    cells: list[str] = (), labels: list[str] = ()) -> Check:
     """`check` with what the reference torch run of the solution fixes: a produced value's form (kinds,
     dtypes, shapes), or the exception it raised. Raises BuildError when the solution does not set a
     prediction, lacks a function, or a call did not do what the spec expects."""
     where = f"{a.source} check {check.id!r}"
     if check.kind == "predict":
         if first.names.get(check.name, {}).get("t") in (None, "undefined", "ellipsis"):
-            raise BuildError(f"{where}: the solution notebook {nb_path.name} does not set {check.name}; "
-                             f"check predict = \"{check.name}\" in spec.toml, or answer it in the notebook")
+            raise BuildError(f"{where}: the solution notebook {nb_path.name} does not set {check.name}"
+                             f"{_cells_naming(list(cells), list(labels), check.name)}; check predict = "
+                             f"\"{check.name}\" in spec.toml, or answer it in the notebook")
         return check
     rec = first.calls.get((check.function, 0))
     if rec is None or rec.status == "undefined":
-        raise BuildError(f"{where}: the solution notebook {nb_path.name} defines no function {check.function}; "
-                         f"check the exercise's functions in spec.toml")
+        raise BuildError(f"{where}: the solution notebook {nb_path.name} defines no function {check.function}"
+                         f"{_cells_naming(list(cells), list(labels), check.function)}; check the exercise's functions "
+                         f"in spec.toml, or define it in the notebook")
     if rec.status not in ("returned", "raised"):
         raise BuildError(f"{where}: the solution's {check.function} did not finish ({rec.status})")
     e = check.expectation
@@ -360,46 +426,36 @@ def _with_reference(check: Check, first: wire.Observations, a: Assignment, nb_pa
     if isinstance(e.answer, SeqAnswer) and (observed["t"] != "seq" or len(observed["items"]) != len(e.answer.items)):
         raise BuildError(f"{where}: expect lists {len(e.answer.items)} item(s), but the reference torch run of the "
                          f"solution's {check.function} returned {compare.describe(observed)}; make expect match")
+    if isinstance(e.answer, ExprAnswer) and observed["t"] == "seq":
+        raise BuildError(f"{where}: expect is one value ({e.answer.expr!r}), but the reference torch run of the "
+                         f"solution's {check.function} returned {compare.describe(observed)}; write expect = [...] "
+                         f"with one expression per item of the {observed['kind']}")
     assert isinstance(e, ValueExpectation)
     return replace(check, expectation=replace(e, form=form))
 
 
-def _check_grade_cells(nb: Any, a: Assignment, nb_path: Path) -> None:
-    """Each exercise has one `lab.check("<id>")` cell, marked as an nbgrader grade cell worth the
-    exercise's points: nbgrader autograde then scores it (the cell prints the exercise's score)."""
-    points: dict[str, float] = {}
-    for c in a.checks:
-        points[c.exercise] = points.get(c.exercise, 0.0) + c.points
-    found: dict[str, list[Any]] = {}
-    for cell in nb.cells:
-        exercise = check_cell_exercise(cell.source) if cell.cell_type == "code" else None
-        if exercise:
-            found.setdefault(exercise, []).append(cell)
-    for ex in a.exercises:
-        cells = found.get(ex.id, [])
-        if len(cells) != 1:
-            raise BuildError(f"{nb_path}: exercise {ex.id} needs exactly one cell `lab.check(\"{ex.id}\")` (found "
-                             f"{len(cells)}): it is the exercise's nbgrader grade cell")
-        md = cells[0].metadata.get("nbgrader", {})
-        if not md.get("grade") or float(md.get("points", -1)) != points[ex.id] or md.get("solution"):
-            raise BuildError(f"{nb_path}: the cell lab.check(\"{ex.id}\") must be an nbgrader grade cell (metadata "
-                             f"nbgrader.grade = true, solution = false, locked = true) with points = "
-                             f"{points[ex.id]:g}, the sum of exercise {ex.id}'s checks in spec.toml; it has "
-                             f"grade = {md.get('grade')}, points = {md.get('points')}")
-
-
 def _check_blanks(key: Key, obs: wire.Observations, nb_path: Path) -> None:
     """The student copy must show what to fill in: `name = ...` for each prediction, and each produce
-    function defined, raising NotImplementedError."""
+    function defined, raising NotImplementedError (release's `prepare` writes both where a solution region sets the
+    name or holds the function's body)."""
     for check in key.checks:
-        if check.kind == "predict" and obs.names.get(check.name, {}).get("t") != "ellipsis":
-            raise BuildError(f"{nb_path}: the student copy has no placeholder for {check.name}: write "
-                             f"`{check.name} = ...` above ### BEGIN SOLUTION in its PREDICT cell")
+        state = obs.names.get(check.name, {}).get("t") if check.kind == "predict" else None
+        if check.kind == "predict" and state not in ("ellipsis", "undefined", None):
+            raise BuildError(f"{nb_path}: the student copy sets {check.name} to a value: its answer is outside "
+                             f"### BEGIN SOLUTION / ### END SOLUTION, so it would ship to students; move it inside")
+        if check.kind == "predict" and state != "ellipsis":
+            raise BuildError(f"{nb_path}: the student copy has no placeholder for {check.name}: set {check.name} "
+                             f"between ### BEGIN SOLUTION and ### END SOLUTION in a PREDICT cell (release writes "
+                             f"`{check.name} = ...` above it), or write the placeholder yourself")
         if check.kind == "produce":
             rec = obs.calls.get((check.function, 0))
-            if rec is None or rec.status != "raised" or (rec.exception or {}).get("type") != "NotImplementedError":
-                raise BuildError(f"{nb_path}: in the student copy {check.function} should exist and raise "
-                                 f"NotImplementedError: put `raise NotImplementedError(...)` after ### END SOLUTION")
+            if rec is None or rec.status == "undefined":
+                raise BuildError(f"{nb_path}: the student copy does not define {check.function}: keep its `def` line "
+                                 f"outside ### BEGIN SOLUTION, and its body inside")
+            if rec.status != "raised" or (rec.exception or {}).get("type") != "NotImplementedError":
+                raise BuildError(f"{nb_path}: in the student copy {check.function} runs ({rec.status}) instead of "
+                                 f"raising NotImplementedError: put its body between ### BEGIN SOLUTION and ### END "
+                                 f"SOLUTION (release writes `raise NotImplementedError(...)` after it)")
 
 
 def _unmarked_cells(nb: Any) -> str:
@@ -480,12 +536,12 @@ def _release(solution_dir: Path, root: Path, assignments_dir: str | Path | None,
         raise BuildError(f"{solution_dir / key.notebook}: {e}. {_unmarked_cells(nb)}") from None
     blank.metadata[METADATA_KEY] = {"assignment": key.assignment, "key_digest": key.digest}
     obs, run = _run(key, code_cells(blank), SAMPLE_STUDENTS[0], "blank student copy", worker)
+    _check_blanks(key, obs, solution_dir / key.notebook)   # first: a missing placeholder or stub is the usual cause
     outcomes = judge.outcomes(key, judge.Evidence(obs, end_of(run)), plan.points_for(key, SAMPLE_STUDENTS[0]))
     scored = [o for o in outcomes if o.score > 0 or o.status != "missing"]
     if scored:
         raise BuildError(f"the blank student copy is not all 'missing': {scored[0].check_id} is {scored[0].status} "
                          f"({scored[0].message}); put that cell's answer inside ### BEGIN SOLUTION / ### END SOLUTION")
-    _check_blanks(key, obs, solution_dir / key.notebook)
     out = Path(assignments_dir or root / "assignments") / key.assignment
     kdir = Path(build_dir or root / "build") / key.assignment
     if (kdir / "key.json").is_file() and not force:
@@ -512,6 +568,8 @@ def _release(solution_dir: Path, root: Path, assignments_dir: str | Path | None,
     write_json_atomic(out / "public_key.json", to_json(public_key(key)), mode=0o644, durable=True)
     (out / ".autograd-lab-commits.json").unlink(missing_ok=True)   # a learner's commit records never ship
     write_json_atomic(kdir / "key.json", to_json(key), mode=0o600, durable=True)
+    (kdir / "source").mkdir(exist_ok=True)   # the solution with its generated nbgrader metadata: nbgrader's source
+    nbformat.write(nb, str(kdir / "source" / key.notebook))
     return Release(key.assignment, str(nb_out), str(out / "public_key.json"), str(kdir / "key.json"),
                    len(key.checks), solution_score, float(sum(o.score for o in outcomes)), key.max_score,
                    misconceptions)

@@ -6,8 +6,10 @@ May import: stdlib, autograder.model, autograder.judging.analytic (to parse answ
 """
 from __future__ import annotations
 
+import difflib
 import keyword
 import re
+from contextvars import ContextVar
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -16,7 +18,7 @@ from typing import Any
 from autograder.judging import analytic
 from autograder.model import (LIMIT_NAMES, Answer, Arg, BoolAnswer, Check, ClassAnswer, ConventionExpectation,
                               Exercise, Expectation, ExprAnswer, Grading, Kind, Limits, Misconception, NoneAnswer,
-                              OnCuda, Parameter, RaisesExpectation, SeqAnswer, Sign, ValueExpectation, WarnsExpectation)
+                              OnCuda, Overlap, Parameter, RaisesExpectation, SeqAnswer, Sign, ValueExpectation, WarnsExpectation)
 
 
 class SpecError(ValueError):
@@ -40,10 +42,25 @@ class Assignment:
     source: str = field(default="", compare=False)
 
 
+_TEXT: ContextVar[str] = ContextVar("spec_text", default="")   # the spec being loaded, to give line numbers
+
+
+def _line(key: str) -> str:
+    """", line 12" where `key = ` is written in the spec being loaded (its first such line), else ""."""
+    for n, line in enumerate(_TEXT.get().splitlines(), 1):
+        if re.search(rf"(^|[{{,\s]){re.escape(key)}\s*=", line) and not line.lstrip().startswith("#"):
+            return f", line {n}"
+    return ""
+
+
 def _keys(where: str, table: dict[str, Any], allowed: set[str], required: set[str] = frozenset()) -> None:
     unknown = sorted(set(table) - allowed)
     if unknown:
-        raise SpecError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}")
+        k = unknown[0]
+        near = difflib.get_close_matches(k, sorted(allowed), n=1, cutoff=0.6)
+        raise SpecError(f"{where}{_line(k)}: unknown key {k!r}" + (f" (did you mean {near[0]!r}?)" if near else "")
+                        + (f" and {', '.join(map(repr, unknown[1:]))}" if unknown[1:] else "")
+                        + f"; allowed: {', '.join(sorted(allowed))}")
     missing = sorted(set(required) - set(table))
     if missing:
         raise SpecError(f"{where}: missing required key(s) {', '.join(missing)}")
@@ -174,7 +191,18 @@ def _answer(where: str, what: str, e: Any, symbols: set[str]) -> Answer:
     return one(e)
 
 
-MISCONCEPTION_KEYS = {"id", "name", "checks", "value", "raises", "container", "feedback", "evidence"}
+MISCONCEPTION_KEYS = {"id", "name", "checks", "value", "raises", "container", "feedback", "evidence", "overlap"}
+
+
+def _overlap(where: str, raw: Any) -> Overlap:
+    """A misconception's `overlap = { share = 0.05, why = "..." }`: it may pass as the right answer for up to `share`
+    of the students (release refuses one above 1 % otherwise)."""
+    if not (isinstance(raw, dict) and set(raw) == {"share", "why"} and isinstance(raw["share"], (int, float))
+            and not isinstance(raw["share"], bool) and 0 < raw["share"] < 1 and isinstance(raw["why"], str)
+            and raw["why"].strip()):
+        raise SpecError(f"{where}: overlap must be {{ share = 0.05, why = \"...\" }}: the share of students (between 0 "
+                        f"and 1) for whom this misconception may pass as the right answer, and why that is acceptable")
+    return Overlap(float(raw["share"]), " ".join(raw["why"].split()))
 
 
 def _evidence(where: str, raw: Any, grads: set[str], symbols: set[str]) -> tuple[Sign, ...]:
@@ -266,7 +294,8 @@ def _misconceptions(src: str, eid: str, raws: Any, checks: list[Check], symbols:
         if evidence and not any(by_id.get(f"{eid}.{n}") and by_id[f"{eid}.{n}"].kind == "produce" for n in names):
             raise SpecError(f"{where}: evidence is what a produce call did; list a produce check in checks, or "
                             f"leave evidence out (a prediction is named by its value)")
-        m = Misconception(mid, name.strip(), answer, " ".join(feedback.split()), evidence)
+        m = Misconception(mid, name.strip(), answer, " ".join(feedback.split()), evidence,
+                          _overlap(where, raw["overlap"]) if "overlap" in raw else None)
         for n in names:
             cid = f"{eid}.{n}"
             check = by_id.get(cid)
@@ -354,11 +383,20 @@ def load_spec(path: str | Path) -> Assignment:
         p = p / "spec.toml"
     src = str(p)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        text = p.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
     except FileNotFoundError:
         raise SpecError(f"{src}: no such file; an assignment folder needs a spec.toml") from None
     except tomllib.TOMLDecodeError as e:
         raise SpecError(f"{src}: not valid TOML: {e}") from None
+    token = _TEXT.set(text)
+    try:
+        return _load(src, data)
+    finally:
+        _TEXT.reset(token)
+
+
+def _load(src: str, data: dict[str, Any]) -> Assignment:
     _keys(src, data, {"assignment", "grading", "parameters", "exercise"}, {"assignment", "parameters", "exercise"})
     a = data["assignment"]
     _keys(f"{src} [assignment]", a, {"id", "title", "notebook", "torch_observed"}, {"id", "title", "notebook"})

@@ -52,7 +52,7 @@ def test_a_minimal_spec_loads(tmp_path):
 @pytest.mark.parametrize("old, new, phrases", [
     ('expect = "diff(x**2, x)"', 'expect = "diff(z**2, z)"', ["check '1.produce.grad'", "not a valid expression", "names you may use"]),
     ('observe = "x.grad"', 'observe = "y.grad"', ["check '1.produce.grad'", "observe must be"]),
-    ('why = "because"', 'why = "because"\nexpcet = "1"', ["check '1.produce.grad'", "unknown key(s) expcet"]),
+    ('why = "because"', 'why = "because"\nexpcet = "1"', ["check '1.produce.grad'", "unknown key 'expcet' (did you mean 'expect'?)"]),
     ('low = 0.5', 'low = 0.0', ["[parameters.x0]", "away from 0"]),
     ('param = "x0"', 'param = "x1"', ["names parameter 'x1'", "define it under [parameters]"]),
     ('observe = "x.grad"\nexpect = "diff(x**2, x)"', 'observe = "returned"\nraises = "RuntimeError"\nexpect = "1"',
@@ -124,7 +124,7 @@ def test_limits_are_read_from_the_grading_table_and_refused_by_name(tmp_path):
     assert a.limits.call_timeout == 9.5 and a.limits.memory_mb == 512 and a.limits.cell_timeout == 20.0
     with pytest.raises(SpecError, match="memory_mb must be a whole number"):
         load_text(tmp_path, GOOD.replace("[parameters]", "[grading]\nmemory_mb = 51.2\n\n[parameters]"))
-    with pytest.raises(SpecError, match=r"unknown key\(s\) memory"):
+    with pytest.raises(SpecError, match=r"unknown key 'memory'"):
         load_text(tmp_path, GOOD.replace("[parameters]", "[grading]\nmemory = 512\n\n[parameters]"))
     assert "call_timeout (s, default 5): each call of a produce function" in limits_help()
 
@@ -163,7 +163,7 @@ def test_a_misconception_is_attached_to_each_check_it_lists(tmp_path):
     ('value = "x"', 'value = "x"\ncontainer = "list"', 'container = "list" goes with value = [...]'),
     ('id = "power-rule-without-factor"', 'id = "Power rule"', "lower case with hyphens"),
     ('feedback = "The exponent comes down as a factor."', 'feedback = ""', "one or two sentences"),
-    ('name = "power rule without the factor 2"', 'nmae = "x"', "unknown key(s) nmae"),
+    ('name = "power rule without the factor 2"', 'nmae = "x"', "unknown key 'nmae' (did you mean 'name'?)"),
     ('checks = ["produce.grad"]', 'checks = ["produce.grad", "produce.grad"]', "checks lists a check twice"),
     ('value = "x"', 'raises = "RuntimeErorr"', "'RuntimeErorr' is not a Python exception; did you mean 'RuntimeError'?"),
     ('value = "x"', 'raises = "RuntimeError"', "'produce.grad' observes x.grad, and a call that raises is an error "
@@ -172,11 +172,41 @@ def test_a_misconception_is_attached_to_each_check_it_lists(tmp_path):
                                                                   "argument's .grad (x.grad) = a value"),
     ('value = "x"', 'value = "x"\nevidence = { runs_backward = "yes" }', "evidence runs_backward = 'yes' is not one of"),
     ('value = "x"', 'value = "x"\nevidence = {}', "evidence must be a table of what the call did"),
+    # issue 27: ^ was accepted inside a misconception as XOR ((3^2) = 1), so it could never match
+    ('value = "x"', 'value = "(3^2)*x"', "'^' is not a power: write ** (x**2)"),
+    ('value = "x"', 'value = "x"\noverlap = { share = 2, why = "..." }', "overlap must be { share = 0.05, why"),
+    ('value = "x"', 'value = "x"\noverlap = 0.05', "overlap must be { share = 0.05, why"),
 ])
 def test_a_bad_misconception_is_named_with_file_check_and_fix(tmp_path, old, new, phrase):
     with pytest.raises(SpecError) as e:
         load_text(tmp_path, GOOD + MISCONCEPTION.replace(old, new))
     assert "spec.toml exercise '1' misconception" in str(e.value) and phrase in str(e.value), str(e.value)
+
+
+def test_an_unknown_key_is_named_with_its_line_and_the_key_it_is_closest_to(tmp_path):
+    """Issue 27: unknown keys got the allowed list, but no "did you mean" and no line number."""
+    text = GOOD.replace('why = "because"', 'why = "because"\nobsreve = "x.grad"', 1)
+    line = text.splitlines().index('obsreve = "x.grad"') + 1
+    with pytest.raises(SpecError) as e:
+        load_text(tmp_path, text)
+    assert f"check '1.produce.grad', line {line}: unknown key 'obsreve' (did you mean 'observe'?); allowed: " \
+           in str(e.value), str(e.value)
+    text = GOOD.replace("[parameters]", "[grading]\nzzz = 1\n\n[parameters]")
+    with pytest.raises(SpecError) as e:
+        load_text(tmp_path, text)
+    line = text.splitlines().index("zzz = 1") + 1
+    assert f"[grading], line {line}: unknown key 'zzz'; allowed: " in str(e.value), str(e.value)   # nothing close
+
+
+def test_an_accepted_overlap_is_read_and_kept_by_the_key(tmp_path):
+    from autograder.keyfile import _check_from, _check_json
+    from autograder.model import Overlap
+
+    a = load_text(tmp_path, GOOD + MISCONCEPTION.replace('value = "x"', 'value = "x"\noverlap = { share = 0.05, why = '
+                                                         '"told   apart by the produce check" }'))
+    (m,) = a.checks[0].misconceptions
+    assert m.overlap == Overlap(0.05, "told apart by the produce check")
+    assert _check_from(_check_json(a.checks[0])).misconceptions[0].overlap == m.overlap
 
 
 def test_evidence_is_read_into_signs_and_kept_by_the_key(tmp_path):

@@ -1,0 +1,209 @@
+"""Issue 27, "A release the instructor can trust, and an assignment written in one place": `autograder new`, a
+notebook written once (release completes it from the spec), discrimination at the tolerance, poles where two
+parameters meet, and the error messages that pointed the wrong way."""
+import re
+import shutil
+from dataclasses import replace
+
+import nbformat
+import pytest
+
+from autograder.authoring.release import BuildError, _base_key, check_discrimination, check_domain, release
+from autograder.authoring.spec import load_spec
+from autograder.model import ExprAnswer, ValueExpectation
+
+from conftest import ROOT, run_cli
+
+
+def test_new_writes_an_assignment_that_releases_at_once_and_self_checks(tmp_path):
+    p = run_cli("new", "11-hooks", cwd=tmp_path)
+    assert p.returncode == 0 and "next: autograder release solutions/11-hooks" in p.stdout, p.stderr
+    nb = nbformat.read(tmp_path / "solutions/11-hooks/hooks.ipynb", as_version=4)
+    assert not any("nbgrader" in c.metadata for c in nb.cells)   # nothing hand-made: release writes it
+    assert not any("lab.check" in c.source or "NotImplementedError" in c.source or "= ..." in c.source
+                   for c in nb.cells)
+    p = run_cli("release", "solutions/11-hooks", cwd=tmp_path)
+    assert p.returncode == 0 and "released 11-hooks: 2 checks, solution 2/2, blank copy 0/2" in p.stdout, p.stderr
+    student = nbformat.read(tmp_path / "assignments/11-hooks/hooks.ipynb", as_version=4)
+    sources = [c.source for c in student.cells]
+    assert "# PREDICT 1\np1_grad = ...   # x.grad after y = x**3 and y.backward()\n" in sources
+    assert any('    raise NotImplementedError("exercise 1: write ex1_grad")' in s for s in sources)
+    check = next(c for c in student.cells if c.source == 'lab.check("1")')
+    assert check.metadata["nbgrader"]["grade"] is True and check.metadata["nbgrader"]["points"] == 2.0
+    assert (tmp_path / "build/11-hooks/source/hooks.ipynb").is_file()   # nbgrader's source, metadata included
+    p = run_cli("check", "assignments/11-hooks/hooks.ipynb", "--student", "s1", cwd=tmp_path)
+    assert p.returncode == 1 and "score 0 / 2 · 2 missing" in p.stdout, p.stdout + p.stderr
+    again = run_cli("new", "11-hooks", cwd=tmp_path)
+    assert again.returncode == 2 and "solutions/11-hooks exists already" in again.stderr
+    bad = run_cli("new", "Hooks_1", cwd=tmp_path)
+    assert bad.returncode == 2 and "an assignment id is lower case with hyphens" in bad.stderr
+
+
+def _stripped(nb_path):
+    """An instructor's notebook written once: no nbgrader metadata, placeholders, stubs or check cells."""
+    nb = nbformat.read(nb_path, as_version=4)
+    cells = []
+    for c in nb.cells:
+        c.metadata.pop("nbgrader", None)
+        if re.fullmatch(r'lab\.check\("\w+"\)', c.source.strip()):
+            continue
+        lines = c.source.splitlines()
+        if "### BEGIN SOLUTION" in c.source:
+            begin = next(i for i, line in enumerate(lines) if line.strip() == "### BEGIN SOLUTION")
+            lines = [line for i, line in enumerate(lines) if not (i < begin and re.match(r"\s*\w+\s*=\s*\.\.\.", line))]
+            lines = [line for line in lines if "raise NotImplementedError" not in line]
+        c.source = "\n".join(lines)
+        cells.append(c)
+    nb.cells = cells
+    nbformat.write(nb, nb_path)
+
+
+def test_a_shipped_assignment_written_once_releases_to_the_same_student_copy(tmp_path, worker):
+    src = ROOT / "solutions/02-accumulation"
+    shutil.copytree(src, tmp_path / "solutions/02-accumulation")
+    _stripped(tmp_path / "solutions/02-accumulation/accumulation.ipynb")
+    r = release(tmp_path / "solutions/02-accumulation", tmp_path / "a", tmp_path / "b", worker=worker)
+    assert (r.solution_score, r.blank_score, r.max_score) == (39.0, 0.0, 39.0)
+    made = nbformat.read(r.student_notebook, as_version=4)
+    shipped = nbformat.read(ROOT / "assignments/02-accumulation/accumulation.ipynb", as_version=4)
+    assert len(made.cells) == len(shipped.cells)
+    assert [c.metadata["nbgrader"]["points"] for c in made.cells if c.metadata["nbgrader"]["grade"]] == \
+           [c.metadata["nbgrader"]["points"] for c in shipped.cells if c.metadata["nbgrader"]["grade"]]
+    placeholders = [re.findall(r"^(\w+) = \.\.\.", c.source, re.M) for c in made.cells]
+    assert placeholders == [re.findall(r"^(\w+) = \.\.\.", c.source, re.M) for c in shipped.cells]
+
+
+@pytest.fixture(scope="module")
+def training_key():
+    return _base_key(load_spec(ROOT / "solutions/10-training-loops"), "2.13.0")
+
+
+def test_a_misconception_that_passes_as_right_for_many_students_is_refused_unless_accepted(tmp_path, training_key):
+    """Issue 27: 10's clipped-per-parameter passed within the 2e-3 tolerance for 26.7 % of students; with g0, g1 in
+    1.0..3.0 and |g2| in 0.1..0.4 (the ranges before) release measures 27.67 % over the whole grid, and refuses."""
+    spec = (ROOT / "solutions/10-training-loops/spec.toml").read_text()
+    folder = tmp_path / "10-training-loops"
+    folder.mkdir()
+    before = spec.replace('g0 = { kind = "real", low = 1.0, high = 2.0,', 'g0 = { kind = "real", low = 1.0, high = 3.0,') \
+        .replace('g1 = { kind = "real", low = 1.0, high = 2.0,', 'g1 = { kind = "real", low = 1.0, high = 3.0,') \
+        .replace('g2 = { kind = "real", low = 0.3, high = 0.45,', 'g2 = { kind = "real", low = 0.1, high = 0.4,')
+    (folder / "spec.toml").write_text(before)
+    key = _base_key(load_spec(folder), "2.13.0")
+    with pytest.raises(BuildError) as e:
+        check_discrimination(key, "spec.toml")
+    assert ("spec.toml check '2.predict.norm_w': misconception 'clipped-per-parameter' passes as the right answer for "
+            "27.67 % of students (within the check's tolerance, where g2 = -0.18..0.18)") in str(e.value)
+    assert "or accept it with overlap = { share = 0.282, why = \"...\" }" in str(e.value)
+    accepted = before.replace('name = "each parameter clipped on its own"', 'name = "each parameter clipped on its own"'
+                              '\noverlap = { share = 0.3, why = "told apart by the produce check" }')
+    (folder / "spec.toml").write_text(accepted)
+    overlaps = check_discrimination(_base_key(load_spec(folder), "2.13.0"), "spec.toml")
+    assert (overlaps[0].check, overlaps[0].misconception, round(100 * overlaps[0].share, 2)) == \
+           ("2.predict.norm_w", "clipped-per-parameter", 27.67)
+    # the shipped ranges tell every misconception of 10 apart for all but 1 % of students
+    assert max(o.share for o in check_discrimination(training_key, "spec.toml")) < 0.01
+
+
+@pytest.mark.parametrize("assignment", sorted(p.name for p in (ROOT / "solutions").iterdir()))
+def test_every_shipped_misconception_is_told_apart_for_99_percent_of_students(assignment):
+    key = _base_key(load_spec(ROOT / "solutions" / assignment), "2.13.0")
+    worst = check_discrimination(key, "spec.toml")
+    assert not worst or worst[0].share <= 0.01, worst[0]
+
+
+def test_a_pole_where_two_parameters_meet_is_refused_at_release(training_key):
+    """check_domain swept one parameter at a time; 1/(w0 - w1), with both drawable at the same values, is found over
+    their joint grid, and 1/(g0*g1 - g2*x0*w0 - 1) over a grid too large to enumerate (14 million points) by sampling
+    and at the roots of its denominator; each point found is confirmed exactly."""
+    from autograder.authoring.domain import nonfinite_points
+    from autograder.grading.plan import draw_point
+
+    check = next(c for c in training_key.checks if c.exercise == "2" and c.kind == "predict")
+    ex = training_key.exercise("2")
+    base = draw_point(training_key.parameters, training_key.assignment, "reference-a", "own")
+    symbols = tuple(ex.values(base))
+    for text, used, enumerated in [("1/(w0 - w1)", ["w0", "w1"], True),
+                                   ("1/(g0*g1 - g2*x0*w0 - 1)", ["g0", "g1", "g2", "w0", "x0"], False)]:
+        points, exact = nonfinite_points(training_key.parameters, used, ExprAnswer(text), symbols, base, ex.values)
+        assert points and exact is enumerated, (text, points)
+        for p in points:
+            assert {n: p[n] for n in base if n not in used} == {n: v for n, v in base.items() if n not in used}
+        if text == "1/(w0 - w1)":
+            assert all(p["w0"] == p["w1"] for p in points)
+        else:
+            assert all(abs(p["g0"] * p["g1"] - p["g2"] * p["x0"] * p["w0"] - 1) < 1e-9 for p in points)
+        pole = replace(training_key, checks=(replace(check, expectation=ValueExpectation(ExprAnswer(text))),))
+        with pytest.raises(BuildError, match=r"spec.toml check '2.predict.\w+': expect has no finite value at "):
+            check_domain(pole, "spec.toml")
+    assert nonfinite_points(training_key.parameters, ["w0", "w1"], ExprAnswer("1/(w0 + w1)"), symbols, base,
+                            ex.values) == ([], True)   # w0, w1 > 0: never 0
+    joint = replace(training_key, checks=(replace(check, expectation=ValueExpectation(ExprAnswer("1/(w0 - 3*w1)"))),))
+    with pytest.raises(BuildError) as e:   # w0 = 3*w1 at (1.5, 0.5) and (1.8, 0.6): no sample point's sweep reaches them
+        check_domain(joint, "spec.toml")
+    assert "values a student can draw together" in str(e.value) and "Make the ranges of w0 and w1" in str(e.value)
+
+
+def _copy(tmp_path, assignment="01-backward-vs-grad"):
+    dst = tmp_path / "solutions" / assignment
+    shutil.copytree(ROOT / "solutions" / assignment, dst)
+    return dst
+
+
+def _edit(path, old, new):
+    text = path.read_text()
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_a_matrix_expect_for_a_function_returning_a_tuple_says_to_list_the_items(tmp_path, worker):
+    folder = _copy(tmp_path, "05-vectors")
+    spec = folder / "spec.toml"
+    text = spec.read_text()
+    m = re.search(r'id = "produce.returns"\ntitle = "[^"]*"\nobserve = "returned"\nexpect = (\[.*\])', text)
+    assert m, "05 has a produce check of a returned tuple"
+    spec.write_text(text[:m.start(1)] + '"Matrix([x0, x1, x2])"' + text[m.end(1):])
+    with pytest.raises(BuildError) as e:
+        release(folder, tmp_path / "a", tmp_path / "b", worker=worker)
+    assert "expect is one value ('Matrix([x0, x1, x2])'), but the reference torch run of the solution's" in str(e.value)
+    assert "write expect = [...] with one expression per item of the tuple" in str(e.value)
+    assert "elements could be compared" not in str(e.value)
+
+
+def test_a_solution_prediction_computed_with_autograd_names_the_grading_rule(tmp_path, worker):
+    folder = _copy(tmp_path)
+    nb_path = folder / "backward-vs-grad.ipynb"
+    nb = nbformat.read(nb_path, as_version=4)
+    cell = next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "ex5-predict")
+    cell.source = cell.source.replace("p5_x_grad = P.y0", "_x = torch.tensor(P.x0, requires_grad=True)\n"
+                                      "p5_x_grad = torch.autograd.grad(_x * P.y0, _x)[0].item()")
+    nbformat.write(nb, nb_path)
+    with pytest.raises(BuildError) as e:
+        release(folder, tmp_path / "a", tmp_path / "b", worker=worker)
+    assert "check '5.predict.x_grad': the solution notebook computes p5_x_grad by running code (" in str(e.value)
+    assert 'set predictions = "any" in [grading] to accept computed predictions' in str(e.value)
+    assert "disagree" not in str(e.value)
+
+
+def test_a_function_whose_body_is_outside_its_solution_region_is_told_so(tmp_path, worker):
+    folder = _copy(tmp_path)
+    nb_path = folder / "backward-vs-grad.ipynb"
+    nb = nbformat.read(nb_path, as_version=4)
+    cell = next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "ex1-produce")
+    cell.source = "\n".join(line for line in cell.source.splitlines()
+                            if "SOLUTION" not in line and "NotImplementedError" not in line)
+    cell.source = cell.source.replace("\n\n", "\n### BEGIN SOLUTION\n### END SOLUTION\n", 1)
+    nbformat.write(nb, nb_path)
+    with pytest.raises(BuildError) as e:
+        release(folder, tmp_path / "a", tmp_path / "b", worker=worker)
+    assert "instead of raising NotImplementedError: put its body between ### BEGIN SOLUTION and ### END SOLUTION" \
+           in str(e.value)
+    assert "put that cell's answer inside" not in str(e.value)
+
+
+def test_a_cell_that_raises_in_the_solution_is_named_by_its_grade_id(tmp_path, worker):
+    folder = _copy(tmp_path)
+    _edit(folder / "backward-vs-grad.ipynb", "p5_x_grad = P.y0", "p5_x_grad = P.y0 / 0")
+    with pytest.raises(BuildError) as e:
+        release(folder, tmp_path / "a", tmp_path / "b", worker=worker)
+    assert re.search(r"code cell \d+ \('ex5-predict'\) of the solution error: ZeroDivisionError", str(e.value)), \
+        str(e.value)
