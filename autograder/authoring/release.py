@@ -29,7 +29,6 @@ from autograder.grading import plan
 from autograder.grading.grade import end_of
 from autograder.grading.notebook import LAB_CALL, METADATA_KEY, code_cell_labels, code_cells, read_notebook
 from autograder.judging import analytic, compare, judge, sources
-from autograder.judging.sources import check_cell_exercise
 from autograder.keyfile import load_key, public_key, to_json, with_digest
 from autograder.model import (Check, ExprAnswer, Key, NoneAnswer, Number, Parameter, RaisesExpectation, SeqAnswer,
                               ValueExpectation, WarnsExpectation, answer_items)
