@@ -477,7 +477,9 @@ def _new(args: argparse.Namespace) -> int:
         spec, notebook = new(args.assignment, args.solutions, args.title)
     except ScaffoldError as e:
         return _fail(str(e))
-    print(f"wrote {spec}\n      {notebook}\nnext: autograder release {spec.parent}")
+    print(f"wrote {spec}\n      {notebook}\nnext: autograder release {spec.parent}\n"
+          f"(then write your exercises; until students have the notebook, release with --force after each change "
+          f"that alters their numbers or checks)")
     return 0
 
 

@@ -33,6 +33,18 @@ def test_new_writes_an_assignment_that_releases_at_once_and_self_checks(tmp_path
     assert (tmp_path / "build/11-hooks/source/hooks.ipynb").is_file()   # nbgrader's source, metadata included
     p = run_cli("check", "assignments/11-hooks/hooks.ipynb", "--student", "s1", cwd=tmp_path)
     assert p.returncode == 1 and "score 0 / 2 · 2 missing" in p.stdout, p.stdout + p.stderr
+    first = (tmp_path / "assignments/11-hooks/hooks.ipynb").read_bytes()
+    spec = tmp_path / "solutions/11-hooks/spec.toml"   # a parameter more: the setup cell's comment follows the spec
+    spec.write_text(spec.read_text().replace("[[exercise]]", 's0 = { kind = "integer", low = 2, high = 5 }\n\n[[exercise]]'))
+    p = run_cli("release", "solutions/11-hooks", "--force", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    second = (tmp_path / "assignments/11-hooks/hooks.ipynb").read_bytes()
+    p = run_cli("release", "solutions/11-hooks", cwd=tmp_path)   # the same sources: the same student copy
+    assert p.returncode == 0, p.stderr
+    assert second != first and second == (tmp_path / "assignments/11-hooks/hooks.ipynb").read_bytes()
+    setup = next(c for c in nbformat.reads(second.decode(), as_version=4).cells if "lab.parameters" in c.source)
+    assert "P = lab.parameters   # your own numbers: P.x0, P.s0\n" in setup.source
+    assert [c.get("id") for c in nbformat.reads(second.decode(), as_version=4).cells][-1] == "ex1-check"
     again = run_cli("new", "11-hooks", cwd=tmp_path)
     assert again.returncode == 2 and "solutions/11-hooks exists already" in again.stderr
     bad = run_cli("new", "Hooks_1", cwd=tmp_path)

@@ -54,7 +54,9 @@ def _placeholders(source: str, names: list[tuple[str, str]]) -> str:
 
 def _stubs(source: str, functions: dict[str, str]) -> str:
     """`source` with `raise NotImplementedError("exercise <e>: write <f>")` after the END SOLUTION of each function
-    `def f(...)` (f -> its exercise) whose body has a solution region and no such line after it."""
+    `def f(...)` (f -> its exercise) whose body has a solution region and no such line after it, and a bare `return`
+    ending such a region where its last statement at the region's indentation is no `return` or `raise` (the same as
+    falling off the end of the function, so the solution behaves as written and never reaches the stub)."""
     lines = source.splitlines()
     out: list[str] = []
     current: str | None = None
@@ -67,10 +69,27 @@ def _stubs(source: str, functions: dict[str, str]) -> str:
             current = None
         if line.strip() == END and current in functions:
             rest = next((later for later in lines[i + 1:] if later.strip()), "")
+            indent = line[: len(line) - len(line.lstrip())]
             if "NotImplementedError" not in rest:
-                indent = line[: len(line) - len(line.lstrip())]
+                body = [b for b in out[:-1] if b.strip()]
+                last = body[-1] if body else ""
+                if not (last.startswith(indent) and not last[len(indent):][:1].isspace()
+                        and re.match(r"(return|raise)\b", last.strip())):
+                    out.insert(len(out) - 1, f"{indent}return")   # as falling off the end: the stub is never reached
                 out.append(f'{indent}raise NotImplementedError("exercise {functions[current]}: write {current}")')
     return "\n".join(out) if len(out) != len(lines) else source
+
+
+def _parameters_comment(source: str, names: list[str]) -> str:
+    """`source` with the comment `# your own numbers: P.x0, P.k` after `P = lab.parameters` listing the spec's
+    parameters, where it lists other names (in any order it is left as written; a comment that ends in "..." or
+    words is the author's own)."""
+    def fix(m: re.Match[str]) -> str:
+        listed = [n.strip() for n in m.group(2).split(",")]
+        if not all(re.fullmatch(r"P\.\w+", n) for n in listed) or set(listed) == {f"P.{n}" for n in names}:
+            return m.group(0)
+        return m.group(1) + ", ".join(f"P.{n}" for n in names)
+    return re.sub(r"^(P = lab\.parameters\s*# your own numbers: )(.*)$", fix, source, flags=re.M)
 
 
 def _exercise_cells(nb: Any, a: Assignment) -> dict[str, int]:
@@ -120,6 +139,12 @@ def prepare(nb: Any, a: Assignment, where: str) -> tuple[Any, list[str]]:
         if source != cell.source:
             added.append(f"cell {i + 1}: placeholders or stubs")
             cell.source = source
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code" and "lab.parameters" in cell.source:
+            source = _parameters_comment(cell.source, list(a.parameters))
+            if source != cell.source:
+                added.append(f"cell {i + 1}: the parameters' names")
+                cell.source = source
     checks: dict[str, list[int]] = {}
     for i, cell in enumerate(nb.cells):
         ex = check_cell_exercise(cell.source) if cell.cell_type == "code" else None
@@ -137,7 +162,10 @@ def prepare(nb: Any, a: Assignment, where: str) -> tuple[Any, list[str]]:
             raise PrepareError(f"{where}: no solution cell of exercise {ex.id} (a cell with {BEGIN} that sets one of "
                                f"its predictions or defines one of its functions), so release cannot place its "
                                f"check cell: add the exercise's cells, or a lab.check(\"{ex.id}\") cell")
-        nb.cells.insert(last[ex.id] + 1, nbformat.v4.new_code_cell(f'lab.check("{ex.id}")'))
+        cell = nbformat.v4.new_code_cell(f'lab.check("{ex.id}")')
+        taken = {c.get("id") for c in nb.cells}
+        cell.id = next(i for i in (f"ex{ex.id}-check", *(f"ex{ex.id}-check-{n}" for n in range(1, 99))) if i not in taken)
+        nb.cells.insert(last[ex.id] + 1, cell)   # a fixed id: the same student copy at every release
         added.append(f"a check cell for exercise {ex.id}")
     points: dict[str, float] = {}
     for c in a.checks:

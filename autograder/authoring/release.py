@@ -73,8 +73,8 @@ class MisconceptionSummary:
         worst = self.overlaps[0] if self.overlaps else None
         if worst is None or worst.share == 0:
             return line + "; each told apart from the right answer for every student"
-        return line + (f"; passes as right for at most {100 * worst.share:.2f} % of students ({worst.check} "
-                       f"{worst.misconception})")
+        share = f"{100 * worst.share:.2f} %" if worst.share >= 5e-5 else "under 0.01 %"
+        return line + f"; passes as right for at most {share} of students ({worst.check} {worst.misconception})"
 
 
 @dataclass(frozen=True)
@@ -552,7 +552,8 @@ def _release(solution_dir: Path, root: Path, assignments_dir: str | Path | None,
         if changes:
             raise BuildError(f"{kdir / 'key.json'} was released before, and this release changes what its students see "
                              f"or are graded on: {'; '.join(changes)}. Regrading handed-in notebooks with the new key "
-                             f"notes each one released with the old key. Release with --force to go ahead")
+                             f"notes each one released with the old key. Release with --force to go ahead (as "
+                             f"you should while no student has the notebook yet)")
     out.mkdir(parents=True, exist_ok=True)
     nb_out = out / key.notebook
     nbformat.write(blank, str(nb_out))

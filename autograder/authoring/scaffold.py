@@ -74,7 +74,7 @@ CELLS = [
     ("code", "# PREDICT 1\n### BEGIN SOLUTION\np1_grad = 3 * P.x0 ** 2\n### END SOLUTION"),
     ("code", 'def ex1_grad(x):\n    """Compute y = x ** 3 and call y.backward(). Return nothing: the grader reads x.grad.\n\n'
              '    x: a float32 scalar leaf with requires_grad=True.\n    """\n    ### BEGIN SOLUTION\n'
-             "    y = x ** 3\n    y.backward()\n    return\n    ### END SOLUTION"),
+             "    y = x ** 3\n    y.backward()\n    ### END SOLUTION"),
 ]
 
 

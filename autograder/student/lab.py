@@ -204,8 +204,8 @@ def _local_modules(folder: Path) -> list[str]:
     found = []
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
-        if not isinstance(path, str) or "site-packages" in path:
-            continue
+        if not isinstance(path, str) or "site-packages" in path or not os.path.isabs(path):
+            continue   # a relative __file__ is no file of this folder: torch.classes' is "_classes.py"
         try:
             p = Path(path).resolve()
         except OSError:
