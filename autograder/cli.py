@@ -500,6 +500,8 @@ def _release(args: argparse.Namespace) -> int:
     print(f"released {r.assignment}: {r.checks} checks, solution {r.solution_score:g}/{r.max_score:g}, "
           f"blank copy {r.blank_score:g}/{r.max_score:g} ({time.monotonic() - start:.1f} s)\n"
           f"  misconceptions    {r.misconceptions.text}\n"
+          + (f"  completed         {'; '.join(r.completed)} (from the spec: see {Path(r.key).parent / 'source'})\n"
+             if r.completed else "") +
           f"  student notebook  {r.student_notebook}\n  public key        {r.public_key}\n  full key          {r.key}")
     return 0
 

@@ -36,8 +36,10 @@ Format "autograd-lab/key", version 1 (one JSON object):
                             ({"exception": {type, mro, message, origin, statement}} or null)
                             a produce check whose behaviour depends on the device has "on_cuda": {"expect":
                             answer, "why": text}, what it expects where CUDA is available (model.OnCuda)
-    digest               sha256 (16 hex digits) of everything above but digest, secret, public, hidden and
-                         public_digest, as JSON with sorted keys
+    digest               sha256 (16 hex digits) of digest_salt followed by everything above but digest, secret,
+                         public, hidden, public_digest and digest_salt, as JSON with sorted keys
+    digest_salt          full key only: sha256 of the solution notebook's code, so that the digest (which the
+                         public key and the student notebook carry) cannot be recomputed to test a guess
     secret               full key only: the random text that seeds the graded fresh points
     public, hidden,      public key only: true; {"checks": n, "points": p} of the checks left out; the
     public_digest        digest of the public key's own content ("digest" stays the full key's)
@@ -58,13 +60,14 @@ from autograder.model import (Answer, Arg, BoolAnswer, Check, ClassAnswer, Conve
 
 SCHEMA = "autograd-lab/key"
 VERSION = 1
-_NOT_DIGESTED = ("digest", "secret", "public", "hidden", "public_digest")
+_NOT_DIGESTED = ("digest", "secret", "public", "hidden", "public_digest", "digest_salt")
 
 
 def digest_of(data: dict[str, Any]) -> str:
-    """The digest of a key's JSON form (see the module docstring)."""
+    """The digest of a key's JSON form (see the module docstring), salted with its digest_salt where it has one."""
     body = {k: v for k, v in data.items() if k not in _NOT_DIGESTED}
-    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
+    salt = data.get("digest_salt", "") if isinstance(data.get("digest_salt", ""), str) else ""
+    return hashlib.sha256((salt + json.dumps(body, sort_keys=True)).encode()).hexdigest()[:16]
 
 
 # ------------------------------------------------------------------------------------------------ to JSON
@@ -165,6 +168,8 @@ def to_json(key: Key) -> dict[str, Any]:
     }
     if key.fresh_seed is not None:
         out["secret"] = key.fresh_seed
+    if key.digest_salt and not key.public:
+        out["digest_salt"] = key.digest_salt
     if key.public:
         hidden = key.hidden_checks or HiddenChecks(0, 0.0)
         out.update(hidden={"checks": hidden.checks, "points": hidden.points}, public=True,
@@ -182,6 +187,7 @@ def public_key(key: Key) -> Key:
     self-check can say that more is graded later), no fresh-point seed; `digest` stays the full key's."""
     hidden = [c for c in key.checks if c.visibility == "hidden"]
     pub = replace(key, checks=tuple(c for c in key.checks if c.visibility == "public"), fresh_seed=None, public=True,
+                  digest_salt="",
                   hidden_checks=HiddenChecks(len(hidden), float(sum(c.points for c in hidden))))
     return replace(pub, public_digest=digest_of(to_json(pub)))
 
@@ -261,7 +267,7 @@ def from_json(data: dict[str, Any]) -> Key:
             tuple(_check_from(c) for c in data["checks"]), data.get("digest", ""), data.get("secret"),
             bool(data.get("public", False)),
             HiddenChecks(int(hidden["checks"]), float(hidden["points"])) if isinstance(hidden, dict) else None,
-            data.get("public_digest", ""))
+            data.get("public_digest", ""), "" if data.get("public") else str(data.get("digest_salt", "")))
     except (KeyError, TypeError, AttributeError) as e:
         raise ValueError(f"a malformed autograd-lab key ({type(e).__name__}: {e})") from None
 

@@ -420,8 +420,9 @@ class Key:
     `fresh_seed` that seeds the graded fresh points; the public key (assignments/<id>/public_key.json, for
     the self-check) has only the public checks, no seed, and `hidden_checks` saying what it left out.
 
-    `digest` names the full key's content (reports and notebooks carry it); `public_digest` the public
-    key's. `torch_version` is the torch of the reference run the key was built from.
+    `digest` names the full key's content (reports and notebooks carry it), salted with `digest_salt` (made
+    from the solution's code, never shipped) so that a student cannot confirm a guess of a hidden check by
+    recomputing it from the public key; `public_digest` names the public key's. `torch_version` is the torch of the reference run the key was built from.
     """
 
     assignment: str
@@ -440,6 +441,7 @@ class Key:
     public: bool = False
     hidden_checks: HiddenChecks | None = None
     public_digest: str = ""
+    digest_salt: str = ""   # full key only: mixed into `digest`, so that a student cannot test a guess of it
 
     def exercise(self, exercise_id: str) -> Exercise:
         """The exercise with this id. Raises KeyError."""

@@ -219,3 +219,98 @@ def test_a_cell_that_raises_in_the_solution_is_named_by_its_grade_id(tmp_path, w
         release(folder, tmp_path / "a", tmp_path / "b", worker=worker)
     assert re.search(r"code cell \d+ \('ex5-predict'\) of the solution error: ZeroDivisionError", str(e.value)), \
         str(e.value)
+
+
+def _scaffold(tmp_path, cells: dict[int, str] | None = None, spec_edit=None, metadata: dict[int, dict] | None = None):
+    """`autograder new 11-hooks` in tmp_path, with code cells replaced (index -> source), cell metadata set and the
+    spec edited; returns the folder."""
+    from autograder.authoring.scaffold import new
+
+    spec, nb_path = new("11-hooks", tmp_path / "solutions")
+    nb = nbformat.read(nb_path, as_version=4)
+    for i, source in (cells or {}).items():
+        if i >= len(nb.cells):
+            nb.cells.append(nbformat.v4.new_code_cell(source))
+        else:
+            nb.cells[i].source = source
+    for i, meta in (metadata or {}).items():
+        nb.cells[i].metadata["nbgrader"] = meta
+    nbformat.write(nb, nb_path)
+    if spec_edit:
+        spec.write_text(spec_edit(spec.read_text()))
+    return spec.parent
+
+
+def test_a_cell_the_author_marked_as_a_solution_ships_blank_and_a_grade_cell_of_theirs_is_refused(tmp_path, worker):
+    """The student attack on release: prepare rewrote the metadata, so a whole-cell solution (no markers) shipped
+    word for word, and a manually graded cell's points were lost without a word."""
+    helper = "def ex1_reference(x):\n    return 3 * x ** 2   # MODEL ANSWER"
+    folder = _scaffold(tmp_path, {6: helper}, metadata={6: {"solution": True, "grade": False, "locked": False,
+                                                             "grade_id": "helper", "schema_version": 3}})
+    r = release(folder, tmp_path / "a", tmp_path / "b", worker=worker)
+    student = nbformat.read(r.student_notebook, as_version=4)
+    cell = next(c for c in student.cells if c.metadata["nbgrader"]["grade_id"] == "helper")
+    assert "MODEL ANSWER" not in cell.source and cell.metadata["nbgrader"]["solution"] is True
+    folder = _scaffold(tmp_path / "2", {6: "Explain why."}, metadata={6: {
+        "solution": True, "grade": True, "points": 2, "locked": False, "grade_id": "explain", "schema_version": 3}})
+    with pytest.raises(BuildError) as e:
+        release(folder, tmp_path / "a2", tmp_path / "b2", worker=worker)
+    assert "cell 7 ('explain') is an nbgrader grade cell" in str(e.value) and "its points would be lost" in str(e.value)
+
+
+def test_marker_words_outside_a_marker_line_are_refused(tmp_path, worker):
+    """nbgrader ends a region at any line holding "END SOLUTION": the rest of the region shipped."""
+    predict = ("# PREDICT 1\n### BEGIN SOLUTION\np1_grad = 3 * P.x0 ** 2\n# (everything up to END SOLUTION is hidden)\n"
+               "# SECRET-WORKING: 3 x**2\n### END SOLUTION")
+    folder = _scaffold(tmp_path, {4: predict})
+    with pytest.raises(BuildError) as e:
+        release(folder, tmp_path / "a", tmp_path / "b", worker=worker)
+    assert "cell 5, line 4: '# (everything up to END SOLUTION is hidden)' holds the words of a solution marker" \
+           in str(e.value)
+
+
+def test_a_solution_that_leaves_a_grad_none_is_refused_rather_than_expected(tmp_path, worker):
+    """The reference run's None became the key's expectation: a correct student scored 1/2, an empty function 2/2."""
+    produce = ('def ex1_grad(x):\n    """y = x ** 3, then y.backward()."""\n    ### BEGIN SOLUTION\n    y = x ** 3\n'
+               '    ### END SOLUTION')
+    folder = _scaffold(tmp_path, {5: produce})
+    with pytest.raises(BuildError) as e:
+        release(folder, tmp_path / "a", tmp_path / "b", worker=worker)
+    assert "check '1.produce.grad': expect is a number ('diff(x**3, x)'), but the reference torch run of the " \
+           "solution's ex1_grad left x.grad as None (did the solution call backward()?)" in str(e.value)
+
+
+def test_given_code_after_a_region_gets_no_early_return(tmp_path, worker):
+    produce = ('def ex1_grad(x):\n    """y = x ** 3, then y.backward()."""\n    ### BEGIN SOLUTION\n    y = x ** 3\n'
+               '    ### END SOLUTION\n    y.backward()   # given')
+    folder = _scaffold(tmp_path, {5: produce})
+    with pytest.raises(BuildError) as e:   # the solution passes (backward() runs); the blank copy cannot be a stub
+        release(folder, tmp_path / "a", tmp_path / "b", worker=worker)
+    assert "in the student copy ex1_grad runs (raised) instead of raising NotImplementedError" in str(e.value)
+
+
+def test_a_hidden_prediction_gets_a_placeholder_that_says_nothing_of_it(tmp_path, worker):
+    folder = _scaffold(tmp_path, spec_edit=lambda t: t.replace(
+        'why = "backward() stores dy/dx = 3x**2 in the .grad of the leaf x."',
+        'why = "backward() stores dy/dx = 3x**2 in the .grad of the leaf x."\nvisibility = "hidden"'))
+    r = release(folder, tmp_path / "a", tmp_path / "b", worker=worker)
+    text = (tmp_path / "a/11-hooks/hooks.ipynb").read_text()
+    assert "p1_grad = ...   # your prediction (a hidden check)" in nbformat.read(r.student_notebook, as_version=4) \
+        .cells[4].source and "y = x**3 and y.backward()" not in text
+
+
+def test_the_key_digest_cannot_be_recomputed_from_the_public_key_to_test_a_guess(tmp_path):
+    """The student attack: key_digest (in the student notebook and public_key.json) was an unsalted hash of the full
+    key minus its secret, so a guessed hidden check could be confirmed offline. It is now salted with the solution's
+    code, which only the full key holds."""
+    import json
+
+    from autograder.keyfile import digest_of, load_key
+
+    full = json.loads((ROOT / "assignments/01-backward-vs-grad/public_key.json").read_text())
+    assert "digest_salt" not in full and "secret" not in full
+    body = {k: v for k, v in full.items() if k not in ("hidden", "public", "public_digest")}
+    assert digest_of(body) != full["digest"]   # the shipped parts (01 has no hidden check) do not give it
+    assert load_key(ROOT / "assignments/01-backward-vs-grad/public_key.json").digest == full["digest"]
+    nb = json.loads((ROOT / "assignments/01-backward-vs-grad/backward-vs-grad.ipynb").read_text())
+    assert nb["metadata"]["autograd_lab"]["key_digest"] == full["digest"]

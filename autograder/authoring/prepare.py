@@ -54,7 +54,8 @@ def _placeholders(source: str, names: list[tuple[str, str]]) -> str:
 
 def _stubs(source: str, functions: dict[str, str]) -> str:
     """`source` with `raise NotImplementedError("exercise <e>: write <f>")` after the END SOLUTION of each function
-    `def f(...)` (f -> its exercise) whose body has a solution region and no such line after it, and a bare `return`
+    `def f(...)` (f -> its exercise) whose body ends with a solution region (no statement of the function after its
+    END SOLUTION) and has no such line after it, and a bare `return`
     ending such a region where its last statement at the region's indentation is no `return` or `raise` (the same as
     falling off the end of the function, so the solution behaves as written and never reaches the stub)."""
     lines = source.splitlines()
@@ -70,7 +71,9 @@ def _stubs(source: str, functions: dict[str, str]) -> str:
         if line.strip() == END and current in functions:
             rest = next((later for later in lines[i + 1:] if later.strip()), "")
             indent = line[: len(line) - len(line.lstrip())]
-            if "NotImplementedError" not in rest:
+            more = bool(rest) and len(rest) - len(rest.lstrip()) >= len(indent)   # the function goes on after
+            # its region (given code the learner's part runs before): no stub, no return
+            if not more and not re.match(r"\s*raise\s+NotImplementedError\b", rest):
                 body = [b for b in out[:-1] if b.strip()]
                 last = body[-1] if body else ""
                 if not (last.startswith(indent) and not last[len(indent):][:1].isspace()
@@ -107,6 +110,17 @@ def _exercise_cells(nb: Any, a: Assignment) -> dict[str, int]:
     return last
 
 
+def _markers(nb: Any, where: str) -> None:
+    """nbgrader takes any line holding "BEGIN SOLUTION" or "END SOLUTION" for a marker (a comment that mentions one
+    would end a region early, and ship the rest of it): each such line must be the marker alone."""
+    for i, cell in enumerate(nb.cells):
+        for n, line in enumerate(cell.source.splitlines(), 1):
+            if ("BEGIN SOLUTION" in line or "END SOLUTION" in line) and line.strip() not in (BEGIN, END):
+                raise PrepareError(f"{where}: cell {i + 1}, line {n}: {line.strip()[:80]!r} holds the words of a "
+                                   f"solution marker, and nbgrader reads every such line as one: write the marker "
+                                   f"alone on its line ({BEGIN}, {END}), and other text without those words")
+
+
 def prepare(nb: Any, a: Assignment, where: str) -> tuple[Any, list[str]]:
     """The solution notebook `nb` (nbformat v4) completed from the spec `a`, and what was added, in words.
 
@@ -125,8 +139,18 @@ def prepare(nb: Any, a: Assignment, where: str) -> tuple[Any, list[str]]:
     import nbformat
 
     nb = copy.deepcopy(nb)
+    _markers(nb, where)
+    for i, cell in enumerate(nb.cells):   # the author's own grade cells, by the author's cell numbers
+        old = cell.metadata.get("nbgrader", {})
+        if old.get("grade") and not (cell.cell_type == "code" and check_cell_exercise(cell.source)) or old.get("task"):
+            raise PrepareError(f"{where}: cell {i + 1} ({old.get('grade_id', '')!r}) is an nbgrader "
+                               f"{'task' if old.get('task') else 'grade'} cell (a manually graded answer, a task or "
+                               f"autograder tests), and autograd-lab grades only through each exercise's lab.check "
+                               f"cell, so its points would be lost: remove its grade flag (Jupyter's Create "
+                               f"Assignment toolbar: \"-\")")
     added: list[str] = []
-    predictions = {ex.id: [(c.name, c.title.removeprefix("predicted: ")) for c in a.checks
+    predictions = {ex.id: [(c.name, c.title.removeprefix("predicted: ") if c.visibility == "public" else
+                            "your prediction (a hidden check)") for c in a.checks
                            if c.exercise == ex.id and c.kind == "predict" and c.name] for ex in a.exercises}
     functions = {f: ex.id for ex in a.exercises for f in ex.functions}
     for i, cell in enumerate(nb.cells):
@@ -135,10 +159,15 @@ def prepare(nb: Any, a: Assignment, where: str) -> tuple[Any, list[str]]:
         source = cell.source
         for names in predictions.values():
             source = _placeholders(source, names)
-        source = _stubs(source, functions)
-        if source != cell.source:
-            added.append(f"cell {i + 1}: placeholders or stubs")
-            cell.source = source
+        placed = [n for names in predictions.values() for n, _ in names
+                  if re.search(rf"^\s*{re.escape(n)} = \.\.\.", source, re.M)
+                  and not re.search(rf"^\s*{re.escape(n)} = \.\.\.", cell.source, re.M)]
+        stubbed = _stubs(source, functions)
+        stubs = [f for f in functions if f'write {f}")' in stubbed and f'write {f}")' not in source]
+        if stubbed != cell.source:
+            added.append(f"cell {i + 1}: " + ", ".join([*(f"{n} = ..." for n in placed),
+                                                      *(f"the stub of {f}" for f in stubs)]))
+            cell.source = stubbed
     for i, cell in enumerate(nb.cells):
         if cell.cell_type == "code" and "lab.parameters" in cell.source:
             source = _parameters_comment(cell.source, list(a.parameters))
@@ -182,7 +211,8 @@ def prepare(nb: Any, a: Assignment, where: str) -> tuple[Any, list[str]]:
             while gid in seen or gid in ids:
                 gid += "-1"
         seen.add(gid)
-        solution = cell.cell_type == "code" and BEGIN in cell.source
+        # a solution region, or a whole cell the author marked as a solution (nbgrader blanks all of it)
+        solution = BEGIN in cell.source or bool(old.get("solution")) and not ex
         meta = {"grade": bool(ex), "grade_id": gid, "locked": not solution and not (
                 cell.cell_type == "code" and STUDENT_ID_CELL.match(cell.source)),
                 "schema_version": 3, "solution": solution, "task": False}

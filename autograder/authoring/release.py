@@ -12,6 +12,7 @@ autograder.judging.compare, autograder.sandbox.client.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import secrets
@@ -92,6 +93,7 @@ class Release:
     blank_score: float
     max_score: float
     misconceptions: MisconceptionSummary = MisconceptionSummary()
+    completed: tuple[str, ...] = ()   # what release added to the solution notebook (authoring.prepare), in words
 
 
 def _skeleton(v: dict[str, Any]) -> dict[str, Any]:
@@ -125,7 +127,8 @@ def _run(key: Key, cells: list[str], student: str, what: str,
     return obs, run
 
 
-def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None) -> tuple[Key, Any, float]:
+def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None,
+              completed: list[str] | None = None) -> tuple[Key, Any, float]:
     """Build the full key of the assignment in `solution_dir` (spec.toml + solution notebook).
 
     Runs the solution through the sandboxed probe for SAMPLE_STUDENTS, takes each produce
@@ -133,7 +136,8 @@ def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None) ->
     the solution with that key at every sample point: a failing check means the reference torch
     run and sympy disagree (or the solution is wrong), and raises BuildError.
 
-    `worker`: a warm sandbox.Worker to run in (default: one started for this build).
+    `worker`: a warm sandbox.Worker to run in (default: one started for this build). `completed`: a list that gets
+    what `prepare` added to the notebook, in words.
 
     Returns:
         (the full Key, the solution notebook, the solution's lowest score over the sample students).
@@ -144,7 +148,7 @@ def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None) ->
     solution_dir = Path(solution_dir)
     if worker is None:
         with sandbox.Worker([str(solution_dir.resolve().parent)]) as w:
-            return build_key(solution_dir, w)
+            return build_key(solution_dir, w, completed)
     a = load_spec(solution_dir)
     if a.id != solution_dir.resolve().name:
         raise SpecError(f"{a.source} [assignment]: id = {a.id!r} must be the folder's name, {solution_dir.resolve().name!r}")
@@ -152,9 +156,11 @@ def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None) ->
     if not nb_path.exists():
         raise SpecError(f"{a.source} [assignment]: notebook {a.notebook!r} is not in {solution_dir}")
     try:
-        nb, _ = prepare(read_notebook(nb_path), a, str(nb_path))   # metadata, placeholders, stubs, check cells
+        nb, added = prepare(read_notebook(nb_path), a, str(nb_path))   # metadata, placeholders, stubs, check cells
     except PrepareError as e:
         raise BuildError(str(e)) from None
+    if completed is not None:
+        completed += added
     cells = code_cells(nb)
     for i, source in enumerate(cells):
         for other in (m.group(1) for m in LAB_CALL.finditer(source)):
@@ -172,7 +178,8 @@ def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None) ->
     checks = []
     for check in key.checks:
         checks.append(_with_reference(check, first, a, nb_path, cells, code_cell_labels(nb)))
-    key = with_digest(replace(key, checks=tuple(checks)))
+    salt = hashlib.sha256("\0".join(cells).encode()).hexdigest()[:32]   # the solution's code: never shipped
+    key = with_digest(replace(key, checks=tuple(checks), digest_salt=salt))
     scores = []
     facts = sources.Facts.of(cells)   # the solution's predictions must be worked out too (autograder.judging.worked)
     for i, student in enumerate(SAMPLE_STUDENTS):
@@ -429,8 +436,30 @@ def _with_reference(check: Check, first: wire.Observations, a: Assignment, nb_pa
         raise BuildError(f"{where}: expect is one value ({e.answer.expr!r}), but the reference torch run of the "
                          f"solution's {check.function} returned {compare.describe(observed)}; write expect = [...] "
                          f"with one expression per item of the {observed['kind']}")
+    _numbers_observed(where, e.answer, observed, check)
     assert isinstance(e, ValueExpectation)
     return replace(check, expectation=replace(e, form=form))
+
+
+def _numbers_observed(where: str, answer: Any, observed: dict[str, Any], check: Check, item: str = "") -> None:
+    """Every expression of `answer` must meet a number or tensor in the reference run's `observed` value: the form
+    (kinds, dtypes, shapes) is taken from that run, so a None there would make the key expect None where the spec
+    says a number, and the cross-check with sympy would never run.
+
+    Raises:
+        BuildError: naming the check, the item and what the solution left there.
+    """
+    if isinstance(answer, SeqAnswer) and observed.get("t") == "seq":
+        for i, (a, o) in enumerate(zip(answer.items, observed["items"], strict=False)):
+            _numbers_observed(where, a, o, check, f" (item {i})")
+        return
+    if isinstance(answer, ExprAnswer) and observed.get("t") not in ("float", "int", "tensor", "array"):
+        what = "returned" if check.observe == "returned" else f"left {check.observe} as"
+        hint = (" (did the solution call backward()?)" if observed.get("t") == "none" and check.observe != "returned"
+                else "")
+        raise BuildError(f"{where}: expect{item} is a number ({answer.expr!r}), but the reference torch run of the "
+                         f"solution's {check.function} {what} {compare.describe(observed)}{hint}: fix the solution, or "
+                         f"write expect = \"None\" if that is the answer")
 
 
 def _check_blanks(key: Key, obs: wire.Observations, nb_path: Path) -> None:
@@ -457,12 +486,36 @@ def _check_blanks(key: Key, obs: wire.Observations, nb_path: Path) -> None:
                                  f"SOLUTION (release writes `raise NotImplementedError(...)` after it)")
 
 
+def _nothing_of_the_solution_ships(nb: Any, blank: Any, nb_path: Path) -> None:
+    """No line of a solution (a region between the markers, or a whole cell marked as a solution) may be in the
+    student copy, unless the same cell has it outside its regions too (`return`, given code): a check of what
+    nbgrader's preprocessors made, whatever the markers' spelling.
+
+    Raises:
+        BuildError: naming the cell and the line.
+    """
+    for i, (cell, out) in enumerate(zip(nb.cells, blank.cells, strict=True)):
+        if not cell.metadata.get("nbgrader", {}).get("solution"):
+            continue
+        inside, secret, given = "BEGIN SOLUTION" not in cell.source, set(), set()
+        for line in cell.source.splitlines():
+            if line.strip() in ("### BEGIN SOLUTION", "### END SOLUTION"):
+                inside = line.strip() == "### BEGIN SOLUTION"
+            elif line.strip():
+                (secret if inside else given).add(line.strip())
+        left = [line.strip() for line in out.source.splitlines() if line.strip() in secret - given]
+        if left:
+            gid = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+            raise BuildError(f"{nb_path}: cell {i + 1} ({gid!r}) of the student copy still holds {left[0][:80]!r} from "
+                             f"its solution: check its ### BEGIN SOLUTION / ### END SOLUTION markers")
+
+
 def _unmarked_cells(nb: Any) -> str:
-    bad = [f"cell {i + 1} ({c.metadata.get('nbgrader', {}).get('grade_id') or c.source.splitlines()[0][:40]!r})"
-           for i, c in enumerate(nb.cells)
-           if "BEGIN SOLUTION" in c.source and not c.metadata.get("nbgrader", {}).get("solution")]
-    return (f"Mark {', '.join(bad)} as nbgrader solution cells (metadata nbgrader.solution = true)" if bad
-            else "Check that every ### BEGIN SOLUTION has its ### END SOLUTION")
+    """What to check when nbgrader refuses the markers (prepare marks every cell that has one as a solution cell)."""
+    bad = [f"cell {i + 1}" for i, c in enumerate(nb.cells)
+           if c.source.count("### BEGIN SOLUTION") != c.source.count("### END SOLUTION")]
+    return (f"Check the markers of {', '.join(bad)}: each ### BEGIN SOLUTION needs its ### END SOLUTION in the same "
+            f"cell" if bad else "Check that every ### BEGIN SOLUTION has its ### END SOLUTION, in the same cell")
 
 
 # What a student sees or is graded on, per check (the key's JSON form): a re-release that changes any of it, or the
@@ -525,7 +578,8 @@ def _release(solution_dir: Path, root: Path, assignments_dir: str | Path | None,
              worker: sandbox.Worker, force: bool = False) -> Release:
     import nbformat
 
-    key, nb, solution_score = build_key(solution_dir, worker)
+    added: list[str] = []
+    key, nb, solution_score = build_key(solution_dir, worker, added)
     check_domain(key, str(solution_dir / "spec.toml"))
     check_on_cuda(key, str(solution_dir / "spec.toml"))
     misconceptions = check_misconceptions(key, str(solution_dir / "spec.toml"))
@@ -533,6 +587,7 @@ def _release(solution_dir: Path, root: Path, assignments_dir: str | Path | None,
         blank = student_copy(nb)
     except RuntimeError as e:   # nbgrader: a solution region outside a solution cell, or unbalanced markers
         raise BuildError(f"{solution_dir / key.notebook}: {e}. {_unmarked_cells(nb)}") from None
+    _nothing_of_the_solution_ships(nb, blank, solution_dir / key.notebook)
     blank.metadata[METADATA_KEY] = {"assignment": key.assignment, "key_digest": key.digest}
     obs, run = _run(key, code_cells(blank), SAMPLE_STUDENTS[0], "blank student copy", worker)
     _check_blanks(key, obs, solution_dir / key.notebook)   # first: a missing placeholder or stub is the usual cause
@@ -572,4 +627,4 @@ def _release(solution_dir: Path, root: Path, assignments_dir: str | Path | None,
     nbformat.write(nb, str(kdir / "source" / key.notebook))
     return Release(key.assignment, str(nb_out), str(out / "public_key.json"), str(kdir / "key.json"),
                    len(key.checks), solution_score, float(sum(o.score for o in outcomes)), key.max_score,
-                   misconceptions)
+                   misconceptions, tuple(added))

@@ -11,6 +11,7 @@ import keyword
 import re
 from contextvars import ContextVar
 import tomllib
+import unicodedata
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,18 @@ def _keys(where: str, table: dict[str, Any], allowed: set[str], required: set[st
     missing = sorted(set(required) - set(table))
     if missing:
         raise SpecError(f"{where}: missing required key(s) {', '.join(missing)}")
+
+
+def _line_text(where: str, value: Any, what: str) -> str:
+    """A title or a `why`: one line of text, shown in notebooks (a generated placeholder's comment), reports and
+    feedback pages; a line break or another control character would end up as code in a generated cell."""
+    if not (isinstance(value, str) and value.strip()):
+        raise SpecError(f"{where}: {what} must be a line of text")
+    bad = [c for c in value if unicodedata.category(c) in ("Cc", "Zl", "Zp")]
+    if bad:
+        raise SpecError(f"{where}: {what} {value!r} holds a line break or control character ({bad[0]!r}); write it "
+                        f"on one line")
+    return value
 
 
 def _ident(where: str, value: Any, what: str) -> str:
@@ -441,7 +454,7 @@ def _load(src: str, data: dict[str, Any]) -> Assignment:
                     raise SpecError(f"{where}: argument {arg.name!r} names parameter {ref!r}; define it under [parameters]")
             args.append(arg)
         symbols = set(params) | {a.name for a in args if a.param is not None}
-        exercises.append(Exercise(eid, str(ex["title"]), functions, tuple(args)))
+        exercises.append(Exercise(eid, _line_text(where, ex["title"], "title"), functions, tuple(args)))
         mine: list[Check] = []
         for raw in ex["check"]:
             cid = f"{eid}.{raw.get('id', '')}"
@@ -485,10 +498,11 @@ def _load(src: str, data: dict[str, Any]) -> Assignment:
                     raise SpecError(f"{cwhere}: convention = ... goes with expect = (torch's value), not with "
                                     f"raises or warns")
                 expectation = ConventionExpectation(expectation.answer, None, convention, sympy_text)
-            mine.append(Check(cid, eid, kind, str(raw["title"]), expectation, str(raw["why"]), points, vis, name,
+            mine.append(Check(cid, eid, kind, _line_text(cwhere, raw["title"], "title"), expectation,
+                              _line_text(cwhere, raw["why"], "why"), points, vis, name,
                               function, observe, tol.get("rtol"), tol.get("atol"), sensitive,
                               on_cuda=_on_cuda(cwhere, raw, kind, symbols)))
         checks += _twins_flagged(_misconceptions(src, eid, ex.get("misconception", []), mine, symbols,
                                                  {f"{a.name}.grad" for a in args if a.tensor}))
-    return Assignment(str(a["id"]), str(a["title"]), a["notebook"], str(a.get("torch_observed", "")),
+    return Assignment(str(a["id"]), _line_text(f"{src} [assignment]", a["title"], "title"), a["notebook"], str(a.get("torch_observed", "")),
                       limits, grading, params, tuple(exercises), tuple(checks), src)

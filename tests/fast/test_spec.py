@@ -198,6 +198,14 @@ def test_an_unknown_key_is_named_with_its_line_and_the_key_it_is_closest_to(tmp_
     assert f"[grading], line {line}: unknown key 'zzz'; allowed: " in str(e.value), str(e.value)   # nothing close
 
 
+def test_a_title_or_why_with_a_line_break_is_refused(tmp_path):
+    """A check title becomes a generated placeholder's comment: a line break in it would be code in the notebook."""
+    with pytest.raises(SpecError) as e:
+        load_text(tmp_path, GOOD.replace('why = "because"', 'why = "because"', 1).replace(
+            'title = "', 'title = "x.grad\\nimport os; print(1) ', 1))
+    assert "holds a line break or control character ('\\n'); write it on one line" in str(e.value), str(e.value)
+
+
 def test_an_accepted_overlap_is_read_and_kept_by_the_key(tmp_path):
     from autograder.keyfile import _check_from, _check_json
     from autograder.model import Overlap
