@@ -255,7 +255,7 @@ def check_domain(key: Key, source: str) -> None:
                     raise BuildError(
                         f"{source} check {check.id!r}: {what} has no finite value at {name} = {value} (with "
                         f"{ex.where(point)}), a value a student can draw ({name} ranges over {p.low}..{p.high}): "
-                        f"such a student could never pass. Narrow {name}'s range to leave it out, or write the "
+                        f"such a student could never pass. {_narrower(p, name, value)}, or write the "
                         f"expectation so that it holds there")
                 if len(used) < 2 or base is not bases[0]:
                     continue   # the joint grid of the parameters used is the same from every base point
@@ -269,6 +269,27 @@ def check_domain(key: Key, source: str) -> None:
                         f"pass. Make the ranges of {', '.join(used[:-1])} and {used[-1]} such that they never meet there (for "
                         f"instance disjoint ranges, or different signs), or write the expectation so that it holds "
                         f"there")
+
+
+def _narrower(p: Parameter, name: str, bad: Number) -> str:
+    """The fix for a parameter value without a finite expectation, in words: the larger of the ranges on either
+    side of it (in magnitude), if one is left ("Narrow c's range to leave it out: low = 1.1 (26 values) or
+    high = 0.9 (5 values)")."""
+    if p.kind == "fixed":
+        return f"Change {name}'s fixed value"
+    step = 1 if p.kind == "integer" else 10.0 ** -int(p.decimals)
+    mag = abs(bad) if p.kind == "real" else bad
+    options = []
+    if mag + step <= p.high:
+        low = round(mag + step, int(p.decimals or 0)) if p.kind == "real" else int(mag + step)
+        options.append((round((p.high - low) / step) + 1, f"low = {low}"))
+    if mag - step >= p.low:
+        high = round(mag - step, int(p.decimals or 0)) if p.kind == "real" else int(mag - step)
+        options.append((round((high - p.low) / step) + 1, f"high = {high}"))
+    if not options:
+        return f"Give {name} a range without {bad}"
+    options.sort(reverse=True)
+    return f"Narrow {name}'s range to leave it out: " + " or ".join(f"{t} ({n} values)" for n, t in options)
 
 
 def check_on_cuda(key: Key, source: str) -> None:
