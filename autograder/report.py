@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -82,6 +83,10 @@ SCHEMA = "autograd-lab/report"
 VERSION = 1
 
 
+# How the notes about a notebook's identity begin (autograder.grading.identity writes them).
+ID_NOTES = ("STUDENT_ID is still", "the notebook says STUDENT_ID", "graded as its STUDENT_ID")
+
+
 @dataclass(frozen=True)
 class Diagnosis:
     """The named misconception a failed check's value matches (autograder.judging.judge): its `id` (unique in the
@@ -105,6 +110,8 @@ class Diagnosis:
         the formula alone."""
         if not self.value:
             return f"your value is what {self.formula if len(self.formula) <= self.FORMULA_CHARS else 'that thinking'} gives there"
+        if self.formula == self.value and re.fullmatch(r"[A-Z]\w*(Error|Exception|Warning|Interrupt|Exit)", self.value):
+            return f"that thinking ends in {self.value}, as yours did"   # an exception class: predicted or raised
         if self.formula == self.value or len(self.formula) > self.FORMULA_CHARS:
             return f"that thinking gives {self.value}, which is your value"
         return f"that thinking gives {self.formula} = {self.value} at {self.where}, which is your value"
@@ -194,6 +201,15 @@ class Report:
     def counted(self) -> bool:
         """Does this report count for its student: graded, not superseded, and not awaiting staff's choice?"""
         return self.status == "graded" and not self.superseded_by and not self.choose_among
+
+    def id_notes(self) -> tuple[str, ...]:
+        """The notes about whose notebook this is (STUDENT_ID still the placeholder, another id than the one graded):
+        every view shows them first, above the checks."""
+        return tuple(n for n in self.notes if n.startswith(ID_NOTES))
+
+    def other_notes(self) -> tuple[str, ...]:
+        """The notes that are not id_notes, shown after the checks."""
+        return tuple(n for n in self.notes if not n.startswith(ID_NOTES))
 
     def counts(self) -> dict[str, int]:
         """Number of outcomes per status, in STATUSES order (and "sealed", a self-check's, last when there are)."""

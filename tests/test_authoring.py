@@ -314,3 +314,19 @@ def test_the_key_digest_cannot_be_recomputed_from_the_public_key_to_test_a_guess
     assert load_key(ROOT / "assignments/01-backward-vs-grad/public_key.json").digest == full["digest"]
     nb = json.loads((ROOT / "assignments/01-backward-vs-grad/backward-vs-grad.ipynb").read_text())
     assert nb["metadata"]["autograd_lab"]["key_digest"] == full["digest"]
+
+
+def test_every_misconception_that_passes_as_right_is_named_at_once(tmp_path):
+    """A release named one refusal per run; now each step names all it finds (09's t drawable at 1.0, as before)."""
+    folder = tmp_path / "09-forward-mode-and-functions"
+    folder.mkdir()
+    spec = (ROOT / "solutions/09-forward-mode-and-functions/spec.toml").read_text()
+    old = 't = { kind = "real", low = 1.1, high = 2.0,'
+    assert old in spec
+    (folder / "spec.toml").write_text(spec.replace(old, 't = { kind = "real", low = 0.5, high = 2.0,'))
+    with pytest.raises(BuildError) as e:
+        check_discrimination(_base_key(load_spec(folder), "2.13.0"), "spec.toml")
+    assert str(e.value).startswith("2 problems:\n  1. spec.toml check '2.predict.dual': misconception "
+                                   "'tangent-without-t' passes as the right answer for 3.")
+    assert "\n  2. spec.toml check '2.produce.dual': misconception 'tangent-without-t'" in str(e.value)
+    assert len(e.value.problems) == 2 and "(within the check's tolerance, where t = 1.0)" in e.value.problems[0]

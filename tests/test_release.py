@@ -236,8 +236,9 @@ def test_an_expectation_with_a_pole_a_student_can_draw_is_refused_at_release(key
     with pytest.raises(BuildError) as e:
         check_domain(pole, "spec.toml")
     assert "spec.toml check '1.produce.grad': expect has no finite value at x0 = 1.0" in str(e.value)
-    assert "a value a student can draw (x0 ranges over 0.5..2.5)" in str(e.value)
-    assert "Narrow x0's range to leave it out: low = 1.01 (150 values) or high = 0.99 (50 values)" in str(e.value)
+    assert "a value a student can draw (x0 ranges over 0.5..2.5, either sign)" in str(e.value)
+    assert ('Give x0 one sign, which leaves them all out: sign = "negative"; or narrow x0\'s range to leave it out: '
+            'low = 1.01 (150 values) or high = 0.99 (50 values)') in str(e.value)
     check_domain(key, "spec.toml")   # the shipped expectations hold on the whole grid
     assert parameter_grid(Parameter("real", 0.5, 0.7, "any", 1)) == [0.5, 0.6, 0.7, -0.5, -0.6, -0.7]
     assert parameter_grid(Parameter("integer", 2, 4)) == [2, 3, 4]

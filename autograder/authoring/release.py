@@ -44,7 +44,12 @@ CLASS_STUDENTS = tuple(f"class-{i:03d}" for i in range(100))
 
 
 class BuildError(RuntimeError):
-    """The key cannot be released: the message names the check and what to fix."""
+    """The key cannot be released: the message names the check and what to fix. `problems`: each problem's
+    message, where one step found several (the message numbers them)."""
+
+    def __init__(self, message: str, problems: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.problems = problems or (message,)
 
 
 @dataclass(frozen=True)
@@ -188,19 +193,22 @@ def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None,
                                                       labels=tuple(code_cell_labels(nb))),
                                   plan.points_for(key, student))
         scores.append(sum(o.score for o in outcomes))
+        problems = []
         for o in outcomes:
-            if o.status != "passed" and o.kind == "predict" and "was not worked out" in (o.message or ""):
-                check = key.check(o.check_id)
-                raise BuildError(f"{a.source} check {o.check_id!r}: the solution notebook computes {check.name} by "
-                                 f"running code ({o.message.split(' was not worked out (', 1)[-1].split(')', 1)[0]}"
-                                 f"), and with [grading] predictions = \"worked-out\" (the default) a prediction "
-                                 f"computed so fails. Write the solution's {check.name} by hand (numbers, P.<parameter>"
-                                 f", arithmetic), or set predictions = \"any\" in [grading] to accept computed "
-                                 f"predictions")
-            if o.status != "passed":
-                check = key.check(o.check_id)
-                raise BuildError(f"{a.source} check {o.check_id!r}: the solution does not pass ({o.status}) for "
-                                 f"sample student {student!r}: {o.message}. {judge.handler(check).advice(key, check)}")
+            if o.status == "passed":
+                continue
+            check = key.check(o.check_id)
+            if o.kind == "predict" and "was not worked out" in (o.message or ""):
+                problems.append(f"{a.source} check {o.check_id!r}: the solution notebook computes {check.name} by "
+                                f"running code ({o.message.split(' was not worked out (', 1)[-1].split(')', 1)[0]}"
+                                f"), and with [grading] predictions = \"worked-out\" (the default) a prediction "
+                                f"computed so fails. Write the solution's {check.name} by hand (numbers, P.<parameter>"
+                                f", arithmetic), or set predictions = \"any\" in [grading] to accept computed "
+                                f"predictions")
+            else:
+                problems.append(f"{a.source} check {o.check_id!r}: the solution does not pass ({o.status}) for "
+                                f"sample student {student!r}: {o.message}. {judge.handler(check).advice(key, check)}")
+        _refuse(problems)   # every check the solution fails for this student, at once
     return key, nb, float(min(scores))
 
 
@@ -218,16 +226,19 @@ def parameter_grid(p: Parameter) -> list[Number]:
 
 
 def check_domain(key: Key, source: str) -> None:
-    """Evaluate every value a check expects over the whole range of each parameter it depends on (every value a
-    student can draw, the other parameters at the sample students' own points): a pole (`1/(c - 1)` with c = 1.0
-    drawable) leaves a student who can never pass. An expectation that is not finite at a sample point already is
-    meant so (torch's inf or nan) and is left alone.
+    """Evaluate every value a check expects over the whole domain a student can draw: over the joint grid of the
+    parameters it depends on where there are two or more (authoring.domain), and over the whole range of each
+    (every value a student can draw, the other parameters at the sample students' own points). A pole
+    (`1/(c - 1)` with c = 1.0 drawable, `1/(x + c)` with x of either sign) leaves a student who can never pass.
+    An expectation that is not finite at a sample point already is meant so (torch's inf or nan) and is left alone.
 
     Raises:
-        BuildError: naming the spec file, the check, the parameter value and the fix.
+        BuildError: every check with such a value (not only the first), each naming the spec file, the check, the
+            parameter values and the fix.
     """
     bases = [plan.draw_point(key.parameters, key.assignment, s, "own") for s in SAMPLE_STUDENTS]
     grids = {name: parameter_grid(p) for name, p in key.parameters.items()}
+    problems = []
     for check in key.checks:
         answers = [("expect", check.expectation.answer)] if isinstance(check.expectation, ValueExpectation) else []
         answers += [("on_cuda.expect", check.on_cuda.answer)] if check.on_cuda is not None else []
@@ -237,38 +248,102 @@ def check_domain(key: Key, source: str) -> None:
             texts = [a.expr for a in answer_items(answer) if isinstance(a, ExprAnswer)]
             free = {str(x) for t in texts for x in analytic.parse(t, symbols).free_symbols}
             used = sorted({n for n in free if n in key.parameters} | {a.param for a in ex.args if a.name in free and a.param})
-            for base in bases:
-                if what == "expect" and not _finite(judge.fill(None, answer, ex.values(base))):
-                    break   # meant so: torch's inf or nan, which the reference run checked (on_cuda's it cannot)
-                for name, value in [(None, None), *((n, v) for n in used for v in grids[n])]:   # the base point too
-                    point = base if name is None else {**base, name: value}
-                    try:
-                        ok = _finite(judge.fill(None, answer, ex.values(point)))
-                    except (ValueError, TypeError, ArithmeticError):
-                        ok = False
-                    if ok:
-                        continue
-                    if name is None:
-                        raise BuildError(f"{source} check {check.id!r}: {what} has no finite value at "
-                                         f"{ex.where(point)}: write a value that holds at every point")
-                    p = key.parameters[name]
-                    raise BuildError(
-                        f"{source} check {check.id!r}: {what} has no finite value at {name} = {value} (with "
-                        f"{ex.where(point)}), a value a student can draw ({name} ranges over {p.low}..{p.high}): "
-                        f"such a student could never pass. {_narrower(p, name, value)}, or write the "
-                        f"expectation so that it holds there")
-                if len(used) < 2 or base is not bases[0]:
-                    continue   # the joint grid of the parameters used is the same from every base point
-                bad, exact = domain.nonfinite_points(key.parameters, used, answer, symbols, base, ex.values)
-                if bad:
-                    names = ", ".join(f"{n} = {bad[0][n]}" for n in used)
-                    raise BuildError(
-                        f"{source} check {check.id!r}: {what} has no finite value at {names} (with "
-                        f"{ex.where(bad[0])}), values a student can draw together"
-                        f"{f' ({len(bad)} such points found)' if len(bad) > 1 else ''}: such a student could never "
-                        f"pass. Make the ranges of {', '.join(used[:-1])} and {used[-1]} such that they never meet there (for "
-                        f"instance disjoint ranges, or different signs), or write the expectation so that it holds "
-                        f"there")
+            problem = _domain_problem(key, check, what, answer, used, symbols, bases, grids, source)
+            if problem:
+                problems.append(problem)
+                break
+    _refuse(problems)
+
+
+def _refuse(problems: list[str]) -> None:
+    """Raise one BuildError for every problem found (numbered when there are several), or nothing."""
+    if len(problems) == 1:
+        raise BuildError(problems[0])
+    if problems:
+        raise BuildError(f"{len(problems)} problems:\n" + "\n".join(f"  {i}. {p}" for i, p in enumerate(problems, 1)),
+                         tuple(problems))
+
+
+def _domain_problem(key: Key, check: Check, what: str, answer: Any, used: list[str], symbols: tuple[str, ...],
+                    bases: list[dict[str, Number]], grids: dict[str, list[Number]], source: str) -> str | None:
+    """check_domain for one expected value: the refusal's text, or None."""
+    ex = key.exercise(check.exercise)
+    where = f"{source} check {check.id!r}: {what} has no finite value at"
+    for b in bases:
+        try:
+            meant = what == "expect" and not _finite(judge.fill(None, answer, ex.values(b)))
+        except (ValueError, TypeError, ArithmeticError) as e:   # complex, or no number at all
+            shown = ", ".join(f"{n} = {b[n]}" for n in used)
+            return f"{where} {shown} (with {ex.where(b)}: {e}): write a value that holds at every point"
+        if meant:
+            return None   # meant so: torch's inf or nan, which the reference run checked (on_cuda's it cannot)
+    if len(used) >= 2:   # first: where several parameters meet, one range alone is seldom the fix
+        bad, _ = domain.nonfinite_points(key.parameters, used, answer, symbols, bases[0], ex.values)
+        if bad:
+            names = ", ".join(f"{n} = {bad[0][n]}" for n in used)
+            signs = _sign_fix(key, used, answer, symbols, bases[0], ex.values)
+            return (f"{where} {names} (with {ex.where(bad[0])}), values a student can draw together"
+                    f"{f' ({len(bad)} such points found)' if len(bad) > 1 else ''}: such a student could never pass. "
+                    f"{signs or 'Make the ranges of ' + ', '.join(used[:-1]) + ' and ' + used[-1] + ' such that they never meet there (for instance disjoint ranges, or different signs)'}"
+                    f", or write the expectation so that it holds there")
+    for base in bases:
+        for name in [None, *used]:
+            values = [None] if name is None else grids[name]
+            failing = []
+            for value in values:
+                point = base if name is None else {**base, name: value}
+                try:
+                    ok = _finite(judge.fill(None, answer, ex.values(point)))
+                except (ValueError, TypeError, ArithmeticError):
+                    ok = False
+                if not ok:
+                    failing.append(value)
+            if not failing:
+                continue
+            if name is None:
+                return f"{where} {ex.where(base)}: write a value that holds at every point"
+            p = key.parameters[name]
+            point = {**base, name: failing[0]}
+            shown = ", ".join(map(str, failing[:4])) + (", ..." if len(failing) > 4 else "")
+            return (f"{where} {name} = {shown} (with {ex.where(point)}), {'a value' if len(failing) == 1 else 'values'} "
+                    f"a student can draw ({name} ranges over {p.low}..{p.high}"
+                    f"{', either sign' if p.sign == 'any' else ''}): such a student could never pass. "
+                    f"{_either(_sign_fix(key, [name], answer, symbols, base, ex.values), _narrower(p, name, failing[0]))}, or "
+                    f"write the expectation so that it holds there")
+    return None
+
+
+def _either(*fixes: str) -> str:
+    """Fixes in words, joined: "Give x0 one sign ...; or narrow x0's range ..."."""
+    shown = [f for f in fixes if f]
+    return "; or ".join(f if i == 0 else f[0].lower() + f[1:] for i, f in enumerate(shown))
+
+
+def _sign_fix(key: Key, used: list[str], answer: Any, symbols: tuple[str, ...], base: dict[str, Number],
+              values: Any) -> str:
+    """One sign for a parameter now of either sign that leaves every such point out (checked: the search finds none
+    with it), in words, or ""."""
+    for n in used:
+        p = key.parameters[n]
+        if p.kind != "real" or p.sign != "any":
+            continue
+        for sign in ("positive", "negative"):
+            params = {**key.parameters, n: replace(p, sign=sign)}
+            at = {**base, n: abs(base[n]) if sign == "positive" else -abs(base[n])}
+            if len(used) >= 2:
+                left, _ = domain.nonfinite_points(params, used, answer, symbols, at, values)
+            else:
+                left = [v for v in parameter_grid(params[n]) if not _finite_at(answer, values({**at, n: v}))]
+            if not left:
+                return f"Give {n} one sign, which leaves them all out: sign = \"{sign}\""
+    return ""
+
+
+def _finite_at(answer: Any, values: dict[str, Number]) -> bool:
+    try:
+        return _finite(judge.fill(None, answer, values))
+    except (ValueError, TypeError, ArithmeticError):
+        return False
 
 
 def _narrower(p: Parameter, name: str, bad: Number) -> str:
@@ -386,7 +461,7 @@ def check_discrimination(key: Key, source: str) -> tuple[discrimination.Overlap,
             `overlap = { share = ..., why = "..." }`, naming the spec file, the check, the misconception, the share,
             the parameter values where it passes, and the fixes.
     """
-    found = []
+    found, problems = [], []
     for check in key.checks:
         for m in check.misconceptions:
             o = discrimination.overlap(key, check, m)
@@ -395,13 +470,14 @@ def check_discrimination(key: Key, source: str) -> tuple[discrimination.Overlap,
             if o.share > allowed:
                 at = f", where {', '.join(o.values)}" if o.values else ""
                 accepted = (f" (its spec accepts up to {100 * m.overlap.share:g} %)" if m.overlap else "")
-                raise BuildError(
+                problems.append(
                     f"{source} check {check.id!r}: misconception {m.id!r} passes as the right answer for "
                     f"{100 * o.share:.2f} % of students{accepted} (within the check's tolerance{at}): they would be "
                     f"told they are right, and it would never be named. Change the parameters' ranges so that its "
                     f"value and the right answer differ for all but 1 % of students, or accept it with overlap = "
                     f"{{ share = {min(0.99, round(o.share + 0.005, 3)):g}, why = \"...\" }} in this misconception's "
                     f"table")
+    _refuse(problems)
     return tuple(sorted(found, key=lambda o: -o.share))
 
 
@@ -601,9 +677,15 @@ def _release(solution_dir: Path, root: Path, assignments_dir: str | Path | None,
 
     added: list[str] = []
     key, nb, solution_score = build_key(solution_dir, worker, added)
-    check_domain(key, str(solution_dir / "spec.toml"))
-    check_on_cuda(key, str(solution_dir / "spec.toml"))
-    misconceptions = check_misconceptions(key, str(solution_dir / "spec.toml"))
+    problems, misconceptions = [], MisconceptionSummary()
+    for step in (check_domain, check_on_cuda, check_misconceptions):   # every problem at once, not one per release
+        try:
+            result = step(key, str(solution_dir / "spec.toml"))
+        except BuildError as e:
+            problems += e.problems
+        else:
+            misconceptions = result if isinstance(result, MisconceptionSummary) else misconceptions
+    _refuse(problems)
     try:
         blank = student_copy(nb)
     except RuntimeError as e:   # nbgrader: a solution region outside a solution cell, or unbalanced markers

@@ -4,7 +4,7 @@ file's name, its student folder and the notebook's own STUDENT_ID. An id is reco
 a rule resolves it; where the witnesses disagree in a way no rule resolves, the submission is not
 gradable and the reason says what to do.
 
-May import: stdlib.
+May import: stdlib, autograder.report (ID_NOTES: how its notes begin).
 """
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from autograder.report import ID_NOTES
 
 PLACEHOLDER_ID = "your-student-id"   # what a released notebook's STUDENT_ID cell holds
 
@@ -234,7 +236,7 @@ def notes(declared: str | None, student: str) -> list[str]:
 
 def is_id_note(note: str) -> bool:
     """Is `note` one of this module's notes (the batch summary shows only these)?"""
-    return note.startswith(("STUDENT_ID is still", "the notebook says STUDENT_ID", "graded as its STUDENT_ID"))
+    return note.startswith(ID_NOTES)
 
 
 def placeholder_warning() -> str:

@@ -528,7 +528,8 @@ def judge_prediction(key: Key, check: Check, evidence: Evidence, point: Point) -
     value = obs.names.get(check.name)
     record = evidence.commits.get(check.exercise)
     ran_then = None   # the committed value was obtained by running code, as the cell stood at the commit
-    graded_commit = False
+    graded_commit = revised = False
+    final = value   # the cell as it stands (graded under policy "last")
     if isinstance(record, commit.Commit) and check.name in record.values:
         commit_text, revised = _commit_text(key, check.name, record, value)
         base = replace(base, commit=commit_text)
@@ -563,6 +564,9 @@ def judge_prediction(key: Key, check: Check, evidence: Evidence, point: Point) -
     values = ex.values(point)
     expected = h.expected(key, check, values)
     c = compare_predicted(expected, value, key.grading.prediction(check))
+    if graded_commit and revised and final is not None and final["t"] not in ("undefined", "ellipsis"):
+        again = compare_predicted(expected, final, key.grading.prediction(check)).ok   # the answer is shown already
+        base = replace(base, commit=f"{base.commit}; the revised value would {'pass' if again else 'not pass'}")
     oracle = h.oracle(key, check, ex.where(point))
     base = replace(base, convention=h.convention(key, check, values, show(expected)),
                    version_note=version_note(key, check, obs.torch_version, obs.cuda), expected=show(expected),

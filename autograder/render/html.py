@@ -4,7 +4,7 @@ body with CSS scoped to it, for Jupyter (`SelfCheck._repr_html_`). Pure views of
 with jinja2 with autoescaping on: everything a submission wrote is shown as text, never as markup.
 The templates are in render/templates/; the status badges' words and colours come from report.STATUS_WORDS.
 
-May import: stdlib, jinja2, autograder.report, autograder.render.terminal.
+May import: stdlib, jinja2, css_inline, autograder.report, autograder.render.terminal.
 """
 from __future__ import annotations
 
@@ -61,6 +61,13 @@ def to_html(report: Report) -> str:
 
 
 def to_html_fragment(report: Report) -> str:
-    """The same body as `to_html`, without <html>/<head>, in one <div class="agl-report"> whose
-    <style> only applies inside it: for a Jupyter output cell."""
-    return environment().get_template("fragment.html.j2").render(_context(report))
+    """The same body as `to_html`, without <html>/<head>, in one <div class="agl-report">, for a Jupyter output
+    cell: report.css is inlined into each element's `style` attribute (css_inline), since a notebook opened
+    untrusted (another machine, a fresh JupyterLab, a TA's computer) has its <style> blocks dropped by
+    JupyterLab's and Notebook's sanitizers, which keep `style` attributes of the properties report.css uses; and
+    an inline style beats JupyterLab's own table rules (`.jp-RenderedHTMLCommon td {text-align: right}`)."""
+    import css_inline
+
+    context = _context(report)
+    css = environment().get_template("report.css").render(context)
+    return css_inline.inline_fragment(environment().get_template("fragment.html.j2").render(context), css)

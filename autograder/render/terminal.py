@@ -78,6 +78,8 @@ def render(report: Report, width: int = 100) -> str:
         out.append(f"graded by: {report.graded_by}")
     if torch_note(report):
         out.append(f"NOTE: {torch_note(report)}")
+    for n in report.id_notes():   # whose notebook this is: above everything it decides
+        out += textwrap.wrap("WARNING: " + n, width, subsequent_indent="         ")
     if report.status == "not_gradable":
         out += ["", "NOT GRADED: " + report.reason, "No score was given: this is not a 0."]
         return printable("\n".join(out))
@@ -90,7 +92,7 @@ def render(report: Report, width: int = 100) -> str:
             current = o.exercise
             out.append(f"Exercise {o.exercise}")
         out += ["  " + line for line in outcome_lines(o, width - 2, id_width, title_width)]
-    for n in report.notes:
+    for n in report.other_notes():
         out += textwrap.wrap("note: " + n, width, subsequent_indent="      ")
     counts = ", ".join(f"{n} {s}" for s, n in report.counts().items() if n)
     sealed = report.sealed_points()
