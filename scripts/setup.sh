@@ -4,6 +4,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+START=$SECONDS
+STEP_START=$SECONDS
+step() {   # say what is being done, and how long the step before took
+  local now=$SECONDS
+  if [ -n "${STEP_NAME:-}" ]; then echo "setup: ${STEP_NAME}: done in $((now - STEP_START)) s"; fi
+  STEP_NAME=$1
+  STEP_START=$now
+  if [ -n "$1" ]; then echo "setup: $1 ..."; fi
+}
+step "bubblewrap (the sandbox), if missing"
 # bubblewrap isolates each submission (no network, read-only files, keys hidden); see docs/security.md.
 if ! command -v bwrap >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -14,6 +24,7 @@ if ! command -v bwrap >/dev/null 2>&1; then
   fi
 fi
 # Chromium and its driver: tests/test_html.py opens the HTML report in headless Chromium (via selenium).
+step "chromium and chromedriver (the browser tests), if missing"
 if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; } >/dev/null \
@@ -22,6 +33,7 @@ if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null
     echo "setup: chromium or chromedriver not found; install them (e.g. sudo apt-get install chromium chromium-driver) for tests/test_html.py" >&2
   fi
 fi
+step "the virtual environment .venv"
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
@@ -30,7 +42,11 @@ pip_q() {   # pip, without this machine's notes about local index folders that d
   "$VPY" -m pip --disable-pip-version-check "$@" 2>&1 | { grep -v 'is ignored: it is neither a file nor a directory' || true; }
 }
 # torch first and pinned: a bare "torch" would pull a multi-GB CUDA build.
+step "torch 2.13.0 (CPU)"
 pip_q install -q 'torch==2.13.0'
-pip_q install -q -e '.[dev,dask,stats]'
+step "autograd-lab and its staff, test, Dask and plotting extras"
+pip_q install -q -e '.[staff,dev,dask,stats]'
 # rfc3987-syntax (pulled in by jupyter-events) adds ~2 s to every `import nbformat`; nothing we use needs it.
 "$VPY" -m pip uninstall -q -y rfc3987-syntax >/dev/null 2>&1 || true
+step ""
+echo "setup: ready in $((SECONDS - START)) s (activate with: source .venv/bin/activate)"

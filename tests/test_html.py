@@ -81,7 +81,7 @@ def test_a_self_check_shows_as_an_html_table_in_jupyter(released, tmp_path, monk
     result = lab.check("2", namespace={"ex2": ex2, "p2_returns": 1.5, "p2_grad": None})
     html = result._repr_html_()
     page = Parsed(html)
-    assert html.startswith('<div class="agl-report">') and not {"html", "head", "body"} & set(page.tags)
+    assert html.startswith('<div class="agl-report" style="') and not {"html", "head", "body"} & set(page.tags)
     assert "table" in page.tags and "th" in page.tags
     assert "2.produce.returns ex2: what autograd.grad returns FAILED 0 / 1" in page.text
     assert "2.predict.returns predicted: what autograd.grad returns FAILED 0 / 1" in page.text

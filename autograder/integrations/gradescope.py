@@ -96,7 +96,7 @@ fi
 PIP=("$VENV/bin/python" -m pip --disable-pip-version-check)
 # torch first, pinned and CPU-only: a bare "torch" would pull a multi-GB CUDA build.
 "${{PIP[@]}}" install -q "torch=={torch}" --index-url {index}
-"${{PIP[@]}}" install -q "$SRC"
+"${{PIP[@]}}" install -q "$SRC[staff]"
 # bubblewrap isolates each submission where the container allows it (the grader tests that it works
 # and otherwise runs each submission as a separate process; every report says which).
 if ! command -v bwrap >/dev/null 2>&1; then

@@ -49,7 +49,8 @@ def test_the_page_shows_every_part_of_the_open_report():
 KEPT = {"font", "color", "background", "padding", "border-radius", "max-width", "margin", "font-size", "font-weight",
         "white-space", "overflow-wrap", "border", "border-collapse", "width", "table-layout", "text-align",
         "border-bottom", "vertical-align", "border-left", "border-left-color", "display", "grid-template-columns",
-        "gap", "padding-left", "margin-top", "border-left-width", "box-shadow", "background-color"}
+        "gap", "padding-left", "margin-top", "border-left-width", "box-shadow", "background-color", "border-width",
+        "border-style", "border-color"}
 
 
 def test_the_fragment_has_no_document_and_is_styled_only_in_style_attributes():

@@ -58,7 +58,8 @@ def test_gradescope_and_html_name_the_statuses_with_the_same_words():
     page = to_html(graded)
     for status, word in STATUS_WORDS.items():
         assert f'<span class="agl-st agl-st-{status}">{word.mark}</span>' in page
-        assert f".agl-report .agl-st-{status} {{ color: {word.colour}; background: {word.background}; }}" in page
+        assert (f".agl-report .agl-st-{status} {{ color: {word.colour}; background: {word.background}; "
+                f"border-color: {word.colour}; }}") in page
 
 
 def test_every_view_names_a_misconception_with_its_feedback_and_evidence():
