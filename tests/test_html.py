@@ -94,3 +94,23 @@ def test_a_self_check_shows_as_an_html_table_in_jupyter(released, tmp_path, monk
     assert 'misconception: "a bare derivative, not a tuple" (that thinking gives' in " ".join(result.text.split())
     assert repr(result) == result.text and "2.produce.returns" in repr(result)   # the text view is unchanged
     assert SelfCheck("(self-check of exercise 2 skipped while grading)")._repr_html_() is None
+
+
+def test_a_check_with_the_placeholder_id_commits_nothing_and_warns_first(released, tmp_path, monkeypatch):
+    """The student trial in JupyterLab: predictions worked out for the placeholder id's numbers were committed,
+    and then held against the learner's own numbers once the id was set. Until STUDENT_ID is set, a check commits
+    no prediction, reveals nothing, and says so first (once)."""
+    from autograder.student.lab import Lab
+
+    monkeypatch.chdir(tmp_path)
+    lab = Lab(ASSIGNMENT, "your-student-id", key=released[0] / "public_key.json")
+    result = lab.check("1", namespace={"p1_returns": None, "p1_grad": 2.0, "ex1": lambda x: (x * x).backward()})
+    assert result.record is None and not result.report.commits
+    assert [o.status for o in result.report.outcomes if o.kind == "predict"] == ["sealed", "sealed"]
+    assert all(o.expected is None for o in result.report.outcomes)
+    warning = "STUDENT_ID is still 'your-student-id'"
+    assert result.text.count(warning) == 1 and result.text.splitlines()[4].startswith(f"WARNING: {warning}")
+    assert "until then, a check commits no prediction and shows no expected value" in " ".join(result.text.split())
+    html = result._repr_html_()
+    assert html.count(warning) == 1 and html.index(warning) < html.index("<table")
+    assert not (tmp_path / ".autograd-lab-commits.json").exists()

@@ -197,6 +197,12 @@ def test_a_learners_day_in_jupyterlab_and_the_notebook_reopened_untrusted(tmp_pa
         files = browser.find_element(By.CSS_SELECTOR, ".jp-DirListing-content").text
         assert "backward-vs-grad.ipynb" in files and "solutions" not in files   # the learner's own folder
 
+        me.run('STUDENT_ID = "your-student-id"')   # a learner who runs the cells before setting the id
+        me.run("import math")
+        me.run("# PREDICT 1")
+        me.run('lab.check("1")')
+        warned = me.report("1").find_element(By.CSS_SELECTOR, "header .agl-idnote")   # at the top, above the checks
+        assert warned.text.startswith("Warning: STUDENT_ID is still 'your-student-id'"), warned.text
         me.type_into('STUDENT_ID = "your-student-id"', ['STUDENT_ID = "s1234567"'])
         me.run('STUDENT_ID = "s1234567"')
         me.run("import math")
@@ -205,6 +211,7 @@ def test_a_learners_day_in_jupyterlab_and_the_notebook_reopened_untrusted(tmp_pa
         me.run("# PREDICT 1")   # the placeholders, as released
         me.run('lab.check("1")')   # nothing filled in yet: nothing is revealed
         first = me.report("1")
+        assert not first.find_elements(By.CSS_SELECTOR, ".agl-idnote")
         assert "p1_returns is still ..." in first.text and "expected" not in first.text.split("score")[1], first.text
         me.shot("1-before-predicting", first)
 

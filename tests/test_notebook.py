@@ -29,6 +29,7 @@ def test_the_blank_copy_self_check_shows_missing_and_a_wrong_answer_shows_why(re
     out = tmp_path   # a folder of its own: commit records of other runs in the released folder stay there
     shutil.copy(released[0] / "public_key.json", out)
     nb = nbformat.read(released[0] / "backward-vs-grad.ipynb", as_version=4)
+    next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "student-id").source = 'STUDENT_ID = "s1"'
     cell = next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "ex2-produce")
     cell.source = "def ex2(x):\n    (x**2 * torch.sin(x)).backward()\n    return x.grad"
     cell = next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "ex2-predict")

@@ -319,11 +319,12 @@ def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, note
             rerun: Rerun | None = None, facts: sources.Facts | None = None,
             positions: dict[str, sources.Position] | None = None, cell_notes: bool = True,
             commits: dict[str, commit.Commit | str] | None = None, cells: list[str] | None = None,
-            seal: bool = False, salt: str = "") -> Report:
+            seal: bool = False, salt: str = "", commit_now: bool = True) -> Report:
     """The report of a run. `commits`: per exercise, its commit record or why none is trusted. `cells` (an
     in-notebook self-check's, with `facts`): an exercise whose predictions are all filled in and have no
     commit record is committed now. With `seal`, an exercise without a commit shows no expected value
-    (judge.sealed). `salt`: the submission's, for its graded fresh points (plan.points_for)."""
+    (judge.sealed). `salt`: the submission's, for its graded fresh points (plan.points_for). `commit_now` False:
+    no new commit (a self-check while STUDENT_ID is the placeholder: its numbers are not the student's)."""
     points = plan.points_for(key, student, salt)
     commits = dict(commits or {})
     try:
@@ -340,7 +341,7 @@ def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, note
         resumed: list[str] = []
         if request is not None:
             obs, run, stopped, resumed = _attempts(key, request, obs, run, rerun, labels)
-        if cells is not None:
+        if cells is not None and commit_now:
             commits.update(_commit_now(key, student, Evidence(obs, end_of(run), facts=facts, positions=positions or {},
                                                               labels=tuple(labels)), cells, commits))
         evidence = Evidence(obs, end_of(run), {(s[1], s[2]): e for s, e in stopped.items() if s[0] == "call"},
@@ -416,8 +417,12 @@ def report_from_results(key: Key, results: bytes, student: str, exercises: list[
         positions = {e.id: sources.Position(len(cells) - 1, "check cell") for e in key.exercises
                      if exercises is None or e.id in exercises}
     found = [r for r in (commit.read(x) for x in records or []) if r is not None]
-    return _finish(key, submission, student, run, identity.notes(student, student), time.monotonic(),
+    notes = identity.notes(student, student)
+    placeholder = student == identity.PLACEHOLDER_ID   # predictions worked out for the placeholder's numbers
+    if placeholder and notes:
+        notes[0] += "; until then, a check commits no prediction and shows no expected value"
+    return _finish(key, submission, student, run, notes, time.monotonic(),
                    [str(label) for label in labels or []], facts=facts, positions=positions,
                    cell_notes=False, commits=commit.choose(found, key.assignment, student),
                    cells=[str(c) for c in cells] if cells is not None else None,
-                   seal=seal and cells is not None).encodable()
+                   seal=seal and cells is not None, commit_now=not placeholder).encodable()

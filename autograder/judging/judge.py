@@ -558,8 +558,9 @@ def judge_prediction(key: Key, check: Check, evidence: Evidence, point: Point) -
             status, where, what = fault
             return replace(base, status=status, message=f"{check.name} {state}: {where} {what} before it set "
                                                          f"{check.name}")
-        return replace(base, status="missing", message=f"{check.name} {state}: write your prediction"
-                       + (" (in a code cell: a Markdown or Raw cell never runs)" if value["t"] == "undefined" else ""))
+        return replace(base, status="missing", message=(
+            f"{check.name} is not defined: run its PREDICT cell (a Markdown or Raw cell never runs: it must be Code)"
+            if value["t"] == "undefined" else f"{check.name} {state}: write your prediction"))
     h = handler(check)
     values = ex.values(point)
     expected = h.expected(key, check, values)
