@@ -132,9 +132,12 @@ def prepare(nb: Any, a: Assignment, where: str) -> tuple[Any, list[str]]:
     other cell is locked; a cell keeps its grade_id when it has a unique one, else gets one ("ex1-check",
     "cell-7").
 
+    A cell the author marked as a solution without markers stays one (nbgrader blanks all of it).
+
     Raises:
-        PrepareError: an exercise with two check cells, or whose cells release cannot find (`where`: the
-            notebook's path, for the message).
+        PrepareError (`where`: the notebook's path, for the message): a line holding the marker words that is not a
+            marker; an nbgrader grade or task cell of the author's own (its points would be lost); an exercise with
+            two check cells, or whose cells release cannot find.
     """
     import nbformat
 
