@@ -129,13 +129,18 @@ class Learner:
             ActionChains(self.d).send_keys(line.lstrip()).perform()
 
     def run(self, starts: str) -> None:
-        """Click into the cell and press Shift+Enter; wait until the kernel is idle."""
+        """Click into the cell and press Shift+Enter; wait until its prompt shows a new execution count (not the
+        one before, not [*]: on a busy machine the kernel may start the cell late), then until the kernel is idle."""
         from selenium.webdriver.common.action_chains import ActionChains
         from selenium.webdriver.common.by import By
         from selenium.webdriver.common.keys import Keys
 
-        self.cell(starts).find_element(By.CSS_SELECTOR, ".cm-content").click()
+        cell = self.cell(starts)
+        prompt = cell.find_element(By.CSS_SELECTOR, ".jp-InputPrompt")
+        before = prompt.text
+        cell.find_element(By.CSS_SELECTOR, ".cm-content").click()
         ActionChains(self.d).key_down(Keys.SHIFT).send_keys(Keys.ENTER).key_up(Keys.SHIFT).perform()
+        self.wait.until(lambda d: prompt.text not in (before, "[*]:") and "*" not in prompt.text)
         self.idle()
 
     def command(self, label: str) -> None:
