@@ -50,10 +50,10 @@ def test_chromium_shows_a_graded_submission(key, browser, tmp_path, worker):
     assert f"score {report.score:g} / {report.max_score:g} · {counts}" in text
     assert counts == "21 passed, 5 failed"
 
-    row = browser.find_element(By.XPATH, "//tr[td/code[text()='2.produce.returns']]")
+    row = browser.find_element(By.XPATH, "//tr[td/code[string(.)='2.produce.returns']]")
     assert "FAILED" in row.text and "0 / 1" in row.text
     failed = row.find_element(By.CLASS_NAME, "agl-st-failed")
-    passed = browser.find_element(By.XPATH, "//tr[td/code[text()='1.predict.grad']]//span[contains(@class, 'agl-st')]")
+    passed = browser.find_element(By.XPATH, "//tr[td/code[string(.)='1.predict.grad']]//span[contains(@class, 'agl-st')]")
     assert failed.is_displayed() and failed.text == "FAILED" and passed.text == "ok"
     assert failed.value_of_css_property("background-color") != passed.value_of_css_property("background-color")
     assert browser.execute_script("return performance.getEntriesByType('resource').length") == 0   # nothing fetched

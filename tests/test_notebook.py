@@ -44,4 +44,4 @@ def test_the_blank_copy_self_check_shows_missing_and_a_wrong_answer_shows_why(re
     cell = next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "ex2-check")
     html = "".join(o.get("data", {}).get("text/html", "") for o in cell.outputs)   # what Jupyter shows
     assert html.startswith('<div class="agl-report" style="') and "<table style=" in html   # styled inline
-    assert ">2.produce.returns</code>" in html and ">FAILED</span>" in html
+    assert ">2.<wbr>produce.<wbr>returns</code>" in html and ">FAILED</span>" in html

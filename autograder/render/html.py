@@ -4,16 +4,18 @@ body with CSS scoped to it, for Jupyter (`SelfCheck._repr_html_`). Pure views of
 with jinja2 with autoescaping on: everything a submission wrote is shown as text, never as markup.
 The templates are in render/templates/; the status badges' words and colours come from report.STATUS_WORDS.
 
-May import: stdlib, jinja2, css_inline, autograder.report, autograder.render.terminal.
+May import: stdlib, jinja2, markupsafe (jinja2's), css_inline, autograder.report, autograder.render.terminal.
 """
 from __future__ import annotations
 
+import re
 from functools import cache
 from itertools import groupby
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup, escape
 
 from autograder.render.terminal import printable
 from autograder.report import STATUS_WORDS, Report, points, torch_line, torch_note
@@ -35,7 +37,14 @@ def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True, undefined=StrictUndefined,
                       finalize=_shown, trim_blocks=True, lstrip_blocks=True)
     env.filters["points"] = points
+    env.filters["breakable"] = _breakable
     return env
+
+
+def _breakable(text: str) -> Markup:
+    """`text` escaped, with a line-break opportunity (<wbr>) after each dot: a narrow column breaks a check id
+    between its parts ("1.predict.<wbr>returns"), never inside a word."""
+    return Markup("<wbr>").join(escape(printable(p)) for p in re.split(r"(?<=\.)", str(text)))
 
 
 def _context(report: Report) -> dict[str, Any]:

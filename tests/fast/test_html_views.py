@@ -65,6 +65,7 @@ def test_the_fragment_has_no_document_and_is_styled_only_in_style_attributes():
     cells = re.findall(r"<td[^>]*>", html)
     assert cells and all("text-align: " in c for c in cells), [c for c in cells if "text-align" not in c][:2]
     assert '<span class="agl-st agl-st-failed" style="display: inline-block;' in html   # the badge keeps its colour
+    assert '<code class="agl-id" style="' in html and ">1.<wbr>produce.<wbr>grad</code>" in html   # breaks at dots
 
 
 def test_the_templates_ship_with_the_package():
