@@ -123,7 +123,7 @@ def test_our_grade_writes_nbgraders_autograded_and_feedback_folders(released, co
     assert results == ["3", "3", "3", "3", "4", "4"]   # ben's score per exercise, as nbgrader reads it
     assert nb.metadata["autograd_lab"]["report"]["student"] == "ben"
     page = (course / "feedback" / "ben" / ASSIGNMENT / "backward-vs-grad.html").read_text()
-    assert "ben" in page and "1.predict.returns" in page
+    assert "ben" in page and "1.predict.returns" in page.replace("<wbr>", "")   # an id may break at its dots
 
 
 def test_grade_clears_needs_manual_grading_as_nbgraders_autograde_does(released, course):
