@@ -161,6 +161,14 @@ def _copy(tmp_path, assignment="01-backward-vs-grad"):
     return dst
 
 
+def _edit_cell(folder, grade_id, change, notebook="backward-vs-grad.ipynb"):
+    """Rewrite one cell of the solution notebook, found by its grade id, as an instructor's editor would."""
+    nb = nbformat.read(folder / notebook, as_version=4)
+    cell = next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == grade_id)
+    cell.source = change(cell.source)
+    nbformat.write(nb, folder / notebook)
+
+
 def _edit(path, old, new):
     text = path.read_text()
     assert old in text, old
@@ -183,12 +191,9 @@ def test_a_matrix_expect_for_a_function_returning_a_tuple_says_to_list_the_items
 
 def test_a_solution_prediction_computed_with_autograd_names_the_grading_rule(tmp_path, worker):
     folder = _copy(tmp_path)
-    nb_path = folder / "backward-vs-grad.ipynb"
-    nb = nbformat.read(nb_path, as_version=4)
-    cell = next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "ex5-predict")
-    cell.source = cell.source.replace("p5_x_grad = P.y0", "_x = torch.tensor(P.x0, requires_grad=True)\n"
-                                      "p5_x_grad = torch.autograd.grad(_x * P.y0, _x)[0].item()")
-    nbformat.write(nb, nb_path)
+    _edit_cell(folder, "ex5-predict", lambda src: src.replace(
+        "p5_x_grad = P.y0", "_x = torch.tensor(P.x0, requires_grad=True)\n"
+        "p5_x_grad = torch.autograd.grad(_x * P.y0, _x)[0].item()"))
     with pytest.raises(BuildError) as e:
         release(folder, tmp_path / "a", tmp_path / "b", worker=worker)
     assert "check '5.predict.x_grad': the solution notebook computes p5_x_grad by running code (" in str(e.value)
@@ -198,13 +203,9 @@ def test_a_solution_prediction_computed_with_autograd_names_the_grading_rule(tmp
 
 def test_a_function_whose_body_is_outside_its_solution_region_is_told_so(tmp_path, worker):
     folder = _copy(tmp_path)
-    nb_path = folder / "backward-vs-grad.ipynb"
-    nb = nbformat.read(nb_path, as_version=4)
-    cell = next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "ex1-produce")
-    cell.source = "\n".join(line for line in cell.source.splitlines()
-                            if "SOLUTION" not in line and "NotImplementedError" not in line)
-    cell.source = cell.source.replace("\n\n", "\n### BEGIN SOLUTION\n### END SOLUTION\n", 1)
-    nbformat.write(nb, nb_path)
+    _edit_cell(folder, "ex1-produce", lambda src: "\n".join(
+        line for line in src.splitlines() if "SOLUTION" not in line and "NotImplementedError" not in line
+    ).replace("\n\n", "\n### BEGIN SOLUTION\n### END SOLUTION\n", 1))
     with pytest.raises(BuildError) as e:
         release(folder, tmp_path / "a", tmp_path / "b", worker=worker)
     assert "instead of raising NotImplementedError: put its body between ### BEGIN SOLUTION and ### END SOLUTION" \

@@ -14,7 +14,7 @@ from autograder.grading import plan
 from autograder.judging import analytic, judge
 from autograder.model import Check, ExprAnswer, Key, Misconception, Parameter, SeqAnswer, Tolerance
 
-__all__ = ["MAX_SHARE", "Overlap", "distribution", "overlap"]
+__all__ = ["MAX_SHARE", "Overlap", "distribution", "expressions", "overlap"]
 MAX_SHARE = 0.01   # the share of students above which a misconception is refused (unless its spec accepts it)
 ENUMERATE = 1_000_000   # joint grids up to this size are enumerated; larger ones are sampled
 SAMPLES = 200_000   # draws for a larger grid (the share's standard error at 1 % is then 0.02 %)
@@ -70,15 +70,16 @@ def _used(key: Key, check: Check, answers: tuple[Any, ...]) -> list[str]:
     symbols = _symbols(key, check)
     free: set[str] = set()
     for answer in answers:
-        for item in _exprs(answer):
+        for item in expressions(answer):
             free |= {str(s) for s in analytic.parse(item.expr, symbols).free_symbols}
     params = {a.name: a.param for a in ex.args if a.param}
     return sorted({params.get(n, n) for n in free if params.get(n, n) in key.parameters})
 
 
-def _exprs(answer: Any) -> list[ExprAnswer]:
+def expressions(answer: Any) -> list[ExprAnswer]:
+    """The sympy expressions of an answer, a tuple's items' included, in order."""
     if isinstance(answer, SeqAnswer):
-        return [e for item in answer.items for e in _exprs(item)]
+        return [e for item in answer.items for e in expressions(item)]
     return [answer] if isinstance(answer, ExprAnswer) else []
 
 

@@ -10,21 +10,15 @@ from __future__ import annotations
 from math import prod
 from typing import Any
 
-from autograder.authoring.discrimination import ENUMERATE, distribution
+from autograder.authoring.discrimination import ENUMERATE, distribution, expressions
 from autograder.judging import analytic, judge
-from autograder.model import Answer, ExprAnswer, Number, Parameter, SeqAnswer
+from autograder.model import Answer, Number, Parameter
 
 __all__ = ["nonfinite_points"]
 SAMPLES = 100_000   # random joint draws for a grid larger than ENUMERATE
 PROBES = 20_000     # draws of the other parameters at each root found symbolically
 HUGE = 1e12         # a float64 value beyond this is checked exactly (a pole that float64 rounding misses)
 CONFIRM = 200       # candidates checked exactly, at most
-
-
-def _texts(answer: Answer) -> list[str]:
-    if isinstance(answer, SeqAnswer):
-        return [t for item in answer.items for t in _texts(item)]
-    return [answer.expr] if isinstance(answer, ExprAnswer) else []
 
 
 def _entries(texts: list[str], symbols: tuple[str, ...]) -> list[Any]:
@@ -95,7 +89,7 @@ def nonfinite_points(parameters: dict[str, Parameter], used: list[str], answer: 
     """
     import numpy as np
 
-    entries = _entries(_texts(answer), symbols)
+    entries = _entries([e.expr for e in expressions(answer)], symbols)
     if not entries or len(used) < 2:
         return [], True
     dists = {name: distribution(parameters[name]) for name in used}

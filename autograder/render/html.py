@@ -77,6 +77,11 @@ def to_html_fragment(report: Report) -> str:
     an inline style beats JupyterLab's own table rules (`.jp-RenderedHTMLCommon td {text-align: right}`)."""
     import css_inline
 
-    context = _context(report)
-    css = environment().get_template("report.css").render(context)
-    return css_inline.inline_fragment(environment().get_template("fragment.html.j2").render(context), css)
+    return css_inline.inline_fragment(environment().get_template("fragment.html.j2").render(_context(report)),
+                                      _report_css())
+
+
+@cache
+def _report_css() -> str:
+    """report.css, rendered once: it depends only on report.STATUS_WORDS."""
+    return environment().get_template("report.css").render(statuses=STATUS_WORDS)
