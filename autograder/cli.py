@@ -51,7 +51,15 @@ EXIT_CODES = {
     "grade": "exit codes: 0 every report was written (whatever the scores, not-gradable submissions included); "
              "2 a usage or key error, or the sandbox could not start",
     "stats": "exit codes: 0 the class view was written; 2 no reports there, or reports of several assignments",
+    "serve": "exit codes: 0 stopped by Ctrl-C or SIGTERM; 2 the database cannot be opened, or the port is taken",
+    "course": "exit codes: 0 done; 2 a bad name or roster",
+    "login": "exit codes: 0 the token was saved; 2 no token, or the service refused it",
 }
+EXAMPLES["serve"] = ("examples:\n  autograder serve\n  autograder serve --db postgresql+psycopg://lab@db.example/lab --port 8750\n"
+                     "  autograder serve --hub --staff alice     (as a JupyterHub service: docs/course.md)")
+EXAMPLES["course"] = ("examples:\n  autograder course add --staff alice\n"
+                      "  autograder course add --roster roster.csv --tokens tokens.csv\n  autograder course list")
+EXAMPLES["login"] = "examples:\n  autograder login --service http://127.0.0.1:8750"
 
 
 def _epilog(command: str) -> str:
@@ -65,7 +73,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog="exit codes: 0 ok; 1 a check did not pass (check); 2 usage, spec, key or build error\n\n"
                + "examples:\n" + "\n".join(e.split("\n", 1)[1] for e in EXAMPLES.values()))
     p.add_argument("--version", action="store_true", help="print the version and exit")
-    sub = p.add_subparsers(dest="command", metavar="{new,release,check,grade,stats,gradescope-bundle}")
+    sub = p.add_subparsers(dest="command", metavar="{new,release,check,grade,stats,gradescope-bundle,serve,course,login}")
     fmt = argparse.RawDescriptionHelpFormatter
     n = sub.add_parser("new", help="start an assignment: a spec and a solution notebook that release as they are",
                        epilog=_epilog("new"), formatter_class=fmt,
@@ -86,6 +94,10 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--force", action="store_true", help="release although it changes what the students of the key "
                    "already released see or are graded on (parameters, checks, expectations, points)")
     r.add_argument("--json", action="store_true", help="print what was written and measured as JSON")
+    r.add_argument("--course", metavar="URL", help="also release for the course service at URL: upload the full key "
+                   "(a staff token: $AUTOGRAD_LAB_TOKEN or `autograder login`) and write the course's student folder, "
+                   "build/<id>/course/: the notebook and course.json, with no answer in it")
+    r.add_argument("--hub", action="store_true", help="with --course: students sign in through JupyterHub")
     c = sub.add_parser("check", help="self-check a notebook (public checks), open report", epilog=_epilog("check"),
                        formatter_class=fmt, description="Run a notebook in the sandbox and print the open report of "
                        "its public checks. Exit 0 only if every check passes.")
@@ -128,6 +140,8 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--stats", action="store_true", help="also write the class view of this batch: OUT/stats.html, "
                    "OUT/stats.json and OUT/item-analysis.csv (as `autograder stats OUT`)")
     g.add_argument("--json", action="store_true", help="print the reports as one JSON list instead of the summary")
+    g.add_argument("--service", metavar="URL", help="a course's batch: grade each prediction with the commit the course "
+                   "service recorded (a staff token), never with the notebook's own records")
     t = sub.add_parser("stats", help="the class view of a graded batch: plots, item analysis, misconceptions",
                        epilog=_epilog("stats"), formatter_class=fmt,
                        description="Read the reports a `grade --out OUT` wrote (those its gradebook lists) and write "
@@ -148,6 +162,39 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--key", help="the full key.json (default: build/<assignment>/key.json)")
     b.add_argument("--out", help="the zip to write (default: build/<assignment>/gradescope-<assignment>.zip)")
     b.add_argument("--json", action="store_true", help="print the path written as JSON")
+    v = sub.add_parser("serve", help="run the course service: it keeps the answers and records each commit first",
+                       epilog=_epilog("serve"), formatter_class=fmt, description="Serve the course (docs/course.md): "
+                       "kernels of the course's notebooks send each exercise's predictions here, which are committed "
+                       "with this service's clock before anything is judged, then their observations, which are judged "
+                       "here with the full key. The database is made or migrated first.")
+    v.add_argument("--db", help="SQLAlchemy URL of the database (default: $AUTOGRAD_LAB_DB, else sqlite:///course.db); "
+                   "PostgreSQL: postgresql+psycopg://user:password@host/dbname")
+    v.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: put TLS or the hub's "
+                   "proxy in front)")
+    v.add_argument("--port", type=int, default=8750, help="port (default 8750; 0 picks a free one)")
+    v.add_argument("--port-file", help="write the port listened on to this file once it listens")
+    v.add_argument("--hub", action="store_true", help="run as a JupyterHub service: users are the Hub's (its "
+                   "$JUPYTERHUB_API_TOKEN and $JUPYTERHUB_API_URL, as the Hub sets them for a service)")
+    v.add_argument("--staff", action="append", metavar="NAME", help="with --hub: a Hub user who is staff (repeatable; "
+                   "Hub admins are staff too)")
+    v.add_argument("--behind-proxy", action="store_true", help="trust the proxy's X-Forwarded-For for client addresses")
+    v.add_argument("--rate", type=float, default=5.0, help="requests per second each user may send on average "
+                   "(default 5; a check is two)")
+    v.add_argument("--burst", type=int, default=40, help="requests each user may send at once (default 40)")
+    co = sub.add_parser("course", help="the course's roster and tokens (on the service's machine)",
+                        epilog=_epilog("course"), formatter_class=fmt)
+    cs = co.add_subparsers(dest="course_command", metavar="{add,list}")
+    ca = cs.add_parser("add", help="add users and issue each a token (shown once)")
+    ca.add_argument("names", nargs="*", help="user names (course ids) to add")
+    ca.add_argument("--roster", help="a CSV with a column name (or student, username, login)")
+    ca.add_argument("--staff", action="store_true", help="they are staff (release, batch grading, everyone's records)")
+    ca.add_argument("--tokens", help="write name,role,token to this CSV (mode 600) instead of printing them")
+    ca.add_argument("--db", help="the service's database URL (as for serve)")
+    cl = cs.add_parser("list", help="the roster: names and roles")
+    cl.add_argument("--db", help="the service's database URL (as for serve)")
+    lo = sub.add_parser("login", help="keep your course token for your notebooks (asks for it)",
+                        epilog=_epilog("login"), formatter_class=fmt)
+    lo.add_argument("--service", help="the course service's URL: check the token with it first")
     return p
 
 
@@ -370,6 +417,19 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
     if not subs:
         return _fail("no .ipynb files found in " + " ".join(args.paths))
     out = Path(args.out)
+    course_commits = None
+    if args.service:
+        if args.scheduler is not None:
+            return _fail("a course's batch (--service) is graded on this machine: leave out --scheduler")
+        from autograder.service.commands import fetch_commits
+
+        try:
+            course_commits = fetch_commits(args.service, key.assignment)
+        except RuntimeError as e:
+            return _fail(str(e))
+        if not args.json:
+            print(f"commits: the course service's ({sum(map(len, course_commits.values()))} of "
+                  f"{len(course_commits)} student(s)); the notebooks' own records are not read", file=sys.stderr)
     grid = None
     if args.scheduler is not None:   # connected before anything is graded: an unusable cluster grades nothing
         if not args.scheduler.strip():
@@ -390,7 +450,7 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
             print(cluster.describe(grid), file=sys.stderr)
     try:
         result = grade_batch(subs, key, out, args.jobs, conceal=_conceal_for(key_path), force=args.force, grid=grid,
-                             started=started)
+                             started=started, course_commits=course_commits)
     except OSError as e:
         return _fail(f"not graded: the sandbox could not start ({e}); this is not the students' fault")
     except Exception as e:
@@ -492,6 +552,16 @@ def _release(args: argparse.Namespace) -> int:
         r = release(args.solution, args.assignments, args.build, force=args.force)
     except (SpecError, BuildError) as e:
         return _fail(f"not released: {e}")
+    course = None
+    if args.course:
+        from autograder.service.commands import publish
+
+        folder = Path(r.key).parent / "course"
+        try:
+            course, digest = publish(r.key, args.course, folder, "hub" if args.hub else "token", r.student_notebook)
+        except (RuntimeError, ValueError, OSError) as e:
+            return _fail(f"released for self-study, but not for the course: {e}")
+        r = replace(r, course=str(course))
     if args.json:
         from dataclasses import asdict
 
@@ -502,7 +572,9 @@ def _release(args: argparse.Namespace) -> int:
           f"  misconceptions    {r.misconceptions.text}\n"
           + (f"  completed         {'; '.join(r.completed)} (from the spec: see {Path(r.key).parent / 'source'})\n"
              if r.completed else "") +
-          f"  student notebook  {r.student_notebook}\n  public key        {r.public_key}\n  full key          {r.key}")
+          f"  student notebook  {r.student_notebook}\n  public key        {r.public_key}\n  full key          {r.key}"
+          + (f"\n  course folder     {Path(course).parent} (the notebook and course.json, no answers: hand this out; "
+             f"the key is on {args.course})" if course else ""))
     return 0
 
 
@@ -610,5 +682,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         _parser().print_help()
         return 2
+    if args.command in ("serve", "course", "login"):
+        from autograder.service import commands
+
+        if args.command == "course":
+            if args.course_command is None:
+                _parser().parse_args(["course", "--help"])
+            return {"add": commands.course_add, "list": commands.course_list}[args.course_command](args)
+        return {"serve": commands.serve, "login": commands.login}[args.command](args)
     return {"new": _new, "release": _release, "check": _check, "grade": _grade, "stats": _stats,
             "gradescope-bundle": _gradescope_bundle}[args.command](args)

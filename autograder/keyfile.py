@@ -134,7 +134,7 @@ def _check_json(c: Check) -> dict[str, Any]:
     return out
 
 
-def _parameter_json(p: Parameter) -> dict[str, Any]:
+def parameter_json(p: Parameter) -> dict[str, Any]:
     if p.kind == "fixed":
         return {"kind": "fixed", "value": p.value}
     if p.kind == "integer":
@@ -142,7 +142,7 @@ def _parameter_json(p: Parameter) -> dict[str, Any]:
     return {"kind": "real", "low": p.low, "high": p.high, "sign": p.sign, "decimals": p.decimals}
 
 
-def _arg_json(a: Arg) -> dict[str, Any]:
+def arg_json(a: Arg) -> dict[str, Any]:
     return {"name": a.name, "param": a.param, "params": list(a.params) if a.params is not None else None,
             "shape": list(a.shape) if a.shape is not None else None, "tensor": a.tensor, "dtype": a.dtype,
             "requires_grad": a.requires_grad, "grad": a.grad}
@@ -160,8 +160,8 @@ def to_json(key: Key) -> dict[str, Any]:
         "schema": SCHEMA, "v": VERSION, "assignment": key.assignment, "title": key.title, "notebook": key.notebook,
         "torch_observed": key.torch_observed, "torch_version": key.torch_version, "sympy_version": key.sympy_version,
         "grading": grading_json(key.limits, key.grading),
-        "parameters": {n: _parameter_json(p) for n, p in key.parameters.items()},
-        "exercises": [{"id": e.id, "title": e.title, "functions": list(e.functions), "args": [_arg_json(a) for a in e.args]}
+        "parameters": {n: parameter_json(p) for n, p in key.parameters.items()},
+        "exercises": [{"id": e.id, "title": e.title, "functions": list(e.functions), "args": [arg_json(a) for a in e.args]}
                       for e in key.exercises],
         "checks": [_check_json(c) for c in key.checks],
         "digest": key.digest,
@@ -235,13 +235,13 @@ def _check_from(c: dict[str, Any]) -> Check:
                        for m in c.get("misconceptions", ())), on_cuda)
 
 
-def _arg_from(a: dict[str, Any]) -> Arg:
+def arg_from(a: dict[str, Any]) -> Arg:
     return Arg(a["name"], a.get("param"), tuple(a["params"]) if a.get("params") is not None else None,
                tuple(a["shape"]) if a.get("shape") is not None else None, bool(a.get("tensor", True)),
                a.get("dtype", "float32"), bool(a.get("requires_grad", True)), a.get("grad"))
 
 
-def _parameter_from(d: dict[str, Any]) -> Parameter:
+def parameter_from(d: dict[str, Any]) -> Parameter:
     if d["kind"] == "fixed":
         return Parameter("fixed", value=d["value"])
     if d["kind"] == "integer":
@@ -261,8 +261,8 @@ def from_json(data: dict[str, Any]) -> Key:
         return Key(
             data["assignment"], data["title"], data["notebook"], data.get("torch_observed", ""), data["torch_version"],
             data.get("sympy_version", ""), limits, grading,
-            {n: _parameter_from(d) for n, d in data["parameters"].items()},
-            tuple(Exercise(e["id"], e["title"], tuple(e["functions"]), tuple(_arg_from(a) for a in e["args"]))
+            {n: parameter_from(d) for n, d in data["parameters"].items()},
+            tuple(Exercise(e["id"], e["title"], tuple(e["functions"]), tuple(arg_from(a) for a in e["args"]))
                   for e in data["exercises"]),
             tuple(_check_from(c) for c in data["checks"]), data.get("digest", ""), data.get("secret"),
             bool(data.get("public", False)),

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from servers.postgres import postgres_url  # noqa: F401 (a fixture: a real PostgreSQL server, one per test process)
+
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "01-backward-vs-grad"
 SOLUTION = ROOT / "solutions" / ASSIGNMENT

@@ -10,6 +10,7 @@ autograder.render.gradebook, autograder.render.terminal, autograder.render.stats
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sys
 import time
@@ -201,15 +202,16 @@ def report_file(name: str) -> str:
     return stem + ".json"
 
 
-def fingerprint(content: bytes | str, key: Key, source: identity.Source) -> str:
+def fingerprint(content: bytes | str, key: Key, source: identity.Source, course: str = "") -> str:
     """What a report depends on: the submission's bytes as the intake read them (or, for a file it refused, why),
     where its id comes from (its name, student folder and identity rule), the key (its digest, its secret,
-    which seeds the graded fresh points, and its limits) and the grader version; sha256, hex (64 chars)."""
+    which seeds the graded fresh points, and its limits), the grader version and, in a course's batch, the digest of
+    the course service's commits (`course`); sha256, hex (64 chars)."""
     import json
 
     h = hashlib.sha256()
     for part in (__version__, key.digest, key.fresh_seed or "", json.dumps(grading_json(key.limits, key.grading), sort_keys=True),
-                 source.path.name, source.folder or "", source.rule, source.given or ""):
+                 source.path.name, source.folder or "", source.rule, source.given or "", course):
         h.update(part.encode("utf-8", "surrogateescape") + b"\0")
     h.update(content if isinstance(content, bytes) else b"refused\0" + content.encode("utf-8", "surrogateescape"))
     return h.hexdigest()
@@ -223,13 +225,14 @@ def _content(sub: Submission) -> bytes | str:
         return str(e)
 
 
-def grade_content(sub: Submission, content: bytes | str, key: Key, worker: Any) -> Report:
+def grade_content(sub: Submission, content: bytes | str, key: Key, worker: Any,
+                  course_commits: dict[str, list[dict[str, Any]]] | None = None) -> Report:
     """Grade one submission from what the intake gave (`_content`): its bytes, or why it was refused (a
     not-gradable report under the student its name and folder give)."""
     if isinstance(content, str):
         student = identity.resolve(sub.source, key.notebook, key.assignment, None).student
         return not_gradable_report(key, sub.name, student, content)
-    return grade_notebook(sub.path, key, worker=worker, source=sub.source, data=content)
+    return grade_notebook(sub.path, key, worker=worker, source=sub.source, data=content, course_commits=course_commits)
 
 
 def _reusable(path: Path, fp: str) -> Report | None:
@@ -272,7 +275,8 @@ class _Progress:
 
 def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1,
                 progress: bool = True, conceal: list[str] | None = None, force: bool = False,
-                grid: Any = None, started: Any = None) -> BatchResult:
+                grid: Any = None, started: Any = None,
+                course_commits: dict[str, list[dict[str, Any]]] | None = None) -> BatchResult:
     """Grade `subs` with `jobs` at once; write `out/reports/<name>.json` (each atomically, as soon as
     it is graded), `out/gradebook.csv` (rebuilt from the reports) and `out/grades.csv` (the same
     scores in the columns of nbgrader's grades.csv export). A submission whose report is
@@ -285,11 +289,17 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
     completes. `started`: a sandbox.WorkerStart begun earlier by the caller (so that its seconds of torch import
     overlap the caller's own start), which must conceal what this would (`conceal`, `out` and the submissions'
     folders); it is used if anything needs grading, and closed by the caller. A submission's own faults are in
-    its report; this never raises for them.
+    its report; this never raises for them. `course_commits`: a course's batch (student -> the commit records the
+    course service holds): they replace the notebooks' own records (not with `grid`).
 
     Raises:
+        ValueError: `course_commits` with `grid`.
         OSError: the sandbox worker could not start (a grader fault; nothing is graded).
     """
+    if course_commits is not None and grid is not None:
+        raise ValueError("a course's batch (--service) is graded on this machine, not on a Dask cluster (--scheduler)")
+    course = "" if course_commits is None else hashlib.sha256(
+        json.dumps(course_commits, sort_keys=True).encode()).hexdigest()
     out = Path(out)
     reports_dir = out / "reports"
     reports_dir.mkdir(parents=True, exist_ok=True)
@@ -300,7 +310,7 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
     unseen = [*(conceal or []), str(out), *sorted({os.path.abspath(Path(s.path).parent) for s in subs})]
     if started is not None and not started.conceals(unseen):   # e.g. a submission linked from another folder
         started = None                                         # (the caller still closes the early one)
-    fps = {s.name: fingerprint(_content(s), key, s.source) for s in subs}   # read again to grade: see `one`
+    fps = {s.name: fingerprint(_content(s), key, s.source, course) for s in subs}   # read again to grade: see `one`
     kept = {s.name: None if force else _reusable(reports_dir / report_file(s.name), fps[s.name]) for s in subs}
     bar = _Progress(len(subs), progress)
 
@@ -323,7 +333,8 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
             profile.add("queue wait", time.monotonic() - start)
             cpu = time.thread_time()
             content = _content(sub)   # the bytes graded are the bytes the report's fingerprint names
-            report = done(sub, grade_content(sub, content, key, worker), fingerprint(content, key, sub.source))
+            report = done(sub, grade_content(sub, content, key, worker, course_commits),
+                          fingerprint(content, key, sub.source, course))
             profile.add("cpu: the grader's thread", time.thread_time() - cpu)
             profile.end(sub.name)
             return report

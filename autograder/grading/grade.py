@@ -54,7 +54,8 @@ def end_of(run: sandbox.ProbeRun) -> RunEnd:
 def grade_notebook(path: str | Path, key: Key, student: str | None = None,
                    exercises: list[str] | None = None, conceal: list[str] | None = None,
                    worker: sandbox.Worker | None = None, source: identity.Source | None = None,
-                   selfcheck: bool = False, data: bytes | None = None) -> Report:
+                   selfcheck: bool = False, data: bytes | None = None,
+                   course_commits: dict[str, list[dict[str, Any]]] | None = None) -> Report:
     """Grade one submission notebook against `key`.
 
     Args:
@@ -68,6 +69,8 @@ def grade_notebook(path: str | Path, key: Key, student: str | None = None,
             when no `worker` (a warm sandbox.Worker shared by a batch) is given. selfcheck: a learner's
             `autograder check`: commit records are also read from (and new ones written to) the Store beside
             the notebook, and an exercise whose predictions are not committed shows no expected value.
+        course_commits: a course's batch: student -> the commit records the course service holds (`grade
+            --service`); they are the only records read (the notebook's own are evidence the course outranks).
     Returns:
         A Report: status "graded" with one Outcome per check, or "not_gradable" (score None) with the
         reason. Never raises: a fault of the grader itself becomes a "not_gradable" report that says so
@@ -75,7 +78,8 @@ def grade_notebook(path: str | Path, key: Key, student: str | None = None,
     """
     start = time.monotonic()
     try:
-        report = _grade_notebook(Path(path), key, student, exercises, conceal, worker, source, selfcheck, data)
+        report = _grade_notebook(Path(path), key, student, exercises, conceal, worker, source, selfcheck, data,
+                                 course_commits)
         with profile.stage("report: encodable"):
             return report.encodable()
     except Exception as e:
@@ -84,7 +88,8 @@ def grade_notebook(path: str | Path, key: Key, student: str | None = None,
 
 def _grade_notebook(path: Path, key: Key, student: str | None, exercises: list[str] | None,
                     conceal: list[str] | None, worker: sandbox.Worker | None,
-                    source: identity.Source | None, selfcheck: bool = False, data: bytes | None = None) -> Report:
+                    source: identity.Source | None, selfcheck: bool = False, data: bytes | None = None,
+                    course_commits: dict[str, list[dict[str, Any]]] | None = None) -> Report:
     start = time.monotonic()
     key = key.only(exercises)
     if student is None and source is not None:   # before the notebook is read: by the rules, without STUDENT_ID
@@ -132,8 +137,12 @@ def _grade_notebook(path: Path, key: Key, student: str | None, exercises: list[s
         return _not_gradable(key, path.name, who.student, f"not graded: the grader could not start the sandbox ({e}); "
                              "this is not the student's fault", request["parameters"], start)
     with profile.stage("commit records"):
-        records = commit.in_notebook(nb)
-        store = commit.Store(path.parent) if selfcheck else None
+        if course_commits is not None:   # the course's records, never the notebook's own
+            records = [r for r in map(commit.read, course_commits.get(who.student, [])) if r is not None]
+            store = None
+        else:
+            records = commit.in_notebook(nb)
+            store = commit.Store(path.parent) if selfcheck else None
         if store is not None:
             records += [r for ex in key.exercises if (r := commit.read(store.get(key.assignment, who.student, ex.id)))]
         commits = commit.choose(records, key.assignment, who.student)
@@ -400,14 +409,15 @@ def _commit_now(key: Key, student: str, evidence: Evidence, cells: list[str],
 def report_from_results(key: Key, results: bytes, student: str, exercises: list[str] | None = None,
                         submission: str = "notebook (self-check)", cells: list[str] | None = None,
                         labels: list[str] | None = None, records: list[Any] | None = None,
-                        seal: bool = True) -> Report:
+                        seal: bool = True, commit_now: bool = True) -> Report:
     """Grade a results stream observed elsewhere (the in-notebook self-check observes in the student's
     kernel and sends the stream here, to a separate process that holds the key). `cells`: the source of
     each cell the kernel ran before the check, in order (the stream has a record of each); the exercises
     were observed after the last of them. `labels`: how the student finds those cells. `records`: the commit
     records the notebook holds (see autograder.judging.commit); with `cells`, an exercise whose predictions are all
     filled in is committed now (the report's `commits` holds the new record) and one without a commit
-    shows no expected value (unless not `seal`)."""
+    shows no expected value (unless not `seal`). `commit_now` False: no new commit is made here (the course
+    service commits first, with `commit_from_results`, and judges with the record it stored)."""
     key = key.only(exercises)
     run = sandbox.ProbeRun(results[: wire.MAX_RESULT_BYTES], "", 0, False, 0.0,
                            isolation="none: a self-check observes your code in your own notebook kernel")
@@ -425,4 +435,29 @@ def report_from_results(key: Key, results: bytes, student: str, exercises: list[
                    [str(label) for label in labels or []], facts=facts, positions=positions,
                    cell_notes=False, commits=commit.choose(found, key.assignment, student),
                    cells=[str(c) for c in cells] if cells is not None else None,
-                   seal=seal and cells is not None, commit_now=not placeholder).encodable()
+                   seal=seal and cells is not None, commit_now=commit_now and not placeholder).encodable()
+
+
+def commit_from_results(key: Key, results: bytes, student: str, exercise: str, cells: list[str],
+                        labels: list[str] | None = None) -> tuple[dict[str, Any] | None, list[str]]:
+    """The commit record of one exercise's predictions as a results stream shows them (the kernel observed only
+    the prediction variables), made now (this process's clock), without judging anything: no expected value is
+    computed. Returns (record or None, the prediction variables that are not filled in yet); the record is None
+    when one is missing, or while `student` is the placeholder id.
+
+    Raises:
+        wire.WireError: the stream is malformed. ValueError: no such exercise."""
+    key = key.only([exercise])
+    obs = wire.parse_results(results[: wire.MAX_RESULT_BYTES])
+    names = [c.name for c in key.checks if c.kind == "predict" and c.name]
+    missing = [n for n in names if (v := obs.names.get(n)) is None or v["t"] in ("undefined", "ellipsis")]
+    if student == identity.PLACEHOLDER_ID:
+        return None, missing
+    cells = [str(c) for c in cells]
+    facts = sources.Facts.of(cells) if cells else None
+    positions = {exercise: sources.Position(len(cells) - 1, "check cell")} if cells else {}
+    evidence = Evidence(obs, RunEnd(0, False), facts=facts, positions=positions,
+                        labels=tuple(str(label) for label in labels or []))
+    made = _commit_now(key, student, evidence, cells, {})
+    found = made.get(exercise)
+    return (found.record if found is not None else None), missing

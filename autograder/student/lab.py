@@ -108,6 +108,22 @@ class Lab:
             raise RuntimeError(NOT_IN_THIS_KERNEL)
         from autograder.keyfile import find_public_key, load_key
 
+        self.course = None
+        course = None if key else _find_course(assignment)
+        if course is not None:   # course mode: the service keeps the answers and records each commit first
+            from autograder import coursefile
+
+            self.course = coursefile.load(course)
+            if self.course.assignment != assignment:
+                raise ValueError(f"{course} is the course file of {self.course.assignment!r}, not of {assignment!r}: "
+                                 f"open this notebook from its own assignment folder")
+            self.key_path, self._plan = None, self.course.plan
+            _watch_cells()
+            self.folder = Path.cwd()
+            self.parameters = Parameters(plan.draw_point(self._plan.parameters, assignment, self.student, "own"))
+            if self.student == PLACEHOLDER_ID:
+                self.parameters.warning = identity.placeholder_warning()
+            return
         path = Path(key) if key else find_public_key([assignment])
         if path is None or not path.exists():
             raise FileNotFoundError(f"no public_key.json for {assignment}: keep it beside this notebook, or pass key=...")
@@ -134,14 +150,13 @@ class Lab:
         notebook's current state: no need to save first. Returns a SelfCheck (shows as a
         table in Jupyter, as text elsewhere).
         """
+        __tracebackhide__ = True
         exercise = str(exercise)
         if inside_probe():
             return SelfCheck(f"(self-check of exercise {exercise} skipped while grading)")
         if os.environ.get("NBGRADER_EXECUTION") == "autograde":   # nbgrader runs this kernel to grade it
             raise RuntimeError(NOT_IN_THIS_KERNEL)
-        from autograder import wire
         from autograder.judging import commit
-        from autograder.sandbox.inside import probe
         from autograder.student import selfcheck
         from autograder.render.terminal import render
         from autograder.report import Report
@@ -152,25 +167,21 @@ class Lab:
         ns = namespace if namespace is not None else _user_namespace()
         ex = next(e for e in self._plan.exercises if e.id == exercise)
         entry = plan.observation(self._plan, ex, plan.points_for(self._plan, self.student), len(_CELLS) - 1)
-        records: list[dict[str, Any]] = [{"k": "hello", "schema": wire.SCHEMA, "v": wire.VERSION,
-                                          "torch": _torch_version(), "cells": len(_CELLS),
-                                          "cuda": probe.cuda_available()}]
-        records += [{"k": "cell", "i": i, **c["record"]} for i, c in enumerate(_CELLS)]
-        probe.warm_up(plan.warm_ups([c["source"] for c in _CELLS]))   # torch's first-use imports, once per
-        # kernel, before the calls: they must not spend a produce call's time limit
-        # The grader observes each exercise with this same function, where its check cell stands.
-        records += probe.observe_exercise(ns, entry, self._plan.call_timeout)
-        records.append({"k": "done"})
-        stream = b"".join(json.dumps(r, allow_nan=False).encode() + b"\n" for r in records)
+        validating = os.environ.get("NBGRADER_EXECUTION") == "validate"   # nbgrader's Validate: commits nothing
+        if self.course is not None:
+            return self._check_course(ex, ns, entry, validating)
         global _HELPER
         if _HELPER is None:
             _HELPER = selfcheck.ToolServer()
+        stream = _observe(ns, entry, self._plan.call_timeout)
         store = commit.Store(self.folder)
         known = store.get(self.assignment, self.student, exercise)
         out = _HELPER.ask({"key": str(self.key_path), "student": self.student, "exercise": [exercise],
                            "cells": [c["source"] for c in _CELLS], "labels": [c["label"] for c in _CELLS],
-                           "records": [known] if known else []}, stream)
+                           "records": [known] if known else [], "commit": not validating}, stream)
         report = Report.from_dict(json.loads(out))
+        if validating:
+            return _validated(report, exercise)
         local = _local_modules(self.folder)
         if local:   # graded as seen: the graded run has only the notebook
             from dataclasses import replace
@@ -183,6 +194,59 @@ class Lab:
             store.put(record)   # the first commit stays: a re-run, a restart or "Run all" shows it again
         return SelfCheck(render(report), report, record)
 
+    def _check_course(self, ex: Any, ns: dict[str, Any], entry: dict[str, Any], validating: bool) -> SelfCheck:
+        """A check in course mode: the predictions as written go to the course service, which commits them (its
+        clock, in a transaction) before anything is judged; only then are the produce functions called, and the
+        service judges what they did and answers with the report. Under nbgrader's Validate nothing is committed.
+        The service unreachable: nothing is shown or lost, and the next check works when it is back."""
+        __tracebackhide__ = True
+        from autograder.report import Report
+        from autograder.render.terminal import render
+        from autograder.service.client import Client, ServiceError, find_token
+
+        course = self.course
+        token = find_token(course.auth)
+        if token is None:
+            how = ("this notebook's server has no JupyterHub token ($JUPYTERHUB_API_TOKEN): open it from the course's "
+                   "JupyterHub" if course.auth == "hub" else
+                   "run `autograder login` in a terminal (it asks for the token your course gave you), or set "
+                   "$AUTOGRAD_LAB_TOKEN, then restart the kernel")
+            return _not_checked(f"exercise {ex.id} was not checked: the course service needs your token, and there is "
+                                f"none here: {how}. Nothing was sent.", validating)
+        client = Client(course.service, token)
+        body = {"assignment": self.assignment, "exercise": ex.id, "student": self.student,
+                "cells": [c["source"] for c in _CELLS], "labels": [c["label"] for c in _CELLS]}
+        sent = None
+        try:
+            if not validating:   # the predictions first, as they stand: the service commits them before the calls
+                names = _observe(ns, {**entry, "calls": []}, self._plan.call_timeout)
+                sent = client.post("/predictions", {**body, "results": names.decode("utf-8", "surrogateescape")})
+            stream = _observe(ns, entry, self._plan.call_timeout)
+            answer = client.post("/check", {**body, "results": stream.decode("utf-8", "surrogateescape")}, timeout=120)
+            report = Report.from_dict(answer)
+        except ServiceError as e:
+            if e.unreachable:
+                text = (f"exercise {ex.id} was not checked: the course service at {course.service} cannot be reached "
+                        f"right now ({e.reason.split(': ', 1)[-1]}). No answer is shown and nothing is lost: your "
+                        f"predictions stay in this notebook. Run this cell again in a little while.")
+                if sent is not None:
+                    text += " (Your predictions were recorded before the connection was lost.)"
+            else:
+                text = f"exercise {ex.id} was not checked: the course service said: {e.reason}"
+            return _not_checked(text, validating)
+        except (ValueError, KeyError, TypeError) as e:
+            return _not_checked(f"exercise {ex.id} was not checked: the course service's report could not be read "
+                                f"({type(e).__name__}); tell your course staff", validating)
+        if isinstance(sent, dict) and sent.get("commit") is None and sent.get("missing"):
+            from dataclasses import replace
+
+            missing = ", ".join(str(n) for n in sent["missing"][:20])
+            report = replace(report, notes=(*report.notes, f"nothing of exercise {ex.id} is committed yet: the service "
+                                                           f"commits once every prediction is filled in ({missing})"))
+        if validating:
+            return _validated(report, ex.id)
+        return SelfCheck(render(report), report, report.commits.get(ex.id))
+
 
 # A notebook's grade is never made in its own kernel (code the student wrote runs there and could set it):
 # `nbgrader autograde` without our set-up runs the notebook in a kernel, so a check cell refuses there.
@@ -191,6 +255,71 @@ NOT_IN_THIS_KERNEL = (
     "Grade the course with `autograder grade --nbgrader COURSE --assignment ID`, or set nbgrader_config.py up with "
     "autograder.integrations.nbgrader.configure(c, KEYS) so that `nbgrader autograde` grades in the sandbox "
     "(docs/staff.md, \"With nbgrader\").")
+
+
+def _find_course(assignment: str) -> Path | None:
+    """The course.json of a notebook in course mode: $AUTOGRAD_LAB_COURSE, else course.json in the current folder
+    (the notebook's), else assignments/<id>/course.json here or above. None: self-study (the public key)."""
+    from autograder.coursefile import FILE
+    from autograder.keyfile import is_assignment_id
+
+    env = os.environ.get("AUTOGRAD_LAB_COURSE")
+    if env:
+        return Path(env)
+    here = Path.cwd()
+    if (here / FILE).exists():
+        return here / FILE
+    if is_assignment_id(assignment):
+        for base in [here, *here.parents]:
+            if (base / "assignments" / assignment / FILE).exists():
+                return base / "assignments" / assignment / FILE
+    return None
+
+
+def _observe(ns: dict[str, Any], entry: dict[str, Any], timeout: float) -> bytes:
+    """The results stream of one exercise observed in this kernel now (wire format: hello, a record per cell the
+    kernel ran, the exercise's records, done), with the probe's own code: the grader observes each exercise with
+    this same function, where its check cell stands."""
+    from autograder import wire
+    from autograder.sandbox.inside import probe
+
+    records: list[dict[str, Any]] = [{"k": "hello", "schema": wire.SCHEMA, "v": wire.VERSION,
+                                      "torch": _torch_version(), "cells": len(_CELLS),
+                                      "cuda": probe.cuda_available()}]
+    records += [{"k": "cell", "i": i, **c["record"]} for i, c in enumerate(_CELLS)]
+    if entry["calls"]:   # torch's first-use imports, once per kernel, before the calls: not in a call's time limit
+        probe.warm_up(plan.warm_ups([c["source"] for c in _CELLS]))
+    records += probe.observe_exercise(ns, entry, timeout)
+    records.append({"k": "done"})
+    return b"".join(json.dumps(r, allow_nan=False).encode() + b"\n" for r in records)
+
+
+class NotValidated(AssertionError):
+    """Raised by a check cell under nbgrader's Validate when a check of its exercise does not pass (or is not
+    committed yet), so that Validate does not say "Success"."""
+
+
+def _validated(report: Any, exercise: str) -> SelfCheck:
+    """Under nbgrader's Validate: the report, or NotValidated naming each check that does not pass (by status only:
+    Validate shows no expected value)."""
+    __tracebackhide__ = True   # IPython shows the learner's cell and the message, not our frames
+    from autograder.render.terminal import render
+
+    bad = [o for o in report.outcomes if o.status != "passed"]
+    if report.status != "graded" or bad:
+        listed = "; ".join(f"{o.check_id}: {o.status}" for o in bad[:20]) or report.reason
+        sealed = any(o.status == "sealed" for o in bad)
+        raise NotValidated(f"exercise {exercise} does not pass yet ({listed})."
+                           + (" Its predictions are not committed: run its check cell in the notebook first."
+                              if sealed else " Run its check cell in the notebook to see why."))
+    return SelfCheck(render(report), report, None)
+
+
+def _not_checked(text: str, validating: bool) -> SelfCheck:
+    __tracebackhide__ = True
+    if validating:
+        raise NotValidated(text)
+    return SelfCheck(text)
 
 
 def _local_modules(folder: Path) -> list[str]:

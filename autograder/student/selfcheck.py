@@ -6,7 +6,7 @@ run in the kernel, and only the first check pays for starting Python and importi
 Protocol (one request after another over the helper's stdin and stdout): a JSON header line
 {"key": path of the public key, "student": id, "exercise": [id], "cells": [source of each cell the kernel
 ran], "labels": [how the student finds each of them], "records": [the exercise's commit record, if the
-notebook has one], "size": n}, then n bytes of the probe's results
+notebook has one], "commit": false to commit nothing (nbgrader's Validate), "size": n}, then n bytes of the probe's results
 stream (wire format: hello, a record per cell the kernel ran, the exercise's records, done); the answer
 is one line, the Report's JSON (its "commits" hold the exercise's record: the one sent, or the one made now
 when every prediction is filled in). With a public key an exercise without a commit shows no expected
@@ -92,6 +92,7 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> int:
             keys[stamp] = load_key(path)
         report = report_from_results(keys[stamp], body, str(header["student"]), header.get("exercise"),
                                      cells=header.get("cells"), labels=header.get("labels"),
-                                     records=header.get("records"), seal=keys[stamp].public)
+                                     records=header.get("records"), seal=keys[stamp].public,
+                                     commit_now=header.get("commit", True) is not False)
         stdout.write(json.dumps(report.to_dict()).encode() + b"\n")
         stdout.flush()

@@ -1,0 +1,7 @@
+"""service: the course service (`autograder serve`): it keeps the full keys, records each exercise's predictions
+(with its own clock, before anything is judged), judges the kernel's observations with the same pure judge, and
+answers with the report. Staff use it for rosters, releases and batch grading with its commits.
+
+Submodules: db (tables, engines, migrations), store (the course's operations on them), app (the tornado web app:
+routes, identity, limits), client (the HTTP client of kernels and the CLI; stdlib only), hub (JupyterHub mode).
+"""

@@ -1,0 +1,446 @@
+"""app: the course service's web app (tornado): its routes, who a request acts as, and its limits. The grading is
+grade's and judge's; the records are store's. Every route needs a token; a student reads and writes only their own
+records; staff routes need a staff token. Errors are JSON {"error": reason} with a 4xx status; a fault of the
+service is a 500 whose body says only that (the traceback goes to the service's log, tokens never do).
+
+May import: stdlib, tornado, autograder.service.store, autograder.service.db, autograder.service.hub (JupyterHub mode),
+autograder.grading.grade, autograder.keyfile, autograder.wire, autograder.report, autograder.model.
+
+Routes (JSON in and out; the token in the header `Authorization: token <token>` or `Bearer <token>`):
+    GET  /api/v1/me                                         who the token is: {name, role}
+    POST /api/v1/predictions                                 commit: {assignment, exercise, student, cells, labels,
+                                                             results} -> {commit, kind, missing, after_reveal}
+    POST /api/v1/check                                       judge: the same body (results now with the calls) ->
+                                                             the Report's JSON
+    GET  /api/v1/students/<name>/assignments/<id>/commits    {commits: [record], predictions: [sent]} (self or staff)
+    GET  /api/v1/students/<name>/assignments/<id>/reports    {reports: [{exercise, made, report}]} (self or staff)
+    PUT  /api/v1/assignments/<id>/key                        staff: the full key's JSON -> {assignment, digest}
+    GET  /api/v1/assignments                                 staff: {assignments: [id]}
+    GET  /api/v1/assignments/<id>/commits                    staff: {commits: {student: [record]}}
+    GET  /api/v1/users                                       staff: {users: [{name, role}]}
+    POST /api/v1/users                                       staff: {name, role} -> {name, role, token}
+"""
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import logging
+import re
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable
+
+import tornado.web
+
+from autograder.service.store import Course, User
+
+log = logging.getLogger("autograder.service")
+API = "/api/v1"
+MAX_BODY = 4_000_000          # bytes of one request (a results stream is at most wire.MAX_RESULT_BYTES)
+READ_AT_MOST = 64_000_000     # bytes read of a request over MAX_BODY (to answer 413), beyond which it is cut off
+MAX_CELLS = 500               # cells of one check request
+MAX_CELL_TEXT = 1_000_000     # characters of all its cells together
+
+
+@dataclass
+class Limits:
+    """Request rates: each user may send `burst` requests at once and `rate` per second on average; each client
+    address may present `bad_tokens` wrong tokens per minute (then it waits)."""
+
+    rate: float = 5.0
+    burst: int = 40
+    bad_tokens: int = 30
+
+
+@dataclass
+class _Bucket:
+    tokens: float
+    stamp: float = field(default_factory=time.monotonic)
+
+
+class RateLimiter:
+    """Token buckets per name (thread-safe)."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate, self.burst = rate, burst
+        self._buckets: dict[str, _Bucket] = {}
+        self._lock = threading.Lock()
+
+    def allow(self, name: str) -> float:
+        """0 if `name` may go on now (and its bucket pays 1), else the seconds until it may."""
+        with self._lock:
+            now = time.monotonic()
+            b = self._buckets.setdefault(name, _Bucket(self.burst, now))
+            b.tokens = min(self.burst, b.tokens + (now - b.stamp) * self.rate)
+            b.stamp = now
+            if b.tokens >= 1:
+                b.tokens -= 1
+                return 0.0
+            return (1 - b.tokens) / self.rate
+
+
+class HTTPError(tornado.web.HTTPError):
+    """A refusal with a reason the client sees (never an answer, a token or a traceback)."""
+
+    def __init__(self, status: int, reason: str, retry_after: float | None = None) -> None:
+        super().__init__(status, log_message=None)
+        self.why, self.retry_after = reason, retry_after
+
+
+@tornado.web.stream_request_body
+class Base(tornado.web.RequestHandler):
+    """Identity, limits and JSON errors for every route. The body is read as it streams in, and only its first
+    MAX_BODY bytes are kept: a larger request is answered 413 once it has been read (so the client sees why)."""
+
+    course: Course
+    user: User
+
+    def initialize(self, service: Service) -> None:
+        self.service = service
+        self.course = service.course
+
+    def set_default_headers(self) -> None:
+        self.set_header("Content-Type", "application/json; charset=utf-8")
+        self.set_header("Cache-Control", "no-store")
+        self.set_header("X-Content-Type-Options", "nosniff")
+
+    def _token(self) -> str:
+        if any(k.lower() in ("token", "access_token") for k in self.request.query_arguments):
+            raise HTTPError(400, "send the token in the Authorization header, never in the URL (URLs are logged)")
+        auth = self.request.headers.get("Authorization", "")
+        kind, _, token = auth.partition(" ")
+        if kind.lower() not in ("token", "bearer") or not token.strip():
+            raise HTTPError(401, "this service needs a token: send the header 'Authorization: token <your token>'")
+        return token.strip()
+
+    def data_received(self, chunk: bytes) -> None:
+        self._size = getattr(self, "_size", 0) + len(chunk)
+        if self._size <= MAX_BODY:
+            self._chunks = [*getattr(self, "_chunks", []), chunk]
+
+    async def prepare(self) -> None:
+        length = self.request.headers.get("Content-Length", "0")
+        if not length.isdigit() or int(length) > READ_AT_MOST:
+            raise HTTPError(413, f"the request is over {MAX_BODY} bytes")
+        token = self._token()
+        where = self.request.remote_ip or "?"
+        if self.service.bad.allow_peek(where) > 0:
+            raise HTTPError(429, "too many wrong tokens from this address: wait a minute", 60)
+        user = await self.service.identify(token)
+        if user is None:
+            self.service.bad.allow(where)
+            raise HTTPError(403, "this token is not one this course issued (or it was withdrawn)")
+        wait = self.service.rates.allow(user.name)
+        if wait > 0:
+            raise HTTPError(429, f"too many requests: wait {wait:.1f} s", wait)
+        self.user = user
+
+    def body(self) -> dict[str, Any]:
+        """The request's JSON object. Raises HTTPError 400 when it is not one."""
+        if getattr(self, "_size", 0) > MAX_BODY:
+            raise HTTPError(413, f"the request is over {MAX_BODY} bytes (a check's cells and results are far less: "
+                                 f"is a cell's output pasted into its code?)")
+        try:
+            data = json.loads(b"".join(getattr(self, "_chunks", [])) or b"")
+        except (ValueError, UnicodeDecodeError) as e:
+            raise HTTPError(400, f"the body is not JSON ({type(e).__name__} at byte {getattr(e, 'pos', '?')})") from None
+        if not isinstance(data, dict):
+            raise HTTPError(400, "the body must be a JSON object")
+        return data
+
+    def need_staff(self) -> None:
+        if not self.user.staff:
+            raise HTTPError(403, "this needs a staff token")
+
+    def need_self_or_staff(self, name: str) -> None:
+        if name != self.user.name and not self.user.staff:
+            raise HTTPError(403, f"you are {self.user.name!r}: you may read only your own records")
+
+    def reply(self, data: Any, status: int = 200) -> None:
+        self.set_status(status)
+        self.finish(json.dumps(data, allow_nan=False))
+
+    async def work(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run `fn(*args)` (database or judging work) off the event loop."""
+        return await asyncio.get_running_loop().run_in_executor(self.service.pool, fn, *args)
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        exc = kwargs.get("exc_info", (None, None, None))[1]
+        if isinstance(exc, HTTPError):
+            if exc.retry_after is not None:
+                self.set_header("Retry-After", str(max(1, round(exc.retry_after))))
+            why = exc.why
+        elif isinstance(exc, tornado.web.HTTPError) and status_code < 500:
+            why = {404: "no such route", 405: "this route does not take that method",
+                   413: f"the request is over {MAX_BODY} bytes"}.get(status_code, self._reason)
+        else:
+            why = "the course service failed on this request (its log says why); nothing of it was recorded"
+        self.finish(json.dumps({"error": why, "status": status_code}))
+
+    def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
+        if isinstance(value, tornado.web.HTTPError):
+            return
+        log.error("%s %s failed:\n%s", self.request.method, self.request.path,
+                  "".join(traceback.format_exception(typ, value, tb)))
+
+
+def _text(data: dict[str, Any], name: str, limit: int = 100) -> str:
+    value = data.get(name)
+    if not isinstance(value, str) or not value or len(value) > limit:
+        raise HTTPError(400, f"{name!r} must be a string of 1-{limit} characters")
+    return value
+
+
+def _cells(data: dict[str, Any]) -> tuple[list[str], list[str]]:
+    cells, labels = data.get("cells", []), data.get("labels", [])
+    if (not isinstance(cells, list) or not all(isinstance(c, str) for c in cells) or len(cells) > MAX_CELLS
+            or sum(map(len, cells)) > MAX_CELL_TEXT):
+        raise HTTPError(400, f"'cells' must be a list of at most {MAX_CELLS} strings, {MAX_CELL_TEXT} characters in all")
+    if not isinstance(labels, list) or not all(isinstance(c, str) and len(c) <= 200 for c in labels) or len(labels) > MAX_CELLS:
+        raise HTTPError(400, "'labels' must be a list of short strings")
+    return cells, labels
+
+
+class Me(Base):
+    async def get(self) -> None:
+        self.reply({"name": self.user.name, "role": self.user.role})
+
+
+class _Exercise(Base):
+    """The body of a predictions or check request, read and checked."""
+
+    def parsed(self) -> tuple[Any, str, str, list[str], list[str], bytes]:
+        from autograder.grading.identity import PLACEHOLDER_ID
+
+        data = self.body()
+        assignment, exercise, student = _text(data, "assignment"), _text(data, "exercise"), _text(data, "student")
+        if student != self.user.name:
+            if student == PLACEHOLDER_ID:
+                raise HTTPError(403, f"STUDENT_ID is still the placeholder: you are signed in as {self.user.name!r}, "
+                                     f"so set STUDENT_ID = \"{self.user.name}\" in the notebook's first cell and run it")
+            raise HTTPError(403, f"this notebook's STUDENT_ID is {student!r}, but you are signed in as "
+                                 f"{self.user.name!r}: a student checks only their own work")
+        cells, labels = _cells(data)
+        results = data.get("results")
+        if not isinstance(results, str):
+            raise HTTPError(400, "'results' must be the probe's results stream as a string")
+        return assignment, exercise, student, cells, labels, results.encode("utf-8", "surrogateescape")
+
+    def key_of(self, assignment: str, exercise: str) -> Any:
+        key = self.course.key(assignment)
+        if key is None:
+            raise HTTPError(404, f"assignment {assignment!r} is not on this course service "
+                                 f"(staff release it with: autograder release solutions/{assignment} --course URL)")
+        if exercise not in {e.id for e in key.exercises}:
+            raise HTTPError(404, f"assignment {assignment!r} has no exercise {exercise!r}")
+        return key
+
+
+class Predictions(_Exercise):
+    """Phase one of a check: the predictions as written. Committed (the first complete set) and recorded, in one
+    transaction, before anything is judged."""
+
+    async def post(self) -> None:
+        from autograder import wire
+        from autograder.grading.grade import commit_from_results
+
+        assignment, exercise, student, cells, labels, results = self.parsed()
+        key = await self.work(self.key_of, assignment, exercise)
+        try:
+            record, missing = await self.work(commit_from_results, key, results, student, exercise, cells, labels)
+        except wire.WireError as e:
+            raise HTTPError(400, f"the results stream is malformed: {e}") from None
+        values = record["values"] if record is not None else None
+        kept, kind, revealed = await self.work(self.course.record_predictions, assignment, student, exercise,
+                                               values, record)
+        self.reply({"commit": kept, "kind": kind, "missing": missing, "after_reveal": revealed})
+
+
+class Check(_Exercise):
+    """Phase two: the observations (the calls made after the commit). Judged with the public checks and the
+    exercise's commit as the service holds it; the report is kept and returned."""
+
+    async def post(self) -> None:
+        from autograder.grading.grade import report_from_results
+
+        assignment, exercise, student, cells, labels, results = self.parsed()
+        key = await self.work(self.key_of, assignment, exercise)
+        record = await self.work(self.course.commit_record, assignment, student, exercise)
+        public = self.service.public(key)
+
+        def judge() -> dict[str, Any]:
+            return report_from_results(public, results, student, [exercise], "notebook (course self-check)", cells,
+                                       labels, [record] if record else [], seal=True, commit_now=False).to_dict()
+
+        report = await asyncio.get_running_loop().run_in_executor(self.service.judging, judge)
+        predicts = any(c.kind == "predict" and c.exercise == exercise for c in key.checks)
+        await self.work(self.course.add_report, assignment, student, exercise, report, bool(record) and predicts)
+        self.reply(report)
+
+
+class StudentCommits(Base):
+    async def get(self, name: str, assignment: str) -> None:
+        self.need_self_or_staff(name)
+        commits = await self.work(self.course.commits_of, assignment, name)
+        history = await self.work(self.course.history, assignment, name)
+        self.reply({"commits": commits.get(name, []), "predictions": history})
+
+
+class StudentReports(Base):
+    async def get(self, name: str, assignment: str) -> None:
+        self.need_self_or_staff(name)
+        self.reply({"reports": await self.work(self.course.reports_of, assignment, name)})
+
+
+class AssignmentKey(Base):
+    async def put(self, assignment: str) -> None:
+        self.need_staff()
+        data = self.body()
+        if data.get("assignment") != assignment:
+            raise HTTPError(400, f"this key is of assignment {data.get('assignment')!r}, not {assignment!r}")
+        try:
+            key = await self.work(self.course.put_key, data)
+        except ValueError as e:
+            raise HTTPError(400, str(e)) from None
+        self.service.forget(key.assignment)
+        self.reply({"assignment": key.assignment, "digest": key.digest})
+
+
+class Assignments(Base):
+    async def get(self) -> None:
+        self.need_staff()
+        self.reply({"assignments": await self.work(self.course.assignment_ids)})
+
+
+class AssignmentCommits(Base):
+    async def get(self, assignment: str) -> None:
+        self.need_staff()
+        self.reply({"commits": await self.work(self.course.commits_of, assignment)})
+
+
+class Users(Base):
+    async def get(self) -> None:
+        self.need_staff()
+        roster = await self.work(self.course.roster)
+        self.reply({"users": [{"name": u.name, "role": u.role} for u in roster]})
+
+    async def post(self) -> None:
+        self.need_staff()
+        data = self.body()
+        name, role = data.get("name"), data.get("role", "student")
+        try:
+            token = await self.work(self.course.add_user, name, role)
+        except ValueError as e:
+            raise HTTPError(400, str(e)) from None
+        self.reply({"name": name, "role": role, "token": token}, 201)
+
+
+class NotFound(Base):
+    async def prepare(self) -> None:   # an unknown route is 404 for anyone (no token needed to learn that)
+        raise HTTPError(404, "no such route; the routes are under /api/v1 (see docs/course.md)")
+
+
+class _BadTokens(RateLimiter):
+    def allow_peek(self, name: str) -> float:
+        with self._lock:
+            b = self._buckets.get(name)
+            if b is None:
+                return 0.0
+            tokens = min(self.burst, b.tokens + (time.monotonic() - b.stamp) * self.rate)
+            return 0.0 if tokens >= 1 else (1 - tokens) / self.rate
+
+
+class Service:
+    """The service's state: the course database, who a token is (`identify`), rate limits, thread pools and the
+    public keys made from the full keys."""
+
+    def __init__(self, course: Course, identify: Callable[[str], Awaitable[User | None]] | None = None,
+                 limits: Limits | None = None, behind_proxy: bool = False) -> None:
+        self.course = course
+        self.behind_proxy = behind_proxy   # trust X-Forwarded-For / X-Real-Ip (only behind the hub's proxy or TLS)
+        self.limits = limits or Limits()
+        self.rates = RateLimiter(self.limits.rate, self.limits.burst)
+        self.bad = _BadTokens(self.limits.bad_tokens / 60.0, self.limits.bad_tokens)
+        self.pool = concurrent.futures.ThreadPoolExecutor(8, thread_name_prefix="course-db")
+        self.judging = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="course-judge")   # sympy's caches
+        self._identify = identify
+        self._public: dict[str, Any] = {}
+
+    async def identify(self, token: str) -> User | None:
+        if self._identify is not None:
+            return await self._identify(token)
+        return await asyncio.get_running_loop().run_in_executor(self.pool, self.course.user_for_token, token)
+
+    def public(self, key: Any) -> Any:
+        """The public key of a full key (cached by digest)."""
+        from autograder.keyfile import public_key
+
+        if self._public.get(key.assignment, (None,))[0] != key.digest:
+            self._public[key.assignment] = (key.digest, public_key(key))
+        return self._public[key.assignment][1]
+
+    def forget(self, assignment: str) -> None:
+        self._public.pop(assignment, None)
+
+
+class Redact(logging.Filter):
+    """Hides what follows "token" or "Bearer" in a log record (tornado logs a malformed request's header as it came),
+    and any query string: a token is never written to the log."""
+
+    _TOKEN = re.compile(r"(?i)\b(token|bearer|authorization)([\s:=]+)[^\s'\"]+")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            text = record.getMessage()
+        except Exception:
+            return True
+        hidden = self._TOKEN.sub(lambda m: f"{m.group(1)}{m.group(2)}[hidden]", text)
+        if hidden != text:
+            record.msg, record.args = hidden, None
+        return True
+
+
+def _log_request(handler: tornado.web.RequestHandler) -> None:
+    """The access log: method, path (never the query: a token sent there by mistake stays out), status, time."""
+    status = handler.get_status()
+    line = "%d %s %s (%s) %.1f ms" % (status, handler.request.method, handler.request.path,
+                                       handler.request.remote_ip, 1000.0 * handler.request.request_time())
+    (log.info if status < 400 else log.warning if status < 500 else log.error)(line)
+
+
+def make_app(service: Service) -> tornado.web.Application:
+    """The tornado Application of `service` (see the module docstring for its routes)."""
+    a = dict(service=service)
+    name = r"([^/]{1,100})"
+    return tornado.web.Application([
+        (f"{API}/me", Me, a),
+        (f"{API}/predictions", Predictions, a),
+        (f"{API}/check", Check, a),
+        (f"{API}/students/{name}/assignments/{name}/commits", StudentCommits, a),
+        (f"{API}/students/{name}/assignments/{name}/reports", StudentReports, a),
+        (f"{API}/assignments", Assignments, a),
+        (f"{API}/assignments/{name}/key", AssignmentKey, a),
+        (f"{API}/assignments/{name}/commits", AssignmentCommits, a),
+        (f"{API}/users", Users, a),
+    ], default_handler_class=NotFound, default_handler_args=a, log_function=_log_request,
+        xsrf_cookies=False, compress_response=True)
+
+
+async def serve(service: Service, host: str, port: int, ready: Callable[[int], None] | None = None) -> None:
+    """Serve until cancelled. `ready(port)` is called once it listens (port 0 picks a free one)."""
+    import tornado.httpserver
+    import tornado.netutil
+
+    server = tornado.httpserver.HTTPServer(make_app(service), max_body_size=READ_AT_MOST, xheaders=service.behind_proxy,
+                                           idle_connection_timeout=60, body_timeout=60)
+    sockets = tornado.netutil.bind_sockets(port, host)
+    server.add_sockets(sockets)
+    if ready is not None:
+        ready(sockets[0].getsockname()[1])
+    try:
+        await asyncio.Event().wait()
+    finally:
+        server.stop()

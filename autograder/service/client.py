@@ -1,0 +1,109 @@
+"""client: how a kernel, the CLI and staff tools talk to the course service: JSON over HTTP with the stdlib only
+(a learner's install has no web framework), the token in the Authorization header, bounded waits, and every
+failure as one ServiceError that says what happened in a student's words.
+
+May import: stdlib.
+"""
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+TOKEN_ENV = "AUTOGRAD_LAB_TOKEN"
+HUB_TOKEN_ENV = "JUPYTERHUB_API_TOKEN"
+MAX_ANSWER = 20_000_000   # bytes of one answer read
+MAX_REQUEST = 4_000_000   # bytes of one request: the service's limit (autograder.service.app.MAX_BODY)
+
+
+def token_file() -> Path:
+    """Where `autograder login` keeps the course token: $XDG_CONFIG_HOME/autograd-lab/token (default ~/.config)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "autograd-lab" / "token"
+
+
+def find_token(auth: str = "token") -> str | None:
+    """The token to present: with `auth` "hub", the JupyterHub user's own ($JUPYTERHUB_API_TOKEN); else
+    $AUTOGRAD_LAB_TOKEN, else the file `autograder login` wrote. None if there is none."""
+    if auth == "hub":
+        return os.environ.get(HUB_TOKEN_ENV) or None
+    if os.environ.get(TOKEN_ENV):
+        return os.environ[TOKEN_ENV].strip()
+    try:
+        return token_file().read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
+
+
+def save_token(token: str) -> Path:
+    """Keep `token` in token_file(), readable by its owner only; returns the path."""
+    path = token_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(token.strip() + "\n")
+    os.chmod(path, 0o600)
+    return path
+
+
+class ServiceError(Exception):
+    """A request that did not get its answer. `status`: the HTTP status (None: the service was not reached);
+    `reason`: the service's own reason, or what went wrong on the way."""
+
+    def __init__(self, status: int | None, reason: str, url: str) -> None:
+        super().__init__(f"{reason} ({url}" + (f", HTTP {status})" if status else ")"))
+        self.status, self.reason, self.url = status, reason, url
+
+    @property
+    def unreachable(self) -> bool:
+        return self.status is None
+
+
+class Client:
+    """The course service at `base` (http(s)://host:port[/prefix]) as `token`'s owner."""
+
+    def __init__(self, base: str, token: str | None, timeout: float = 30.0) -> None:
+        self.base, self.token, self.timeout = base.rstrip("/"), token, timeout
+
+    def request(self, method: str, path: str, body: Any = None, timeout: float | None = None) -> Any:
+        """Send one request (`body` as JSON) and return the answer's JSON. Raises ServiceError."""
+        url = f"{self.base}/api/v1{path}"
+        data = None if body is None else json.dumps(body, allow_nan=False).encode()
+        if data is not None and len(data) > MAX_REQUEST:
+            raise ServiceError(413, f"this request is {len(data)} bytes, over the service's {MAX_REQUEST} (is a long "
+                                    f"output pasted into a cell's code?); nothing was sent", self.base)
+        req = urllib.request.Request(url, data=data, method=method)
+        req.add_header("Content-Type", "application/json")
+        req.add_header("Accept", "application/json")
+        if self.token:
+            req.add_header("Authorization", f"token {self.token}")
+        try:
+            with urllib.request.urlopen(req, timeout=timeout or self.timeout) as answer:
+                raw = answer.read(MAX_ANSWER + 1)
+        except urllib.error.HTTPError as e:
+            try:
+                why = json.loads(e.read(100_000)).get("error") or e.reason
+            except (ValueError, AttributeError, OSError):
+                why = str(e.reason)
+            raise ServiceError(e.code, str(why), self.base) from None
+        except (urllib.error.URLError, OSError, TimeoutError) as e:
+            reason = getattr(e, "reason", e)
+            raise ServiceError(None, f"the course service cannot be reached: {reason}", self.base) from None
+        if len(raw) > MAX_ANSWER:
+            raise ServiceError(None, "the course service's answer is too large", self.base)
+        try:
+            return json.loads(raw)
+        except ValueError:
+            raise ServiceError(None, "the course service's answer is not JSON (is this its address?)", self.base) from None
+
+    def get(self, path: str) -> Any:
+        return self.request("GET", path)
+
+    def post(self, path: str, body: Any, timeout: float | None = None) -> Any:
+        return self.request("POST", path, body, timeout)
+
+    def put(self, path: str, body: Any) -> Any:
+        return self.request("PUT", path, body)

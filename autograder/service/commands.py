@@ -1,0 +1,215 @@
+"""commands: the course service's command-line subcommands (`autograder serve`, `autograder course ...`,
+`autograder login`, and the course part of `release --course`), as functions of parsed arguments returning exit
+codes. autograder.cli parses; this does.
+
+May import: stdlib, autograder.service.*, autograder.keyfile, autograder.coursefile.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import getpass
+import json
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+DEFAULT_PORT = 8750
+
+
+def _fail(msg: str) -> int:
+    print(f"autograder: {msg}", file=sys.stderr)
+    return 2
+
+
+def db_url(args: argparse.Namespace) -> str:
+    """The database URL: --db, else $AUTOGRAD_LAB_DB, else sqlite:///course.db (in the current folder)."""
+    from autograder.service import db
+
+    return args.db or os.environ.get("AUTOGRAD_LAB_DB") or db.DEFAULT_URL
+
+
+def _course(args: argparse.Namespace) -> Any:
+    from autograder.service import db
+    from autograder.service.store import Course
+
+    url = db_url(args)
+    db.migrate(url)
+    return Course(url)
+
+
+def serve(args: argparse.Namespace) -> int:
+    """`autograder serve`: migrate the database, then serve until SIGINT or SIGTERM."""
+    from autograder.service import app
+
+    from autograder.service.app import Redact
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    for handler in logging.getLogger().handlers:   # tornado quotes a malformed header, a token too: never logged
+        handler.addFilter(Redact())
+    for noisy in ("tornado.access", "alembic"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    try:
+        course = _course(args)
+    except Exception as e:   # a bad URL, an unreachable database: say which, and stop
+        return _fail(f"the course database {_safe(db_url(args))} cannot be opened: {type(e).__name__}: {e}")
+    identify = None
+    if args.hub:
+        from autograder.service import hub
+
+        try:
+            identify = hub.identifier(course, staff=args.staff or [])
+        except (ImportError, RuntimeError) as e:
+            return _fail(f"--hub: {e}")
+    limits = app.Limits(rate=args.rate, burst=args.burst)
+    service = app.Service(course, identify, limits, behind_proxy=args.behind_proxy)
+
+    def ready(port: int) -> None:
+        mode = "JupyterHub service" if args.hub else "tokens"
+        print(f"autograd-lab course service on http://{args.host}:{port} ({mode}; database "
+              f"{_safe(db_url(args))}); stop with Ctrl-C", file=sys.stderr, flush=True)
+        if args.port_file:
+            Path(args.port_file).write_text(f"{port}\n")
+
+    async def main() -> None:
+        task = asyncio.ensure_future(app.serve(service, args.host, args.port, ready))
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, task.cancel)
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+
+    try:
+        asyncio.run(main())
+    except OSError as e:
+        return _fail(f"cannot listen on {args.host}:{args.port}: {e}")
+    return 0
+
+
+def _safe(url: str) -> str:
+    """A database URL without its password."""
+    try:
+        from sqlalchemy.engine import make_url
+
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return "(the given URL)"
+
+
+def course_add(args: argparse.Namespace) -> int:
+    """`autograder course add`: add users (names, or a roster CSV with a column `name` or `student`) and issue a
+    token for each; the tokens go to --tokens (CSV name,role,token, readable by its owner only) or stdout."""
+    names = list(args.names)
+    if args.roster:
+        try:
+            with open(args.roster, newline="", encoding="utf-8") as f:
+                rows = list(csv.DictReader(f))
+        except (OSError, UnicodeDecodeError, csv.Error) as e:
+            return _fail(f"cannot read the roster {args.roster}: {e}")
+        column = next((c for c in ("name", "student", "username", "login") if rows and c in rows[0]), None)
+        if column is None:
+            return _fail(f"{args.roster} needs a column 'name' (or 'student', 'username', 'login')")
+        names += [r[column].strip() for r in rows if r[column] and r[column].strip()]
+    if not names:
+        return _fail("name the users to add, or pass --roster FILE.csv")
+    course = _course(args)
+    role = "staff" if args.staff else "student"
+    issued = []
+    for name in names:
+        try:
+            issued.append((name, role, course.add_user(name, role)))
+        except ValueError as e:
+            return _fail(f"{e}; the users before it were added")
+    if args.tokens:
+        fd = os.open(args.tokens, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", newline="", encoding="utf-8") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(["name", "role", "token"])
+            w.writerows(issued)
+        print(f"added {len(issued)} {role}(s); their tokens are in {args.tokens} (shown once: give each person "
+              f"their own, and keep the file private)", file=sys.stderr)
+    else:
+        for name, _, token in issued:
+            print(f"{name}\t{token}")
+    return 0
+
+
+def course_list(args: argparse.Namespace) -> int:
+    """`autograder course list`: the roster (names and roles; tokens are never shown again)."""
+    course = _course(args)
+    for user in course.roster():
+        print(f"{user.name}\t{user.role}")
+    return 0
+
+
+def login(args: argparse.Namespace) -> int:
+    """`autograder login`: ask for the course token, check it with the service, and keep it for the notebooks."""
+    from autograder.service.client import Client, ServiceError, save_token
+
+    token = sys.stdin.readline().strip() if not sys.stdin.isatty() else getpass.getpass("your course token: ").strip()
+    if not token:
+        return _fail("no token given")
+    if args.service:
+        try:
+            me = Client(args.service, token).get("/me")
+        except ServiceError as e:
+            return _fail(f"not saved: {e}")
+        print(f"signed in to {args.service} as {me['name']} ({me['role']})", file=sys.stderr)
+    path = save_token(token)
+    print(f"token saved in {path}: a notebook of the course uses it from its next kernel start", file=sys.stderr)
+    return 0
+
+
+def publish(key_path: str | Path, service: str, out: str | Path, auth: str, notebook: str | Path,
+            token: str | None = None) -> tuple[Path, str]:
+    """The course part of `release --course`: upload the full key at `key_path` to the service (a staff token:
+    $AUTOGRAD_LAB_TOKEN or `autograder login`'s file) and write the course's student folder `out`: the student
+    notebook and course.json, which holds no answer. Returns (course.json's path, the digest the service holds).
+    Raises RuntimeError (the message says what to do) when the service refuses or cannot be reached."""
+    import shutil
+
+    from autograder import coursefile
+    from autograder.keyfile import load_key
+    from autograder.service.client import Client, ServiceError, find_token
+
+    service = coursefile.check_url(service)
+    token = token or find_token("token")
+    if token is None:
+        raise RuntimeError("a course release needs a staff token: set $AUTOGRAD_LAB_TOKEN or run `autograder login` "
+                           "(tokens come from `autograder course add NAME --staff` on the service's machine)")
+    data = json.loads(Path(key_path).read_text(encoding="utf-8"))
+    key = load_key(key_path)
+    try:
+        answer = Client(service, token).put(f"/assignments/{key.assignment}/key", data)
+    except ServiceError as e:
+        raise RuntimeError(f"the service did not take the key: {e}") from None
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    for stale in out.glob("public_key.json"):
+        stale.unlink()
+    shutil.copyfile(notebook, out / Path(notebook).name)
+    path = coursefile.write(out / coursefile.FILE, key, service, auth)   # type: ignore[arg-type]
+    return path, str(answer.get("digest", ""))
+
+
+def fetch_commits(service: str, assignment: str) -> dict[str, list[dict[str, Any]]]:
+    """student -> their commit records, as the service holds them (a staff token). Raises RuntimeError."""
+    from autograder.service.client import Client, ServiceError, find_token
+
+    token = find_token("token")
+    if token is None:
+        raise RuntimeError("--service needs a staff token: set $AUTOGRAD_LAB_TOKEN or run `autograder login`")
+    try:
+        answer = Client(service, token).get(f"/assignments/{assignment}/commits")
+    except ServiceError as e:
+        raise RuntimeError(f"the service's commits could not be read: {e}") from None
+    commits = answer.get("commits") if isinstance(answer, dict) else None
+    if not isinstance(commits, dict):
+        raise RuntimeError("the service's answer holds no commits")
+    return {str(k): [r for r in v if isinstance(r, dict)] for k, v in commits.items() if isinstance(v, list)}

@@ -1,0 +1,111 @@
+"""db: the course service's tables (SQLAlchemy Core), its engines (SQLite by default, PostgreSQL by URL) and its
+schema migrations (Alembic, in autograder/service/migrations). Nothing here knows HTTP or grading.
+
+May import: stdlib, sqlalchemy, alembic.
+
+Tables (schema revision 0001; a row of commits, predictions, handins or reports is never updated or deleted):
+    users        name (pk), role ("student" | "staff"), created (UTC)
+    tokens       digest (pk: sha256 hex of the token; the token itself is never stored), name -> users, created
+    assignments  id (pk), key (the full key's JSON text), digest, uploaded (UTC); a release replaces the row
+    commits      (assignment, student, exercise) unique, record (the commit record's JSON), committed (UTC)
+    predictions  every prediction a kernel sent: assignment, student, exercise, values (JSON), received (UTC),
+                 kind ("commit" | "same" | "revision" | "incomplete"), after_reveal (a report had shown answers)
+    reports      every self-check report: assignment, student, exercise, report (JSON), made (UTC), revealed
+"""
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData()
+
+users = sa.Table("users", metadata,
+                 sa.Column("name", sa.String(100), primary_key=True),
+                 sa.Column("role", sa.String(10), nullable=False),
+                 sa.Column("created", sa.DateTime(timezone=True), nullable=False))
+tokens = sa.Table("tokens", metadata,
+                  sa.Column("digest", sa.String(64), primary_key=True),
+                  sa.Column("name", sa.String(100), sa.ForeignKey("users.name"), nullable=False, index=True),
+                  sa.Column("created", sa.DateTime(timezone=True), nullable=False))
+assignments = sa.Table("assignments", metadata,
+                       sa.Column("id", sa.String(100), primary_key=True),
+                       sa.Column("key", sa.Text, nullable=False),
+                       sa.Column("digest", sa.String(16), nullable=False),
+                       sa.Column("uploaded", sa.DateTime(timezone=True), nullable=False))
+commits = sa.Table("commits", metadata,
+                   sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+                   sa.Column("assignment", sa.String(100), nullable=False),
+                   sa.Column("student", sa.String(100), nullable=False),
+                   sa.Column("exercise", sa.String(100), nullable=False),
+                   sa.Column("record", sa.Text, nullable=False),
+                   sa.Column("committed", sa.DateTime(timezone=True), nullable=False),
+                   sa.UniqueConstraint("assignment", "student", "exercise", name="one_commit_per_exercise"))
+predictions = sa.Table("predictions", metadata,
+                       sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+                       sa.Column("assignment", sa.String(100), nullable=False),
+                       sa.Column("student", sa.String(100), nullable=False, index=True),
+                       sa.Column("exercise", sa.String(100), nullable=False),
+                       sa.Column("values", sa.Text, nullable=False),
+                       sa.Column("received", sa.DateTime(timezone=True), nullable=False),
+                       sa.Column("kind", sa.String(12), nullable=False),
+                       sa.Column("after_reveal", sa.Boolean, nullable=False))
+reports = sa.Table("reports", metadata,
+                   sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+                   sa.Column("assignment", sa.String(100), nullable=False),
+                   sa.Column("student", sa.String(100), nullable=False, index=True),
+                   sa.Column("exercise", sa.String(100), nullable=False),
+                   sa.Column("report", sa.Text, nullable=False),
+                   sa.Column("made", sa.DateTime(timezone=True), nullable=False),
+                   sa.Column("revealed", sa.Boolean, nullable=False))
+
+DEFAULT_URL = "sqlite:///course.db"
+MIGRATIONS = Path(__file__).with_name("migrations")
+
+
+def now() -> dt.datetime:
+    """The service's clock: the current time, UTC, to the microsecond."""
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def engine(url: str = DEFAULT_URL) -> sa.Engine:
+    """An engine for `url` (SQLAlchemy URL: sqlite:///path.db, postgresql+psycopg://user@host:port/db). SQLite
+    writes through a write-ahead log with full fsync, waits up to 30 s for a lock and enforces foreign keys, so a
+    commit it acknowledged survives a kill -9 of the service. Raises sqlalchemy.exc.ArgumentError for a bad URL."""
+    if url.startswith("sqlite"):
+        eng = sa.create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+
+        @sa.event.listens_for(eng, "connect")
+        def _pragmas(conn, _record) -> None:   # noqa: ANN001 (DBAPI connection)
+            cur = conn.cursor()
+            for pragma in ("journal_mode=WAL", "synchronous=FULL", "foreign_keys=ON", "busy_timeout=30000"):
+                cur.execute(f"PRAGMA {pragma}")
+            cur.close()
+        return eng
+    return sa.create_engine(url, pool_pre_ping=True)
+
+
+def _config(url: str):   # noqa: ANN202 (alembic.config.Config)
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return cfg
+
+
+def migrate(url: str, revision: str = "head") -> None:
+    """Bring the database at `url` to `revision` (default: the newest) with Alembic; a new database is created.
+    Safe to run again."""
+    from alembic import command
+
+    command.upgrade(_config(url), revision)
+
+
+def revision(url: str) -> str | None:
+    """The database's schema revision (None: not made yet)."""
+    from alembic.runtime.migration import MigrationContext
+
+    with engine(url).connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()

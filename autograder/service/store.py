@@ -1,0 +1,235 @@
+"""store: the course's operations on its database: roster and tokens, released keys, the first commit of each
+exercise (kept, never replaced), every prediction a kernel sent, and the reports shown. Each operation is one
+transaction. Nothing here knows HTTP.
+
+May import: stdlib, sqlalchemy, autograder.service.db, autograder.keyfile, autograder.model.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import sqlalchemy as sa
+
+from autograder import keyfile
+from autograder.model import Key
+from autograder.service import db
+
+Role = Literal["student", "staff"]
+ROLES = ("student", "staff")
+PredictionKind = Literal["commit", "same", "revision", "incomplete"]
+MAX_NAME = 100
+
+
+def token_digest(token: str) -> str:
+    """What the database keeps of a token: its sha256 (hex). A token is 32 random bytes, so no salt is needed."""
+    return hashlib.sha256(token.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def valid_name(name: object) -> bool:
+    """Is `name` a user name the course accepts (1-100 printable characters, no slash, no leading or trailing
+    space)?"""
+    return (isinstance(name, str) and 0 < len(name) <= MAX_NAME and name == name.strip() and name.isprintable()
+            and "/" not in name)
+
+
+@dataclass(frozen=True)
+class User:
+    """Who a request acts as: a user name and role."""
+
+    name: str
+    role: Role
+
+    @property
+    def staff(self) -> bool:
+        return self.role == "staff"
+
+
+class Course:
+    """The course's database (see autograder.service.db): open it with `Course(url)` after `db.migrate(url)`."""
+
+    def __init__(self, url: str = db.DEFAULT_URL) -> None:
+        self.url = url
+        self.engine = db.engine(url)
+        self._keys: dict[tuple[str, str], Key] = {}
+
+    # ------------------------------------------------------------------------------------------ people
+
+    def add_user(self, name: str, role: Role = "student") -> str:
+        """Add `name` (or keep them, with `role` set) and issue a new token for them; returns the token (shown
+        once: only its digest is kept). Raises ValueError for a bad name or role."""
+        if not valid_name(name):
+            raise ValueError(f"not a user name: {name!r} (1-{MAX_NAME} printable characters, no '/')")
+        if role not in ROLES:
+            raise ValueError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
+        token = secrets.token_urlsafe(32)
+        with self.engine.begin() as conn:
+            found = conn.execute(sa.select(db.users.c.role).where(db.users.c.name == name)).first()
+            if found is None:
+                conn.execute(db.users.insert().values(name=name, role=role, created=db.now()))
+            elif found.role != role:
+                conn.execute(db.users.update().where(db.users.c.name == name).values(role=role))
+            conn.execute(db.tokens.insert().values(digest=token_digest(token), name=name, created=db.now()))
+        return token
+
+    def ensure_user(self, name: str, role: Role = "student") -> User:
+        """The user `name`, added with `role` if new (JupyterHub mode: the Hub vouches for the name). An existing
+        user keeps their role, except that a Hub admin (`role` staff) is staff."""
+        if not valid_name(name):
+            raise ValueError(f"not a user name: {name!r}")
+        with self.engine.begin() as conn:
+            found = conn.execute(sa.select(db.users.c.role).where(db.users.c.name == name)).first()
+            if found is None:
+                try:
+                    conn.execute(db.users.insert().values(name=name, role=role, created=db.now()))
+                except sa.exc.IntegrityError:   # added meanwhile by another request
+                    pass
+                return User(name, role)
+            if role == "staff" and found.role != "staff":
+                conn.execute(db.users.update().where(db.users.c.name == name).values(role="staff"))
+                return User(name, "staff")
+            return User(name, found.role)
+
+    def user_for_token(self, token: str) -> User | None:
+        """The user a token was issued to, or None."""
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(db.users.c.name, db.users.c.role).join(db.tokens)
+                               .where(db.tokens.c.digest == token_digest(token))).first()
+        return User(row.name, row.role) if row else None
+
+    def user(self, name: str) -> User | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(db.users.c.name, db.users.c.role).where(db.users.c.name == name)).first()
+        return User(row.name, row.role) if row else None
+
+    def roster(self) -> list[User]:
+        """Everyone, by name."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(sa.select(db.users.c.name, db.users.c.role).order_by(db.users.c.name)).all()
+        return [User(r.name, r.role) for r in rows]
+
+    # ------------------------------------------------------------------------------------------ keys
+
+    def put_key(self, data: dict[str, Any]) -> Key:
+        """Keep a full key (its JSON form) as its assignment's key, replacing an earlier one. Raises ValueError
+        for a public key, a malformed key or one whose digest does not match its content."""
+        if data.get("public"):
+            raise ValueError("this is a public key; the service needs the full key (build/<id>/key.json)")
+        if keyfile.digest_of(data) != data.get("digest"):
+            raise ValueError("the key's digest does not match its content; rebuild it with autograder release")
+        key = keyfile.from_json(data)
+        text = json.dumps(data, sort_keys=True)
+        with self.engine.begin() as conn:
+            conn.execute(db.assignments.delete().where(db.assignments.c.id == key.assignment))
+            conn.execute(db.assignments.insert().values(id=key.assignment, key=text, digest=key.digest,
+                                                        uploaded=db.now()))
+        return key
+
+    def key(self, assignment: str) -> Key | None:
+        """The assignment's full key (read once per digest), or None."""
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(db.assignments.c.digest).where(db.assignments.c.id == assignment)).first()
+            if row is None:
+                return None
+            if (assignment, row.digest) not in self._keys:
+                text = conn.execute(sa.select(db.assignments.c.key).where(db.assignments.c.id == assignment)).scalar()
+                self._keys[(assignment, row.digest)] = keyfile.from_json(json.loads(text))
+        return self._keys[(assignment, row.digest)]
+
+    def assignment_ids(self) -> list[str]:
+        with self.engine.connect() as conn:
+            return [r.id for r in conn.execute(sa.select(db.assignments.c.id).order_by(db.assignments.c.id))]
+
+    # ------------------------------------------------------------------------------------------ commits
+
+    def commit_record(self, assignment: str, student: str, exercise: str) -> dict[str, Any] | None:
+        """The exercise's commit record, or None."""
+        with self.engine.connect() as conn:
+            text = conn.execute(sa.select(db.commits.c.record).where(
+                db.commits.c.assignment == assignment, db.commits.c.student == student,
+                db.commits.c.exercise == exercise)).scalar()
+        return json.loads(text) if text is not None else None
+
+    def record_predictions(self, assignment: str, student: str, exercise: str, values: dict[str, Any] | None,
+                           record: dict[str, Any] | None) -> tuple[dict[str, Any] | None, PredictionKind, bool]:
+        """Record the predictions a kernel sent for one exercise, in one transaction, before anything is judged:
+        `record` (the commit record made of them now, or None while one is missing) becomes the exercise's commit
+        unless it has one; every sending is also kept as a row of `predictions`. Returns (the exercise's commit
+        record, or None; what this sending was: "commit" (the first), "same" (as committed), "revision" (other
+        values) or "incomplete"; whether a report had shown the answers before)."""
+        with self.engine.begin() as conn:
+            revealed = conn.execute(sa.select(sa.func.count()).select_from(db.reports).where(
+                db.reports.c.assignment == assignment, db.reports.c.student == student,
+                db.reports.c.exercise == exercise, db.reports.c.revealed)).scalar() > 0
+            text = conn.execute(sa.select(db.commits.c.record).where(
+                db.commits.c.assignment == assignment, db.commits.c.student == student,
+                db.commits.c.exercise == exercise)).scalar()
+            kept = json.loads(text) if text is not None else None
+            if kept is None and record is not None:
+                try:
+                    with conn.begin_nested():
+                        conn.execute(db.commits.insert().values(assignment=assignment, student=student,
+                                                                exercise=exercise, record=json.dumps(record),
+                                                                committed=db.now()))
+                    kept, kind = record, "commit"
+                except sa.exc.IntegrityError:   # another request of this student committed it a moment ago
+                    kept = json.loads(conn.execute(sa.select(db.commits.c.record).where(
+                        db.commits.c.assignment == assignment, db.commits.c.student == student,
+                        db.commits.c.exercise == exercise)).scalar())
+                    kind = "same" if kept["values"] == record["values"] else "revision"
+            elif values is None or record is None and kept is None:
+                kind = "incomplete"
+            else:
+                kind = "same" if kept["values"] == values else "revision"
+            conn.execute(db.predictions.insert().values(assignment=assignment, student=student, exercise=exercise,
+                                                        values=json.dumps(values), received=db.now(), kind=kind,
+                                                        after_reveal=revealed))
+        return kept, kind, revealed
+
+    def add_report(self, assignment: str, student: str, exercise: str, report: dict[str, Any], revealed: bool) -> None:
+        """Keep a report that was shown to the student (`revealed`: it showed expected values of predictions)."""
+        with self.engine.begin() as conn:
+            conn.execute(db.reports.insert().values(assignment=assignment, student=student, exercise=exercise,
+                                                    report=json.dumps(report), made=db.now(), revealed=revealed))
+
+    def commits_of(self, assignment: str, student: str | None = None) -> dict[str, list[dict[str, Any]]]:
+        """student -> their commit records of `assignment` (one student's only, with `student`)."""
+        q = sa.select(db.commits.c.student, db.commits.c.record).where(db.commits.c.assignment == assignment)
+        if student is not None:
+            q = q.where(db.commits.c.student == student)
+        out: dict[str, list[dict[str, Any]]] = {}
+        with self.engine.connect() as conn:
+            for row in conn.execute(q.order_by(db.commits.c.id)):
+                out.setdefault(row.student, []).append(json.loads(row.record))
+        return out
+
+    def history(self, assignment: str, student: str) -> list[dict[str, Any]]:
+        """Every prediction the student's kernel sent for `assignment`, oldest first: exercise, values, received
+        (ISO 8601), kind and after_reveal."""
+        q = sa.select(db.predictions).where(db.predictions.c.assignment == assignment,
+                                            db.predictions.c.student == student).order_by(db.predictions.c.id)
+        with self.engine.connect() as conn:
+            return [{"exercise": r.exercise, "values": json.loads(r.values), "received": _iso(r.received),
+                     "kind": r.kind, "after_reveal": bool(r.after_reveal)} for r in conn.execute(q)]
+
+    def reports_of(self, assignment: str, student: str) -> list[dict[str, Any]]:
+        """The reports shown to the student for `assignment`, oldest first: exercise, made (ISO 8601), report."""
+        q = sa.select(db.reports).where(db.reports.c.assignment == assignment,
+                                        db.reports.c.student == student).order_by(db.reports.c.id)
+        with self.engine.connect() as conn:
+            return [{"exercise": r.exercise, "made": _iso(r.made), "report": json.loads(r.report)}
+                    for r in conn.execute(q)]
+
+    def count(self, table: str) -> int:
+        """How many rows `table` (a name of db.metadata) has."""
+        t = db.metadata.tables[table]
+        with self.engine.connect() as conn:
+            return int(conn.execute(sa.select(sa.func.count()).select_from(t)).scalar())
+
+
+def _iso(when: Any) -> str:
+    text = when.isoformat() if hasattr(when, "isoformat") else str(when)
+    return text if ("+" in text[10:] or text.endswith("Z")) else text + "+00:00"   # SQLite drops the zone
