@@ -9,7 +9,7 @@ autograder.report, autograder.grading.notebook, autograder.grading.intake, autog
 autograder.grading.identity, autograder.authoring.release, autograder.authoring.spec, autograder.authoring.scaffold, autograder.student.selfcheck,
 autograder.render.terminal, autograder.render.gradebook, autograder.render.html, autograder.render.gradescope,
 autograder.integrations.nbgrader, autograder.integrations.gradescope, autograder.integrations.dask,
-autograder.sandbox.client (to start the worker early).
+autograder.sandbox.client (to start the worker early), autograder.service.commands.
 """
 from __future__ import annotations
 

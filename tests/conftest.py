@@ -147,3 +147,24 @@ def edited_notebook(source: Path, edits: dict[str, str]) -> str:
         cell = next(c for c in nb.cells if c.cell_type == "code" and old in c.source)
         cell.source = cell.source.replace(old, new, 1)
     return nbformat.writes(nb)
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory, released):
+    """A course service (`autograder serve`, SQLite) with staff prof and students amy, ben, cat, 01 released for it
+    (`release --course`'s part: the key uploaded, the course's student folder written)."""
+    from types import SimpleNamespace
+
+    from autograder.service.commands import publish
+    from servers.course import Service
+
+    folder = tmp_path_factory.mktemp("course")
+    svc = Service(folder / "service")
+    staff = svc.add("prof", staff=True)["prof"]
+    tokens = svc.add("amy", "ben", "cat")
+    assignments, key_path = released
+    course_json, digest = publish(key_path, svc.url, folder / "student", "token", assignments / "backward-vs-grad.ipynb",
+                                 token=staff)
+    yield SimpleNamespace(svc=svc, staff=staff, tokens=tokens, student=folder / "student", key_path=key_path,
+                          digest=digest, folder=folder)
+    svc.stop()

@@ -10,7 +10,6 @@ import socket
 import threading
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import nbformat
 import pytest
@@ -26,20 +25,6 @@ from conftest import ASSIGNMENT, run_cli
 from servers.course import Service, call
 
 NB = "backward-vs-grad.ipynb"
-
-
-@pytest.fixture(scope="module")
-def course(tmp_path_factory, released):
-    """A service with staff prof and students amy, ben, cat; 01 released for it; the course's student folder."""
-    folder = tmp_path_factory.mktemp("course")
-    svc = Service(folder / "service")
-    staff = svc.add("prof", staff=True)["prof"]
-    tokens = svc.add("amy", "ben", "cat")
-    assignments, key_path = released
-    course_json, digest = publish(key_path, svc.url, folder / "student", "token", assignments / NB, token=staff)
-    yield SimpleNamespace(svc=svc, staff=staff, tokens=tokens, student=folder / "student", key_path=key_path,
-                          digest=digest, folder=folder)
-    svc.stop()
 
 
 def _cell(nb, grade_id):

@@ -99,7 +99,7 @@ class Release:
     max_score: float
     misconceptions: MisconceptionSummary = MisconceptionSummary()
     completed: tuple[str, ...] = ()   # what release added to the solution notebook (authoring.prepare), in words
-    course: str = ""                  # with `release --course`: the course's course.json (autograder.coursefile)
+    course: str = ""                  # with `release --course`: the course's course.json (autograder.grading.coursefile)
 
 
 def _skeleton(v: dict[str, Any]) -> dict[str, Any]:

@@ -3,5 +3,8 @@
 answers with the report. Staff use it for rosters, releases and batch grading with its commits.
 
 Submodules: db (tables, engines, migrations), store (the course's operations on them), app (the tornado web app:
-routes, identity, limits), client (the HTTP client of kernels and the CLI; stdlib only), hub (JupyterHub mode).
+routes, identity, limits), hub (JupyterHub mode), commands (the CLI's serve, course, login and the course part of
+release). Kernels and staff tools talk to it with autograder.student.service_client (stdlib only).
+
+May import: nothing.
 """

@@ -4,7 +4,7 @@ records; staff routes need a staff token. Errors are JSON {"error": reason} with
 service is a 500 whose body says only that (the traceback goes to the service's log, tokens never do).
 
 May import: stdlib, tornado, autograder.service.store, autograder.service.db, autograder.service.hub (JupyterHub mode),
-autograder.grading.grade, autograder.keyfile, autograder.wire, autograder.report, autograder.model.
+autograder.grading.grade, autograder.grading.identity, autograder.keyfile, autograder.wire, autograder.report, autograder.model.
 
 Routes (JSON in and out; the token in the header `Authorization: token <token>` or `Bearer <token>`):
     GET  /api/v1/me                                         who the token is: {name, role}

@@ -2,7 +2,8 @@
 `autograder login`, and the course part of `release --course`), as functions of parsed arguments returning exit
 codes. autograder.cli parses; this does.
 
-May import: stdlib, autograder.service.*, autograder.keyfile, autograder.coursefile.
+May import: stdlib, autograder.service.app, autograder.service.db, autograder.service.store, autograder.service.hub,
+autograder.student.service_client, autograder.keyfile, autograder.grading.coursefile, sqlalchemy (its URL).
 """
 from __future__ import annotations
 
@@ -150,7 +151,7 @@ def course_list(args: argparse.Namespace) -> int:
 
 def login(args: argparse.Namespace) -> int:
     """`autograder login`: ask for the course token, check it with the service, and keep it for the notebooks."""
-    from autograder.service.client import Client, ServiceError, save_token
+    from autograder.student.service_client import Client, ServiceError, save_token
 
     token = sys.stdin.readline().strip() if not sys.stdin.isatty() else getpass.getpass("your course token: ").strip()
     if not token:
@@ -174,9 +175,9 @@ def publish(key_path: str | Path, service: str, out: str | Path, auth: str, note
     Raises RuntimeError (the message says what to do) when the service refuses or cannot be reached."""
     import shutil
 
-    from autograder import coursefile
+    from autograder.grading import coursefile
     from autograder.keyfile import load_key
-    from autograder.service.client import Client, ServiceError, find_token
+    from autograder.student.service_client import Client, ServiceError, find_token
 
     service = coursefile.check_url(service)
     token = token or find_token("token")
@@ -200,7 +201,7 @@ def publish(key_path: str | Path, service: str, out: str | Path, auth: str, note
 
 def fetch_commits(service: str, assignment: str) -> dict[str, list[dict[str, Any]]]:
     """student -> their commit records, as the service holds them (a staff token). Raises RuntimeError."""
-    from autograder.service.client import Client, ServiceError, find_token
+    from autograder.student.service_client import Client, ServiceError, find_token
 
     token = find_token("token")
     if token is None:

@@ -6,7 +6,8 @@ comparison never runs in the kernel, and the kernel keeps only the key's ProbePl
 May import: stdlib, torch (its version), IPython (the kernel's namespace), autograder.model, autograder.keyfile,
 autograder.grading.plan, autograder.grading.identity, autograder.sandbox.inside.probe, autograder.wire,
 autograder.student.selfcheck, autograder.report, autograder.judging.commit, autograder.render.terminal,
-autograder.render.html (only when Jupyter asks for the HTML view).
+autograder.render.html (only when Jupyter asks for the HTML view), autograder.grading.coursefile (course mode),
+autograder.student.service_client (course mode).
 """
 from __future__ import annotations
 
@@ -111,7 +112,7 @@ class Lab:
         self.course = None
         course = None if key else _find_course(assignment)
         if course is not None:   # course mode: the service keeps the answers and records each commit first
-            from autograder import coursefile
+            from autograder.grading import coursefile
 
             self.course = coursefile.load(course)
             if self.course.assignment != assignment:
@@ -202,7 +203,7 @@ class Lab:
         __tracebackhide__ = True
         from autograder.report import Report
         from autograder.render.terminal import render
-        from autograder.service.client import Client, ServiceError, find_token
+        from autograder.student.service_client import Client, ServiceError, find_token
 
         course = self.course
         token = find_token(course.auth)
@@ -260,7 +261,7 @@ NOT_IN_THIS_KERNEL = (
 def _find_course(assignment: str) -> Path | None:
     """The course.json of a notebook in course mode: $AUTOGRAD_LAB_COURSE, else course.json in the current folder
     (the notebook's), else assignments/<id>/course.json here or above. None: self-study (the public key)."""
-    from autograder.coursefile import FILE
+    from autograder.grading.coursefile import FILE
     from autograder.keyfile import is_assignment_id
 
     env = os.environ.get("AUTOGRAD_LAB_COURSE")
@@ -306,19 +307,21 @@ def _validated(report: Any, exercise: str) -> SelfCheck:
     from autograder.render.terminal import render
 
     bad = [o for o in report.outcomes if o.status != "passed"]
-    if report.status != "graded" or bad:
-        listed = "; ".join(f"{o.check_id}: {o.status}" for o in bad[:20]) or report.reason
+    if report.status != "graded" or bad:   # short lines: nbgrader shows each line of an error cut at 90 characters
+        listed = [f"  {o.check_id}: {o.status}" for o in bad[:20]] or [f"  {report.reason[:80]}"]
         sealed = any(o.status == "sealed" for o in bad)
-        raise NotValidated(f"exercise {exercise} does not pass yet ({listed})."
-                           + (" Its predictions are not committed: run its check cell in the notebook first."
-                              if sealed else " Run its check cell in the notebook to see why."))
+        raise NotValidated("\n".join([f"exercise {exercise} does not pass yet:", *listed,
+                                      "Its predictions are not committed: run its check cell first."
+                                      if sealed else "Run its check cell in the notebook to see why."]))
     return SelfCheck(render(report), report, None)
 
 
 def _not_checked(text: str, validating: bool) -> SelfCheck:
     __tracebackhide__ = True
-    if validating:
-        raise NotValidated(text)
+    if validating:   # short lines: nbgrader shows each line of an error cut at 90 characters
+        import textwrap
+
+        raise NotValidated("\n".join(textwrap.wrap(text, 80)))
     return SelfCheck(text)
 
 

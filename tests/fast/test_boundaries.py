@@ -134,7 +134,7 @@ LAYERS = [
     {"sandbox": ("autograder.sandbox",), "judging": ("autograder.judging",), "render": ("autograder.render",)},
     {"grading": ("autograder.grading",)},
     {"authoring": ("autograder.authoring",), "student": ("autograder.student",)},
-    {"integrations": ("autograder.integrations",)},
+    {"integrations": ("autograder.integrations",), "service": ("autograder.service",)},
     {"entry points": ("autograder.cli", "autograder.lab", "autograder.__main__", "autograder")},
 ]
 # What runs in the untrusted process may import only these, whatever its layer allows.

@@ -31,7 +31,7 @@ def test_the_torch_requirement_has_a_floor_and_no_ceiling():
     torch = [d for d in deps if d.startswith("torch")]
     assert torch == ["torch>=2.3"]
     setup = (ROOT / "scripts" / "setup.sh").read_text()
-    assert setup.index("'torch==2.13.0'") < setup.index("-e '.[staff,dev,dask,stats]'")   # staff and CI: the reference release first
+    assert setup.index("'torch==2.13.0'") < setup.index("-e '.[staff,dev,dask,stats,course,hub]'")   # staff and CI: the reference release first
 
 
 def test_a_report_on_another_torch_says_so_at_the_top_and_on_each_version_sensitive_check():

@@ -118,15 +118,16 @@ class Hub:
         except urllib.error.HTTPError as e:
             return e.code, json.loads(e.read() or b"{}")
 
-    def user_token(self, name: str) -> str:
+    def user_token(self, name: str, scopes: list[str] | None = None) -> str:
         """A token of user `name` (created if needed) with the scopes of its default server's
-        $JUPYTERHUB_API_TOKEN."""
+        $JUPYTERHUB_API_TOKEN (or with `scopes`)."""
         quoted = urllib.parse.quote(name, safe="")
         status, reply = self._api("POST", f"/users/{quoted}")
         if status not in (201, 409):   # 409: exists already
             raise RuntimeError(f"hub: creating user {name}: {status} {reply}")
         # as JupyterHub does at spawn (User.spawn): '!server' is resolved to this user's default server
-        scopes = [s + f"={name}/" if s.endswith("!server") else s for s in SERVER_TOKEN_SCOPES]
+        scopes = [s + f"={name}/" if s.endswith("!server") else s for s in (SERVER_TOKEN_SCOPES if scopes is None
+                                                                             else scopes)]
         status, reply = self._api("POST", f"/users/{quoted}/tokens",
                                   {"scopes": scopes, "note": f"Server at /user/{name}/ (emulated)"})
         if status != 201:

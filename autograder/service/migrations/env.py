@@ -1,4 +1,7 @@
-"""Alembic's environment for the course service's database (autograder.service.db.migrate runs it)."""
+"""Alembic's environment for the course service's database (autograder.service.db.migrate runs it).
+
+May import: alembic, autograder.service.db.
+"""
 from alembic import context
 
 from autograder.service import db

@@ -2,6 +2,8 @@
 
 Revision ID: 0001
 Revises:
+
+May import: alembic, sqlalchemy.
 """
 from alembic import op
 import sqlalchemy as sa

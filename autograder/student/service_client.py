@@ -1,4 +1,4 @@
-"""client: how a kernel, the CLI and staff tools talk to the course service: JSON over HTTP with the stdlib only
+"""service_client: how a kernel, the CLI and staff tools talk to the course service: JSON over HTTP with the stdlib only
 (a learner's install has no web framework), the token in the Authorization header, bounded waits, and every
 failure as one ServiceError that says what happened in a student's words.
 
