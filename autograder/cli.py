@@ -237,6 +237,9 @@ def _check(args: argparse.Namespace) -> int:
             print(f"NOT GRADED: {e}")
             return 1
         if key_path is None:
+            if (path.parent / "course.json").exists():   # a course's notebook: the answers are on its service
+                return _fail(f"{path} is a course's notebook (course.json beside it): its answers are on the "
+                             f"course service, so check it in the notebook, with its lab.check cells")
             return _fail(f"no public_key.json beside {path}, nor in an assignments/ folder for it here or "
                          f"above; pass --key")
     # The sandbox's worker takes most of a check's time (its torch import): it starts first, and the key, the

@@ -27,8 +27,8 @@ def hub(tmp_path_factory):
 def test_the_hub_vouches_for_each_user_and_a_student_acts_only_as_themself(hub, course, tmp_path, monkeypatch):
     from autograder.service.commands import publish
 
-    env = {"JUPYTERHUB_API_URL": hub.api_url, "JUPYTERHUB_API_TOKEN": hub.service_token,
-           "JUPYTERHUB_SERVICE_NAME": hubs.SERVICE}
+    env = {"JUPYTERHUB_API_URL": hub.api_url, "JUPYTERHUB_API_TOKEN": hub.service_token,   # as the Hub sets them
+           "JUPYTERHUB_SERVICE_NAME": hubs.SERVICE, "JUPYTERHUB_SERVICE_PREFIX": f"/services/{hubs.SERVICE}/"}
     svc = Service(tmp_path / "service", port=hub.service_port, args=("--hub", "--staff", "prof"), env=env)
     try:
         api = svc.url + "/api/v1"
@@ -36,6 +36,9 @@ def test_the_hub_vouches_for_each_user_and_a_student_acts_only_as_themself(hub, 
         assert call(api + "/me", alice) == (200, {"name": "alice", "role": "student"})
         assert call(api + "/me", bob) == (200, {"name": "bob", "role": "student"})
         assert call(api + "/me", prof) == (200, {"name": "prof", "role": "staff"})
+        # through the Hub's proxy, under the prefix the Hub gives the service
+        proxied = f"{hub.public_url}/services/{hubs.SERVICE}/api/v1"
+        assert call(proxied + "/me", alice) == (200, {"name": "alice", "role": "student"})
         assert call(api + "/me", "not-a-hub-token")[0] == 403
         assert call(api + "/me", hub.service_token)[0] == 403   # a service's token is no user's
         unscoped = hub.user_token("carl", scopes=["read:users:name!user=carl"])   # may not use this service

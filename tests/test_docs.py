@@ -38,7 +38,7 @@ VENV = Path(sys.executable).parent.parent
 IN_CI = ("bash scripts/demo.sh", "bash scripts/setup.sh && .venv/bin/python -m pytest -q -n 2 --dist loadfile")
 BY_HAND = {"scripts/other_torch.py --torch 2.14.1":
            "installs torch 2.14.1 (a 5.5 GB CUDA build) into a new venv; its result is in docs/measured.md"}
-SERVERS = (r"jupyter lab\b", r"dask scheduler\b", r"dask worker\b")
+SERVERS = (r"jupyter lab\b", r"dask scheduler\b", r"dask worker\b", r"autograder serve\b")
 
 
 def blocks(path: Path) -> list[tuple[str, str]]:
@@ -164,6 +164,8 @@ class Session:
             command += f" --no-browser --allow-root --port={port} --ServerApp.token=docs-test"
         elif "dask scheduler" in command:
             port = 8786   # the port the documents name
+        elif "autograder serve" in command:
+            port = int(re.search(r"--port (\d+)", command).group(1))   # the port the document names
         else:
             port = None
         log = self.ws.parent / "tmp" / f"server-{len(self.servers)}.log"
@@ -301,6 +303,56 @@ def test_the_staff_guide(project):
                         "--stats": the_class_view_is_written,
                         "grade --nbgrader": the_course_has_scores,
                         "run_autograder": gradescope_results}).close()
+
+
+def test_the_course_guide(project):
+    """docs/course.md from a roster to a graded batch; the student's part (a session in the notebook) is the test's."""
+    home = project.parent / "home"
+
+    def the_roster_is_in(session, done):
+        assert done.stdout.split() == ["amy", "student", "ben", "student", "prof", "staff"], done.stdout
+
+    def the_course_folder_has_no_key(session, done):
+        assert done.stdout.split()[-2:] == ["backward-vs-grad.ipynb", "course.json"], done.stdout
+        assert "course folder" in done.stdout
+
+    def amy_works_in_her_notebook_and_hands_it_in(session):
+        """amy copies the course's folder, sets STUDENT_ID, predicts wrongly, checks (the service commits and shows
+        the answer), writes the answer in, checks again, and hands her notebook in."""
+        script = project.parent / "tmp" / "amy.py"
+        script.write_text(f"""
+import shutil, nbformat
+from nbclient import NotebookClient
+folder = {str(home / "amy-01")!r}
+shutil.copytree({str(project / "build" / "01-backward-vs-grad" / "course")!r}, folder)
+nb = nbformat.read(folder + "/backward-vs-grad.ipynb", as_version=4)
+cell = lambda g: next(c for c in nb.cells if c.metadata.get("nbgrader", {{}}).get("grade_id") == g)
+cell("student-id").source = 'STUDENT_ID = "amy"'
+for grad in ("1.0", "2 * P.x0"):
+    cell("ex1-predict").source = "p1_returns = None\\np1_grad = " + grad
+    NotebookClient(nb, timeout=120, kernel_name="python3", resources={{"metadata": {{"path": folder}}}}).execute()
+nbformat.write(nb, {str(home / "course" / "submissions" / "amy.ipynb")!r})
+""")
+        (home / "course" / "submissions").mkdir(parents=True, exist_ok=True)
+        subprocess.run([str(VENV / "bin" / "python"), str(script)], env=session.env, check=True, timeout=600,
+                       capture_output=True)
+
+    def graded_with_the_services_commit(session, done):
+        assert "commits: the course service's (1 of 1 student(s))" in done.stderr, done.stderr[-2000:]
+        report = json.loads((home / "course" / "graded" / "reports" / "amy.json").read_text())
+        grad = next(o for o in report["outcomes"] if o["check_id"] == "1.predict.grad")
+        assert grad["status"] == "failed" and grad["observed"] == "1.0" and "revised after the answer" in grad["commit"]
+
+    def the_backup_holds_the_commit(session, done):
+        import sqlite3
+
+        with sqlite3.connect(home / "course" / "backup.db") as db:
+            assert db.execute("select student, exercise from commits").fetchall() == [("amy", "1")]
+
+    run_document("docs/course.md", project, before={"autograder grade": amy_works_in_her_notebook_and_hands_it_in},
+                 after={"autograder course list": the_roster_is_in, "ls build/01-backward-vs-grad/course":
+                        the_course_folder_has_no_key, "autograder grade": graded_with_the_services_commit,
+                        "backup(": the_backup_holds_the_commit}).close()
 
 
 def test_the_measured_numbers_page(project):

@@ -411,30 +411,30 @@ def _log_request(handler: tornado.web.RequestHandler) -> None:
     (log.info if status < 400 else log.warning if status < 500 else log.error)(line)
 
 
-def make_app(service: Service) -> tornado.web.Application:
-    """The tornado Application of `service` (see the module docstring for its routes)."""
+def make_app(service: Service, prefix: str = "") -> tornado.web.Application:
+    """The tornado Application of `service` (see the module docstring for its routes), also under `prefix` (behind
+    JupyterHub's proxy a service is reached at /services/<name>/, and the proxy keeps that prefix)."""
     a = dict(service=service)
     name = r"([^/]{1,100})"
-    return tornado.web.Application([
-        (f"{API}/me", Me, a),
-        (f"{API}/predictions", Predictions, a),
-        (f"{API}/check", Check, a),
-        (f"{API}/students/{name}/assignments/{name}/commits", StudentCommits, a),
-        (f"{API}/students/{name}/assignments/{name}/reports", StudentReports, a),
-        (f"{API}/assignments", Assignments, a),
-        (f"{API}/assignments/{name}/key", AssignmentKey, a),
-        (f"{API}/assignments/{name}/commits", AssignmentCommits, a),
-        (f"{API}/users", Users, a),
-    ], default_handler_class=NotFound, default_handler_args=a, log_function=_log_request,
+    routes = [("/me", Me), ("/predictions", Predictions), ("/check", Check),
+              (f"/students/{name}/assignments/{name}/commits", StudentCommits),
+              (f"/students/{name}/assignments/{name}/reports", StudentReports),
+              ("/assignments", Assignments), (f"/assignments/{name}/key", AssignmentKey),
+              (f"/assignments/{name}/commits", AssignmentCommits), ("/users", Users)]
+    bases = sorted({API, prefix.rstrip("/") + API} if prefix.strip("/") else {API})
+    return tornado.web.Application([(base + path, handler, a) for base in bases for path, handler in routes],
+                                   default_handler_class=NotFound, default_handler_args=a, log_function=_log_request,
         xsrf_cookies=False, compress_response=True)
 
 
-async def serve(service: Service, host: str, port: int, ready: Callable[[int], None] | None = None) -> None:
-    """Serve until cancelled. `ready(port)` is called once it listens (port 0 picks a free one)."""
+async def serve(service: Service, host: str, port: int, ready: Callable[[int], None] | None = None,
+                prefix: str = "") -> None:
+    """Serve until cancelled (the routes also under `prefix`). `ready(port)` is called once it listens (port 0 picks
+    a free one)."""
     import tornado.httpserver
     import tornado.netutil
 
-    server = tornado.httpserver.HTTPServer(make_app(service), max_body_size=READ_AT_MOST, xheaders=service.behind_proxy,
+    server = tornado.httpserver.HTTPServer(make_app(service, prefix), max_body_size=READ_AT_MOST, xheaders=service.behind_proxy,
                                            idle_connection_timeout=60, body_timeout=60)
     sockets = tornado.netutil.bind_sockets(port, host)
     server.add_sockets(sockets)

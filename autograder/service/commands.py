@@ -77,7 +77,8 @@ def serve(args: argparse.Namespace) -> int:
             Path(args.port_file).write_text(f"{port}\n")
 
     async def main() -> None:
-        task = asyncio.ensure_future(app.serve(service, args.host, args.port, ready))
+        prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "") if args.hub else ""
+        task = asyncio.ensure_future(app.serve(service, args.host, args.port, ready, prefix))
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, task.cancel)

@@ -106,6 +106,7 @@ class Hub:
     proc: subprocess.Popen
     log_path: Path
     admin_token: str = field(repr=False, default="")
+    public_url: str = ""    # the proxy's address: http://127.0.0.1:PORT (a service is under /services/<name>/)
 
     def _api(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
         req = urllib.request.Request(self.api_url + path, method=method,
@@ -199,7 +200,7 @@ def start(tmp_path, timeout: float = 90) -> Hub:
                                     stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                     start_new_session=True)
         hub = Hub(f"http://127.0.0.1:{hub_port}/hub/api", service_token, service_port, proc, log_path,
-                  admin_token=admin_token)
+                  admin_token=admin_token, public_url=f"http://127.0.0.1:{proxy_port}")
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and proc.poll() is None:
             # the API answers before the hub has added its services' routes and set its SIGTERM handler;
