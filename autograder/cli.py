@@ -52,14 +52,16 @@ EXIT_CODES = {
              "2 a usage or key error, or the sandbox could not start",
     "stats": "exit codes: 0 the class view was written; 2 no reports there, or reports of several assignments",
     "serve": "exit codes: 0 stopped by Ctrl-C or SIGTERM; 2 the database cannot be opened, or the port is taken",
-    "course": "exit codes: 0 done; 2 a bad name or roster",
+    "course": "exit codes: 0 done; 2 a bad name or roster, or no course database there",
     "login": "exit codes: 0 the token was saved; 2 no token, or the service refused it",
 }
 EXAMPLES["serve"] = ("examples:\n  autograder serve\n  autograder serve --db postgresql+psycopg://lab@db.example/lab --port 8750\n"
                      "  autograder serve --hub --staff alice     (as a JupyterHub service: docs/course.md)")
 EXAMPLES["course"] = ("examples:\n  autograder course add --staff alice\n"
-                      "  autograder course add --roster roster.csv --tokens tokens.csv\n  autograder course list")
-EXAMPLES["login"] = "examples:\n  autograder login --service http://127.0.0.1:8750"
+                      "  autograder course add --roster roster.csv --tokens tokens.csv\n  autograder course list\n"
+                      "  autograder course revoke amy")
+EXAMPLES["login"] = ("examples:\n  autograder login --service http://127.0.0.1:8750\n"
+                     "  autograder login     (in an assignment's folder: the service course.json names)")
 
 
 def _epilog(command: str) -> str:
@@ -183,18 +185,22 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--burst", type=int, default=40, help="requests each user may send at once (default 40)")
     co = sub.add_parser("course", help="the course's roster and tokens (on the service's machine)",
                         epilog=_epilog("course"), formatter_class=fmt)
-    cs = co.add_subparsers(dest="course_command", metavar="{add,list}")
+    cs = co.add_subparsers(dest="course_command", metavar="{add,list,revoke}")
     ca = cs.add_parser("add", help="add users and issue each a token (shown once)")
     ca.add_argument("names", nargs="*", help="user names (course ids) to add")
     ca.add_argument("--roster", help="a CSV with a column name (or student, username, login)")
     ca.add_argument("--staff", action="store_true", help="they are staff (release, batch grading, everyone's records)")
     ca.add_argument("--tokens", help="write name,role,token to this CSV (mode 600) instead of printing them")
     ca.add_argument("--db", help="the service's database URL (as for serve)")
+    cr = cs.add_parser("revoke", help="withdraw every token of these users (their records stay)")
+    cr.add_argument("names", nargs="+")
+    cr.add_argument("--db", help="the service's database URL (as for serve)")
     cl = cs.add_parser("list", help="the roster: names and roles")
     cl.add_argument("--db", help="the service's database URL (as for serve)")
     lo = sub.add_parser("login", help="keep your course token for your notebooks (asks for it)",
                         epilog=_epilog("login"), formatter_class=fmt)
-    lo.add_argument("--service", help="the course service's URL: check the token with it first")
+    lo.add_argument("--service", help="the course service's URL, which checks the token first (default: the one in "
+                    "course.json in this folder)")
     return p
 
 
@@ -426,13 +432,20 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
             return _fail("a course's batch (--service) is graded on this machine: leave out --scheduler")
         from autograder.service.commands import fetch_commits
 
+        from autograder.service.commands import fetch_roster
+
         try:
             course_commits = fetch_commits(args.service, key.assignment)
+            roster = set(fetch_roster(args.service))
         except RuntimeError as e:
             return _fail(str(e))
         if not args.json:
-            print(f"commits: the course service's ({sum(map(len, course_commits.values()))} of "
-                  f"{len(course_commits)} student(s)); the notebooks' own records are not read", file=sys.stderr)
+            print(f"commits: the course service's ({sum(map(len, course_commits.values()))} commit(s) of "
+                  f"{len(course_commits)} student(s)); the notebooks' own records are not read, and a prediction "
+                  f"the service did not record scores nothing", file=sys.stderr)
+    elif not args.json:
+        print("commits: each notebook's own records (self-study; a course's batch passes --service URL)",
+              file=sys.stderr)
     grid = None
     if args.scheduler is not None:   # connected before anything is graded: an unusable cluster grades nothing
         if not args.scheduler.strip():
@@ -464,6 +477,14 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
         if grid is not None:
             grid.close()
     _write_views(args, key, subs, result.reports, out)
+    if course_commits is not None and not args.json:
+        strangers = sorted({r.student for r in result.reports} - roster)
+        if strangers:
+            from autograder.render.terminal import printable
+
+            print(printable(f"note: not on the course's roster: {', '.join(strangers[:10])}"
+                            f"{' …' if len(strangers) > 10 else ''} (the service holds no commit of theirs)"),
+                  file=sys.stderr)
     if args.stats:
         from autograder.grading.batch import write_stats
 
@@ -691,7 +712,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "course":
             if args.course_command is None:
                 _parser().parse_args(["course", "--help"])
-            return {"add": commands.course_add, "list": commands.course_list}[args.course_command](args)
+            return {"add": commands.course_add, "list": commands.course_list,
+                    "revoke": commands.course_revoke}[args.course_command](args)
         return {"serve": commands.serve, "login": commands.login}[args.command](args)
     return {"new": _new, "release": _release, "check": _check, "grade": _grade, "stats": _stats,
             "gradescope-bundle": _gradescope_bundle}[args.command](args)

@@ -5,6 +5,7 @@ its commits. Its refusals, limits, log, and a kill -9 under load."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import threading
@@ -65,7 +66,12 @@ def _student_notebook(course, tmp_path: Path, student: str) -> tuple[nbformat.No
 
 def test_the_course_folder_holds_the_notebook_and_no_answer_in_any_form(course, released):
     assert sorted(p.name for p in course.student.iterdir()) == [NB, "course.json"]
-    assert (course.student / NB).read_bytes() == (released[0] / NB).read_bytes()
+    handed, own = (nbformat.read(folder / NB, as_version=4) for folder in (course.student, released[0]))
+    assert [(c.cell_type, c.metadata) for c in handed.cells] == [(c.cell_type, c.metadata) for c in own.cells]
+    assert handed.metadata["autograd_lab"] == {**own.metadata["autograd_lab"], "course": course.svc.url}
+    assert [c.source for c in handed.cells if c.cell_type == "code"] == [c.source for c in own.cells if c.cell_type == "code"]
+    prose = "\n".join(c.source for c in handed.cells if c.cell_type == "markdown")
+    assert "autograder check" not in prose and prose.count("the answers are on the course service") == 2
     text = (course.student / "course.json").read_text()
     key = json.loads(course.key_path.read_text())
     exprs = [c["expect"]["expr"] for c in key["checks"] if "expr" in c["expect"]]
@@ -149,14 +155,81 @@ def test_predict_commit_reveal_revise_reset_then_grade_with_the_services_commits
     ours = run_cli("grade", str(subs), "--out", str(tmp_path / "ours"), "--key", str(course.key_path), "--json",
                    "--service", course.svc.url, env=env)
     assert ours.returncode == 0, ours.stderr
+    assert any("handed out by the course service" in n for n in json.loads(own.stdout)[0]["notes"])
     by_notebook = _outcomes(json.loads(own.stdout)[0])["1.predict.grad"]
     by_course = _outcomes(json.loads(ours.stdout)[0])["1.predict.grad"]
     assert by_notebook["status"] == "passed"    # what a notebook's own record can do: why a course needs the service
     assert by_course["status"] == "failed" and by_course["observed"] == "1.0" and first["time"][11:16] in by_course["commit"]
+    # a notebook the service never saw a commit of scores nothing for its predictions, whoever hands it in
+    for who in ("ben", "zed"):
+        _cell(nb, "student-id").source = f'STUDENT_ID = "{who}"'
+        nbformat.write(nb, subs / f"{who}.ipynb")
+    late = run_cli("grade", str(subs), "--out", str(tmp_path / "late"), "--key", str(course.key_path),
+                   "--service", course.svc.url, env=env)
+    assert late.returncode == 0, late.stderr
+    assert "a prediction the service did not record scores nothing" in late.stderr
+    assert "note: not on the course's roster: zed" in late.stderr
+    for who in ("ben", "zed"):
+        report = json.loads((tmp_path / "late" / "reports" / f"{who}.json").read_text())
+        grad = _outcomes(report)["1.predict.grad"]
+        assert grad["status"] == "failed" and grad["score"] == 0 and "not committed on the course service" in grad["message"]
+        assert any("no commit on the course service" in n for n in report["notes"])
+        assert _outcomes(report)["1.produce.grad"]["status"] == "passed"
     # a student's token cannot read the class's commits
     denied = run_cli("grade", str(subs), "--out", str(tmp_path / "denied"), "--key", str(course.key_path),
                      "--service", course.svc.url, env={"AUTOGRAD_LAB_TOKEN": token})
     assert denied.returncode == 2 and "this needs a staff token" in denied.stderr
+
+
+def test_the_roster_refuses_bad_names_withdraws_tokens_and_never_opens_an_empty_course_by_mistake(tmp_path):
+    db = f"sqlite:///{tmp_path / 'c.db'}"
+    for bad in ("x y", "a,b", "AMY", "your-student-id", "../x", ""):
+        r = run_cli("course", "add", bad, "--db", db)
+        assert r.returncode == 2 and "nobody was added" in r.stderr, (bad, r.stderr)
+    assert not (tmp_path / "c.db").exists()
+    r = run_cli("course", "list", "--db", db)
+    assert r.returncode == 2 and "no course database at" in r.stderr and not (tmp_path / "c.db").exists()
+    r = run_cli("course", "add", "amy", "--db", db)
+    assert r.returncode == 0 and "a new course database" in r.stderr
+    assert oct((tmp_path / "c.db").stat().st_mode & 0o777) == "0o600"   # it holds the answer keys
+    first = r.stdout.split("\t")[1].strip()
+    r = run_cli("course", "add", "amy", "--db", db)
+    assert "amy had a token already; it still works" in r.stderr
+    second = r.stdout.split("\t")[1].strip()
+    from autograder.service.store import Course
+
+    course = Course(db)
+    assert course.user_for_token(first).name == course.user_for_token(second).name == "amy"
+    r = run_cli("course", "revoke", "amy", "--db", db)
+    assert r.returncode == 0 and "amy: 2 token(s) withdrawn" in r.stderr
+    assert course.user_for_token(first) is None and course.user_for_token(second) is None
+    assert run_cli("course", "revoke", "nobody", "--db", db).returncode == 2
+
+
+def test_login_checks_the_token_with_the_service_course_json_names(course, tmp_path):
+    import subprocess
+    import sys
+
+    shutil.copytree(course.student, tmp_path / "amy")
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    env.pop("AUTOGRAD_LAB_TOKEN", None)
+
+    def login(token: str, *args: str, cwd=tmp_path / "amy"):
+        return subprocess.run([sys.executable, "-m", "autograder", "login", *args], input=token + "\n", cwd=cwd,
+                              env=env, capture_output=True, text=True, timeout=120)
+
+    r = login("wrong")
+    assert r.returncode == 2 and "not saved" in r.stderr and "not one this course issued" in r.stderr
+    assert not (tmp_path / "config" / "autograd-lab" / "token").exists()
+    r = login(course.tokens["amy"], cwd=tmp_path)
+    assert r.returncode == 2 and "pass --service URL" in r.stderr
+    r = login(course.tokens["amy"], "--service", "127.0.0.1:1")
+    assert r.returncode == 2 and "http://" in r.stderr
+    r = login(course.tokens["amy"])
+    assert r.returncode == 0 and "as amy (student)" in r.stderr and 'STUDENT_ID = "amy"' in r.stderr
+    saved = tmp_path / "config" / "autograd-lab" / "token"
+    assert json.loads(saved.read_text()) == {"service": course.svc.url, "token": course.tokens["amy"]}
+    assert oct(saved.stat().st_mode & 0o777) == "0o600"
 
 
 def _names(values: dict, cells: int) -> str:
@@ -215,6 +288,85 @@ def test_every_route_needs_a_token_a_student_acts_only_as_themself_and_errors_sa
     assert "[hidden]" in log
     for token in [*course.tokens.values(), course.staff]:
         assert token not in log
+
+
+def _calls(student: str, grad: float, produced: float) -> dict:
+    """A check request of exercise 1: the predictions, and the calls of ex1 at each point returning None with x.grad =
+    `produced` (a student's PRODUCE function that was never run for real)."""
+    body = _body(student, grad)
+    lines = body["results"].splitlines()[:-1]
+    tensor = {"t": "tensor", "dtype": "float32", "shape": [], "data": [produced], "truncated": False,
+              "requires_grad": True, "is_leaf": True, "grad_fn": None, "grad": None}
+    for i in range(4):
+        lines.append(json.dumps({"k": "call", "call": "ex1", "point": i, "status": "ok", "returned": {"t": "none"},
+                                 "args": {"x": {**tensor, "data": [1.0], "grad": {**tensor, "requires_grad": False}}},
+                                 "warnings": []}))
+    return {**body, "results": "\n".join([*lines, json.dumps({"k": "done"})]) + "\n"}
+
+
+def test_before_a_commit_a_course_check_says_nothing_of_the_answers_not_even_through_produce_checks(course):
+    api, ben = course.svc.url + "/api/v1", course.tokens["ben"]
+    body = _calls("ben", 1.0, 2.0)
+    body["results"] = body["results"].replace('"name", "name": "p1_grad", "value": {"t": "float", "v": 1.0}',
+                                              '"name", "name": "p1_grad", "value": {"t": "ellipsis"}')
+    status, report = call(api + "/check", ben, "POST", body)
+    assert status == 200
+    shown = _outcomes(report)
+    assert {o["status"] for c, o in shown.items() if c.startswith("1.produce")} == {"sealed"}
+    assert all(o["expected"] is None and o["observed"] is None for c, o in shown.items() if c.startswith("1.produce"))
+    assert "judged once exercise 1's predictions are committed" in shown["1.produce.grad"]["message"]
+
+
+def test_an_exercise_whose_predictions_are_all_hidden_is_sealed_until_its_commit(course, tmp_path):
+    import copy
+
+    from autograder.keyfile import digest_of
+
+    key = json.loads(course.key_path.read_text())
+    hidden = copy.deepcopy(key)
+    hidden["assignment"] = "01-hidden"
+    for c in hidden["checks"]:
+        if c["exercise"] == "1" and c["kind"] == "predict":
+            c["visibility"] = "hidden"
+    hidden["digest"] = digest_of(hidden)
+    api, cat = course.svc.url + "/api/v1", course.tokens["cat"]
+    assert call(api + "/assignments/01-hidden/key", course.staff, "PUT", hidden)[0] == 200
+    body = {**_body("cat", 1.0), "assignment": "01-hidden"}
+    status, report = call(api + "/check", cat, "POST", body)
+    assert status == 200 and {o["status"] for o in report["outcomes"] if o["exercise"] == "1"} == {"sealed"}
+    assert all(o["expected"] is None for o in report["outcomes"])
+
+
+def test_one_students_heavy_checks_never_hold_up_another_and_deep_json_is_a_400(course):
+    api, amy, ben = course.svc.url + "/api/v1", course.tokens["amy"], course.tokens["ben"]
+    bulk = {**_body("amy", 1.0), "cells": ["x = 1\n" * 60_000]}
+    status, answer = call(api + "/check", amy, "POST", bulk)
+    assert status == 413 and "more than the 300,000 the grader reads" in answer["error"]
+    for raw in (b"[" * 100_000 + b"]" * 100_000, json.dumps({**_body("amy", 1.0), "results": "[" * 50_000 + "]" * 50_000 + "\n"}).encode()):
+        status, answer = call(api + "/predictions", amy, "POST", raw=raw)
+        assert status == 400 and ("nested too deeply" in answer["error"] or "malformed" in answer["error"]), answer
+    status, answer = call(api + "/predictions", amy, "POST", raw=b"{}", headers={"Content-Length": "abc"})
+    assert 400 <= status < 500
+    # wrong tokens from one address never lock out a right one
+    for _ in range(40):
+        call(api + "/me", "wrong-token")
+    assert call(api + "/me", "wrong-token")[0] == 429
+    assert call(api + "/me", ben) == (200, {"name": "ben", "role": "student"})
+    # a token in the path is never logged
+    call(api + f"/me/{ben}", ben)
+    call(api + f"/students/{ben}/assignments/x/commits", ben)
+    time.sleep(0.5)
+    assert ben not in course.svc.log.read_text()
+
+
+def test_the_same_sending_is_kept_once(course):
+    api = course.svc.url + "/api/v1"
+    status, dee = call(api + "/users", course.staff, "POST", {"name": "dee"})   # staff add a student by the API
+    assert status == 201 and dee["role"] == "student"
+    for grad in (9.5, 9.5, 9.5, 8.5, 8.5):
+        assert call(api + "/predictions", dee["token"], "POST", _body("dee", grad))[0] == 200
+    sent = call(api + f"/students/dee/assignments/{ASSIGNMENT}/commits", dee["token"])[1]["predictions"]
+    assert [p["kind"] for p in sent] == ["commit", "same", "revision"]
 
 
 def test_a_bad_request_cannot_change_or_delete_a_recorded_commit(course):

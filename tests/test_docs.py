@@ -338,7 +338,7 @@ nbformat.write(nb, {str(home / "course" / "submissions" / "amy.ipynb")!r})
                        capture_output=True)
 
     def graded_with_the_services_commit(session, done):
-        assert "commits: the course service's (1 of 1 student(s))" in done.stderr, done.stderr[-2000:]
+        assert "commits: the course service's (1 commit(s) of 1 student(s))" in done.stderr, done.stderr[-2000:]
         report = json.loads((home / "course" / "graded" / "reports" / "amy.json").read_text())
         grad = next(o for o in report["outcomes"] if o["check_id"] == "1.predict.grad")
         assert grad["status"] == "failed" and grad["observed"] == "1.0" and "revised after the answer" in grad["commit"]

@@ -29,6 +29,8 @@ from autograder.grading.notebook import (METADATA_KEY, NotebookError, code_beyon
 from autograder.report import Report, installed_torch
 
 MAX_NOTES = 20                       # notes kept per report (keeps a report small)
+SELF_STUDY = ("self-study: predictions are on your honour (the commit records are this notebook's own; in a graded "
+              "course, the course service records them)")   # the last note of every report judged with a public key
 MIN_RERUN_SECONDS = 2.0              # a run again for the calls after a fatal one needs at least this much time
 Rerun = Callable[[dict[str, Any], float], sandbox.ProbeRun]   # (request, wall seconds) -> a new probe run
 
@@ -147,8 +149,16 @@ def _grade_notebook(path: Path, key: Key, student: str | None, exercises: list[s
             records += [r for ex in key.exercises if (r := commit.read(store.get(key.assignment, who.student, ex.id)))]
         commits = commit.choose(records, key.assignment, who.student)
     released, released_note = released_with(nb, key)
+    meta = nb.get("metadata") if isinstance(nb, dict) else None
+    meta = meta.get(METADATA_KEY) if isinstance(meta, dict) else None
+    handed_out = meta.get("course") if isinstance(meta, dict) else None   # the student's text: a note, never a point
+    if course_commits is None and isinstance(handed_out, str) and handed_out:   # a course's notebook, graded alone
+        released_note = [*released_note, f"this notebook was handed out by the course service at "
+                                         f"{short(handed_out, 100)}: grade it with --service, which holds its commits "
+                                         f"(here its own records were read, which a student can edit)"]
     report = _finish(key, path.name, who.student, first, [*who.notes, *restored, *released_note], start,
-                     code_cell_labels(nb), request, run, facts, positions, commits=commits, seal=selfcheck, salt=salt)
+                     code_cell_labels(nb), request, run, facts, positions, commits=commits, seal=selfcheck, salt=salt,
+                     course_commits=course_commits is not None)
     return replace(report, released_key=released) if released and report.status == "graded" else report
 
 
@@ -328,12 +338,15 @@ def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, note
             rerun: Rerun | None = None, facts: sources.Facts | None = None,
             positions: dict[str, sources.Position] | None = None, cell_notes: bool = True,
             commits: dict[str, commit.Commit | str] | None = None, cells: list[str] | None = None,
-            seal: bool = False, salt: str = "", commit_now: bool = True) -> Report:
-    """The report of a run. `commits`: per exercise, its commit record or why none is trusted. `cells` (an
+            seal: bool = False, salt: str = "", commit_now: bool = True, course: bool = False,
+            course_commits: bool = False, predicting: frozenset[str] | None = None) -> Report:
+    """The report of a run. `course`: judged by the course service (a public key without the self-study note). `commits`: per exercise, its commit record or why none is trusted. `cells` (an
     in-notebook self-check's, with `facts`): an exercise whose predictions are all filled in and have no
     commit record is committed now. With `seal`, an exercise without a commit shows no expected value
     (judge.sealed). `salt`: the submission's, for its graded fresh points (plan.points_for). `commit_now` False:
-    no new commit (a self-check while STUDENT_ID is the placeholder: its numbers are not the student's)."""
+    no new commit (a self-check while STUDENT_ID is the placeholder: its numbers are not the student's).
+    `course_commits`: `commits` are the course service's (a prediction without one scores nothing). `predicting`: the
+    exercises with predictions in the whole key (the course service judges with the public checks only)."""
     points = plan.points_for(key, student, salt)
     commits = dict(commits or {})
     try:
@@ -356,13 +369,13 @@ def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, note
         evidence = Evidence(obs, end_of(run), {(s[1], s[2]): e for s, e in stopped.items() if s[0] == "call"},
                             {s[1]: e for s, e in stopped.items() if s[0] == "name"},
                             _cell_faults(key, obs, stopped), facts, positions or {}, tuple(labels), commits,
-                            sealed=seal)
+                            sealed=seal, course=course_commits, predicting=predicting, seal_produce=course)
         with profile.stage("judge"):
             outcomes = judge.outcomes(key, evidence, points)
     except Exception as e:  # a grader fault: say so, give no points, never blame the student
         return _not_gradable(key, submission, student, grader_fault(e), points[0], start)
     with profile.stage("notes"):
-        notes = _notes(key, evidence, first_obs, first_run, obs, labels, cell_notes, notes, resumed)
+        notes = _notes(key, evidence, first_obs, first_run, obs, labels, cell_notes, notes, resumed, course)
     return Report(key.assignment, submission, student, "graded", float(sum(o.score for o in outcomes)), key.max_score,
                   outcomes, parameters=points[0], notes=tuple(notes), versions={"torch": obs.torch_version, **_cuda(obs), **_versions(key)},
                   key_digest=key.digest, seconds=round(time.monotonic() - start, 3), isolation=run.isolation,
@@ -371,8 +384,9 @@ def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, note
 
 def _notes(key: Key, evidence: Evidence, first_obs: wire.Observations, first_run: sandbox.ProbeRun,
            obs: wire.Observations, labels: tuple[str, ...] | list[str], cell_notes: bool, notes: list[str],
-           resumed: list[str]) -> list[str]:
-    """The report's notes: identity's, the run's, the reruns', the exercises' and the commits'; at most MAX_NOTES."""
+           resumed: list[str], course: bool = False) -> list[str]:
+    """The report's notes: identity's, the run's, the reruns', the exercises' and the commits'; at most MAX_NOTES;
+    then, with a public key, the hidden checks' and (unless judged by the course service) SELF_STUDY."""
     notes = notes + judge.notes(key, Evidence(replace(first_obs, rejected=obs.rejected), end_of(first_run)), labels,
                                 cell_notes) + resumed
     notes += judge.exercise_notes(key, evidence) + judge.commit_notes(key, evidence)
@@ -382,6 +396,8 @@ def _notes(key: Key, evidence: Evidence, first_obs: wire.Observations, first_run
     if key.public and hidden:
         notes.append(f"{hidden} hidden check(s) worth {key.hidden_checks.points:g} point(s) are graded later, "
                      f"not in this self-check")
+    if key.public and not course:
+        notes.append(SELF_STUDY)
     return notes
 
 
@@ -409,7 +425,8 @@ def _commit_now(key: Key, student: str, evidence: Evidence, cells: list[str],
 def report_from_results(key: Key, results: bytes, student: str, exercises: list[str] | None = None,
                         submission: str = "notebook (self-check)", cells: list[str] | None = None,
                         labels: list[str] | None = None, records: list[Any] | None = None,
-                        seal: bool = True, commit_now: bool = True) -> Report:
+                        seal: bool = True, commit_now: bool = True, course: bool = False,
+                        predicting: frozenset[str] | None = None) -> Report:
     """Grade a results stream observed elsewhere (the in-notebook self-check observes in the student's
     kernel and sends the stream here, to a separate process that holds the key). `cells`: the source of
     each cell the kernel ran before the check, in order (the stream has a record of each); the exercises
@@ -417,7 +434,9 @@ def report_from_results(key: Key, results: bytes, student: str, exercises: list[
     records the notebook holds (see autograder.judging.commit); with `cells`, an exercise whose predictions are all
     filled in is committed now (the report's `commits` holds the new record) and one without a commit
     shows no expected value (unless not `seal`). `commit_now` False: no new commit is made here (the course
-    service commits first, with `commit_from_results`, and judges with the record it stored)."""
+    service commits first, with `commit_from_results`, and judges with the record it stored). `course`: judged by the
+    course service: no self-study note, and until an exercise is committed its produce checks say nothing either).
+    `predicting`: the exercises with predictions in the whole key (when `key` holds only the public checks)."""
     key = key.only(exercises)
     run = sandbox.ProbeRun(results[: wire.MAX_RESULT_BYTES], "", 0, False, 0.0,
                            isolation="none: a self-check observes your code in your own notebook kernel")
@@ -435,7 +454,8 @@ def report_from_results(key: Key, results: bytes, student: str, exercises: list[
                    [str(label) for label in labels or []], facts=facts, positions=positions,
                    cell_notes=False, commits=commit.choose(found, key.assignment, student),
                    cells=[str(c) for c in cells] if cells is not None else None,
-                   seal=seal and cells is not None, commit_now=commit_now and not placeholder).encodable()
+                   seal=seal and cells is not None, commit_now=commit_now and not placeholder,
+                   course=course, predicting=predicting).encodable()
 
 
 def commit_from_results(key: Key, results: bytes, student: str, exercise: str, cells: list[str],

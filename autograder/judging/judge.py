@@ -50,7 +50,8 @@ class Evidence:
     where the notebook's sources are known, what they say (`facts`), where each exercise was observed
     (`positions`) and the cells' labels; per exercise, the commit record of its predictions or why none
     can be trusted (`commits`); and whether an exercise without a commit is `sealed` (a self-check shows
-    no expected value before the learner's predictions are committed)."""
+    no expected value before the learner's predictions are committed); and whether the commits are the course
+    service's (`course`: then a filled-in prediction without one is not committed, and scores nothing)."""
 
     observations: wire.Observations
     end: RunEnd
@@ -62,6 +63,9 @@ class Evidence:
     labels: tuple[str, ...] = ()
     commits: dict[str, commit.Commit | str] = field(default_factory=dict)
     sealed: bool = False
+    course: bool = False   # the commits are the course service's: a prediction it did not record scores 0
+    predicting: frozenset[str] | None = None   # the exercises with predictions, when the key judged with is partial
+    seal_produce: bool = False                 # a sealed exercise's produce checks say nothing either (course mode)
 
     def label(self, i: int) -> str:
         """A code cell as a student finds it ("cell 9 ('ex1-produce')")."""
@@ -517,6 +521,19 @@ def _commit_text(key: Key, name: str, record: commit.Commit, final: dict[str, An
 
 
 def judge_prediction(key: Key, check: Check, evidence: Evidence, point: Point) -> Outcome:
+    """One prediction check (see `_judge_prediction`). In a course's batch (`evidence.course`), a prediction the
+    course service holds no commit of fails: it was never checked before the answers could be seen."""
+    o = _judge_prediction(key, check, evidence, point)
+    record = evidence.commits.get(check.exercise)
+    if evidence.course and o.status in ("passed", "failed") and not (
+            isinstance(record, commit.Commit) and check.name in record.values):
+        return replace(o, status="failed", score=0.0, misconception=None, commit=None, message=(
+            f"{check.name} is not committed on the course service (its check cell was never run with every "
+            f"prediction of exercise {check.exercise} filled in, signed in as this student), so it scores nothing"))
+    return o
+
+
+def _judge_prediction(key: Key, check: Check, evidence: Evidence, point: Point) -> Outcome:
     """One prediction check: the variable's value, compared leniently with the expectation at the
     student's own point. With a commit record, the committed value is graded (policy "first") or the final
     cell (policy "last"), and the outcome says which value was committed, when, and whether the cell
@@ -794,13 +811,18 @@ def outcomes(key: Key, evidence: Evidence, points: list[Point]) -> tuple[Outcome
     out = []
     warned: set[str] = set()
     closed = {e.id for e in key.exercises if evidence.sealed and not isinstance(evidence.commits.get(e.id), commit.Commit)
-              and any(c.exercise == e.id and c.kind == "predict" and c.name for c in key.checks)}
+              and (e.id in evidence.predicting if evidence.predicting is not None else
+                   any(c.exercise == e.id and c.kind == "predict" and c.name for c in key.checks))}
     for check in key.checks:
         o = (judge_prediction(key, check, evidence, points[0]) if check.kind == "predict"
              else judge_production(key, check, evidence, points, warned))
         record = evidence.commits.get(check.exercise)
         uncommitted = (evidence.sealed and check.kind == "predict" and isinstance(record, commit.Commit)
                        and check.name not in record.values)   # a record made without this prediction
+        if check.exercise in closed and check.kind == "produce" and evidence.seal_produce:
+            o = replace(o, status="sealed", score=0.0, observed=None, details=(), message=(
+                f"{check.id}: judged once exercise {check.exercise}'s "
+                f"predictions are committed (predict first: fill them in, then run its check cell)"))
         out.append(for_report(sealed(o, check.exercise, check.name,
                                      filled(key, check.exercise, evidence.observations) is not None)
                               if check.exercise in closed or uncommitted else o))
@@ -818,7 +840,11 @@ def commit_notes(key: Key, evidence: Evidence) -> list[str]:
                        f"cells stand")
         elif record is None and not evidence.sealed and filled(key, ex.id, evidence.observations) is not None:
             unrecorded.append(ex.id)
-    if unrecorded:
+    if unrecorded and evidence.course:
+        which = f"exercise {unrecorded[0]}" if len(unrecorded) == 1 else f"exercises {', '.join(unrecorded)}"
+        out.insert(0, f"{which}: no commit on the course service, so the predictions score nothing (the course "
+                      f"records a prediction when its check cell runs with every prediction filled in)")
+    elif unrecorded:
         which = f"exercise {unrecorded[0]}" if len(unrecorded) == 1 else f"exercises {', '.join(unrecorded)}"
         out.insert(0, f"{which}: no commit record (the check cell was not run with every prediction filled in, or "
                       f"its output was cleared), so the predictions were graded as their cells stand")

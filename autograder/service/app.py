@@ -4,7 +4,7 @@ records; staff routes need a staff token. Errors are JSON {"error": reason} with
 service is a 500 whose body says only that (the traceback goes to the service's log, tokens never do).
 
 May import: stdlib, tornado, autograder.service.store, autograder.service.db, autograder.service.hub (JupyterHub mode),
-autograder.grading.grade, autograder.grading.identity, autograder.keyfile, autograder.wire, autograder.report, autograder.model.
+autograder.grading.grade, autograder.grading.identity, autograder.grading.notebook (its reading limits), autograder.keyfile, autograder.wire, autograder.report, autograder.model.
 
 Routes (JSON in and out; the token in the header `Authorization: token <token>` or `Bearer <token>`):
     GET  /api/v1/me                                         who the token is: {name, role}
@@ -42,7 +42,8 @@ API = "/api/v1"
 MAX_BODY = 4_000_000          # bytes of one request (a results stream is at most wire.MAX_RESULT_BYTES)
 READ_AT_MOST = 64_000_000     # bytes read of a request over MAX_BODY (to answer 413), beyond which it is cut off
 MAX_CELLS = 500               # cells of one check request
-MAX_CELL_TEXT = 1_000_000     # characters of all its cells together
+MAX_CELL_TEXT = 1_000_000     # characters of all its cells together (and at most what the grader reads)
+MAX_PREDICTIONS = 20_000      # bytes of one exercise's committed values (JSON)
 
 
 @dataclass
@@ -123,15 +124,23 @@ class Base(tornado.web.RequestHandler):
 
     async def prepare(self) -> None:
         length = self.request.headers.get("Content-Length", "0")
-        if not length.isdigit() or int(length) > READ_AT_MOST:
+        if not length.isdigit():
+            raise HTTPError(400, "the Content-Length header is not a number")
+        if int(length) > READ_AT_MOST:
             raise HTTPError(413, f"the request is over {MAX_BODY} bytes")
         token = self._token()
         where = self.request.remote_ip or "?"
-        if self.service.bad.allow_peek(where) > 0:
-            raise HTTPError(429, "too many wrong tokens from this address: wait a minute", 60)
-        user = await self.service.identify(token)
-        if user is None:
-            self.service.bad.allow(where)
+        try:
+            user = await self.service.identify(token)
+        except HTTPError:
+            raise
+        except Exception as e:   # JupyterHub mode: the Hub did not answer (never the student's fault)
+            log.error("identifying a request failed: %s", type(e).__name__)
+            raise HTTPError(503, "the service cannot ask who you are right now (the hub did not answer): try again "
+                                 "in a minute", 60) from None
+        if user is None:   # a wrong token costs its address; a right one is never held up by others' wrong ones
+            if self.service.bad.allow(where) > 0:
+                raise HTTPError(429, "too many wrong tokens from this address: wait a minute", 60)
             raise HTTPError(403, "this token is not one this course issued (or it was withdrawn)")
         wait = self.service.rates.allow(user.name)
         if wait > 0:
@@ -147,6 +156,8 @@ class Base(tornado.web.RequestHandler):
             data = json.loads(b"".join(getattr(self, "_chunks", [])) or b"")
         except (ValueError, UnicodeDecodeError) as e:
             raise HTTPError(400, f"the body is not JSON ({type(e).__name__} at byte {getattr(e, 'pos', '?')})") from None
+        except RecursionError:
+            raise HTTPError(400, "the body's JSON is nested too deeply") from None
         if not isinstance(data, dict):
             raise HTTPError(400, "the body must be a JSON object")
         return data
@@ -195,10 +206,15 @@ def _text(data: dict[str, Any], name: str, limit: int = 100) -> str:
 
 
 def _cells(data: dict[str, Any]) -> tuple[list[str], list[str]]:
+    from autograder.grading.notebook import code_beyond_reading
+
     cells, labels = data.get("cells", []), data.get("labels", [])
     if (not isinstance(cells, list) or not all(isinstance(c, str) for c in cells) or len(cells) > MAX_CELLS
             or sum(map(len, cells)) > MAX_CELL_TEXT):
         raise HTTPError(400, f"'cells' must be a list of at most {MAX_CELLS} strings, {MAX_CELL_TEXT} characters in all")
+    too_much = code_beyond_reading(cells)   # what the batch grader reads, no more: the judge reads cells as syntax trees
+    if too_much:
+        raise HTTPError(413, f"the cells this kernel ran {too_much}")
     if not isinstance(labels, list) or not all(isinstance(c, str) and len(c) <= 200 for c in labels) or len(labels) > MAX_CELLS:
         raise HTTPError(400, "'labels' must be a list of short strings")
     return cells, labels
@@ -212,6 +228,17 @@ class Me(Base):
 class _Exercise(Base):
     """The body of a predictions or check request, read and checked."""
 
+    async def run_alone(self, fn: Callable[[], Awaitable[None]]) -> None:
+        """Run `fn` unless this user has a check or a commit under way (then 429): one student's requests never
+        queue up in front of everyone else's."""
+        if self.user.name in self.service.busy:
+            raise HTTPError(429, "your previous check is still under way: run this cell again when it has finished", 2)
+        self.service.busy.add(self.user.name)
+        try:
+            await fn()
+        finally:
+            self.service.busy.discard(self.user.name)
+
     def parsed(self) -> tuple[Any, str, str, list[str], list[str], bytes]:
         from autograder.grading.identity import PLACEHOLDER_ID
 
@@ -220,7 +247,8 @@ class _Exercise(Base):
         if student != self.user.name:
             if student == PLACEHOLDER_ID:
                 raise HTTPError(403, f"STUDENT_ID is still the placeholder: you are signed in as {self.user.name!r}, "
-                                     f"so set STUDENT_ID = \"{self.user.name}\" in the notebook's first cell and run it")
+                                     f"so set STUDENT_ID = \"{self.user.name}\" in the notebook's first cell, then run "
+                                     f"that cell and the set-up cell after it (or Run All)")
             raise HTTPError(403, f"this notebook's STUDENT_ID is {student!r}, but you are signed in as "
                                  f"{self.user.name!r}: a student checks only their own work")
         cells, labels = _cells(data)
@@ -244,6 +272,9 @@ class Predictions(_Exercise):
     transaction, before anything is judged."""
 
     async def post(self) -> None:
+        await self.run_alone(self._post)
+
+    async def _post(self) -> None:
         from autograder import wire
         from autograder.grading.grade import commit_from_results
 
@@ -253,7 +284,12 @@ class Predictions(_Exercise):
             record, missing = await self.work(commit_from_results, key, results, student, exercise, cells, labels)
         except wire.WireError as e:
             raise HTTPError(400, f"the results stream is malformed: {e}") from None
+        except RecursionError:
+            raise HTTPError(400, "the results stream is nested too deeply") from None
         values = record["values"] if record is not None else None
+        if values is not None and len(json.dumps(values)) > MAX_PREDICTIONS:
+            raise HTTPError(413, f"these predictions take more than {MAX_PREDICTIONS} bytes: a prediction is a few "
+                                 f"numbers, a shape or an answer, not a large tensor")
         kept, kind, revealed = await self.work(self.course.record_predictions, assignment, student, exercise,
                                                values, record)
         self.reply({"commit": kept, "kind": kind, "missing": missing, "after_reveal": revealed})
@@ -264,16 +300,21 @@ class Check(_Exercise):
     exercise's commit as the service holds it; the report is kept and returned."""
 
     async def post(self) -> None:
+        await self.run_alone(self._post)
+
+    async def _post(self) -> None:
         from autograder.grading.grade import report_from_results
 
         assignment, exercise, student, cells, labels, results = self.parsed()
         key = await self.work(self.key_of, assignment, exercise)
         record = await self.work(self.course.commit_record, assignment, student, exercise)
         public = self.service.public(key)
+        predicting = frozenset(c.exercise for c in key.checks if c.kind == "predict" and c.name)   # hidden ones too
 
         def judge() -> dict[str, Any]:
             return report_from_results(public, results, student, [exercise], "notebook (course self-check)", cells,
-                                       labels, [record] if record else [], seal=True, commit_now=False).to_dict()
+                                       labels, [record] if record else [], seal=True, commit_now=False,
+                                       course=True, predicting=predicting).to_dict()
 
         report = await asyncio.get_running_loop().run_in_executor(self.service.judging, judge)
         predicts = any(c.kind == "predict" and c.exercise == exercise for c in key.checks)
@@ -368,6 +409,7 @@ class Service:
         self.judging = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="course-judge")   # sympy's caches
         self._identify = identify
         self._public: dict[str, Any] = {}
+        self.busy: set[str] = set()   # users with a check or commit under way (the event loop's thread only)
 
     async def identify(self, token: str) -> User | None:
         if self._identify is not None:
@@ -390,24 +432,31 @@ class Redact(logging.Filter):
     """Hides what follows "token" or "Bearer" in a log record (tornado logs a malformed request's header as it came),
     and any query string: a token is never written to the log."""
 
-    _TOKEN = re.compile(r"(?i)\b(token|bearer|authorization)([\s:=]+)[^\s'\"]+")
+    _TOKEN = re.compile(r"(?i)\b(authorization\s*[:=]\s*(?:(?:token|bearer)\s+)?|(?:token|bearer)[\s:=]+)[^\s'\"]+")
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
             text = record.getMessage()
         except Exception:
             return True
-        hidden = self._TOKEN.sub(lambda m: f"{m.group(1)}{m.group(2)}[hidden]", text)
+        hidden = self._TOKEN.sub(lambda m: f"{m.group(1)}[hidden]", text)
         if hidden != text:
             record.msg, record.args = hidden, None
         return True
 
 
+_METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS")
+
+
 def _log_request(handler: tornado.web.RequestHandler) -> None:
-    """The access log: method, path (never the query: a token sent there by mistake stays out), status, time."""
+    """The access log: method, path, status, time. Never the query, nor the path of a route that does not exist, nor
+    a method that is not one: a token sent there by mistake stays out."""
     status = handler.get_status()
-    line = "%d %s %s (%s) %.1f ms" % (status, handler.request.method, handler.request.path,
-                                       handler.request.remote_ip, 1000.0 * handler.request.request_time())
+    method = handler.request.method if handler.request.method in _METHODS else "(another method)"
+    path = "(no such route)" if isinstance(handler, NotFound) or status == 405 else \
+        "/".join(part if len(part) < 32 else "[long]" for part in handler.request.path.split("/"))   # a token is 43
+    line = "%d %s %s (%s) %.1f ms" % (status, method, path, handler.request.remote_ip,
+                                       1000.0 * handler.request.request_time())
     (log.info if status < 400 else log.warning if status < 500 else log.error)(line)
 
 
@@ -435,7 +484,7 @@ async def serve(service: Service, host: str, port: int, ready: Callable[[int], N
     import tornado.netutil
 
     server = tornado.httpserver.HTTPServer(make_app(service, prefix), max_body_size=READ_AT_MOST, xheaders=service.behind_proxy,
-                                           idle_connection_timeout=60, body_timeout=60)
+                                           idle_connection_timeout=20, body_timeout=60)
     sockets = tornado.netutil.bind_sockets(port, host)
     server.add_sockets(sockets)
     if ready is not None:

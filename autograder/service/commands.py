@@ -2,7 +2,7 @@
 `autograder login`, and the course part of `release --course`), as functions of parsed arguments returning exit
 codes. autograder.cli parses; this does.
 
-May import: stdlib, autograder.service.app, autograder.service.db, autograder.service.store, autograder.service.hub,
+May import: stdlib, nbformat (the course's notebook), autograder.grading.notebook, autograder.service.app, autograder.service.db, autograder.service.store, autograder.service.hub,
 autograder.student.service_client, autograder.keyfile, autograder.grading.coursefile, sqlalchemy (its URL).
 """
 from __future__ import annotations
@@ -14,6 +14,7 @@ import getpass
 import json
 import logging
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -34,11 +35,20 @@ def db_url(args: argparse.Namespace) -> str:
     return args.db or os.environ.get("AUTOGRAD_LAB_DB") or db.DEFAULT_URL
 
 
-def _course(args: argparse.Namespace) -> Any:
+def _course(args: argparse.Namespace, create: bool = True) -> Any:
+    """The course database of --db (migrated). A SQLite file that does not exist is made only with `create` (and
+    said); otherwise RuntimeError names the file and the fix (a forgotten --db would open an empty course)."""
     from autograder.service import db
     from autograder.service.store import Course
 
     url = db_url(args)
+    path = db.sqlite_path(url)
+    if path is not None and not path.exists():
+        if not create:
+            raise RuntimeError(f"no course database at {path}: pass --db URL (the one `autograder serve` uses), or set "
+                               f"$AUTOGRAD_LAB_DB")
+        print(f"autograder: a new course database: {path.resolve()} (mode 600: it holds the answer keys)",
+              file=sys.stderr)
     db.migrate(url)
     return Course(url)
 
@@ -120,14 +130,21 @@ def course_add(args: argparse.Namespace) -> int:
         names += [r[column].strip() for r in rows if r[column] and r[column].strip()]
     if not names:
         return _fail("name the users to add, or pass --roster FILE.csv")
+    from autograder.service.store import roster_name_problem
+
+    bad = [p for p in map(roster_name_problem, names) if p]
+    if bad:
+        return _fail(f"{bad[0]}; nobody was added" + (f" ({len(bad)} names are refused)" if len(bad) > 1 else ""))
     course = _course(args)
     role = "staff" if args.staff else "student"
-    issued = []
+    issued, again = [], []
     for name in names:
-        try:
-            issued.append((name, role, course.add_user(name, role)))
-        except ValueError as e:
-            return _fail(f"{e}; the users before it were added")
+        if course.tokens_of(name):
+            again.append(name)
+        issued.append((name, role, course.add_user(name, role)))
+    if again:
+        print(f"autograder: {', '.join(again[:10])}{' …' if len(again) > 10 else ''} had a token already; it still "
+              f"works (withdraw old tokens with: autograder course revoke NAME, then add them again)", file=sys.stderr)
     if args.tokens:
         fd = os.open(args.tokens, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", newline="", encoding="utf-8") as f:
@@ -142,29 +159,59 @@ def course_add(args: argparse.Namespace) -> int:
     return 0
 
 
+def course_revoke(args: argparse.Namespace) -> int:
+    """`autograder course revoke`: withdraw every token of the named users (their records stay)."""
+    try:
+        course = _course(args, create=False)
+        for name in args.names:
+            n = course.revoke(name)
+            print(f"{name}: {n} token(s) withdrawn", file=sys.stderr)
+    except (RuntimeError, ValueError) as e:
+        return _fail(str(e))
+    return 0
+
+
 def course_list(args: argparse.Namespace) -> int:
     """`autograder course list`: the roster (names and roles; tokens are never shown again)."""
-    course = _course(args)
+    try:
+        course = _course(args, create=False)
+    except RuntimeError as e:
+        return _fail(str(e))
     for user in course.roster():
         print(f"{user.name}\t{user.role}")
     return 0
 
 
 def login(args: argparse.Namespace) -> int:
-    """`autograder login`: ask for the course token, check it with the service, and keep it for the notebooks."""
+    """`autograder login`: ask for the course token, check it with the service (--service, else the one course.json
+    in this folder names), and keep it for the notebooks."""
+    from autograder.grading import coursefile
     from autograder.student.service_client import Client, ServiceError, save_token
 
+    service = args.service
+    if not service and Path(coursefile.FILE).exists():
+        try:
+            service = coursefile.load(coursefile.FILE).service
+        except (OSError, ValueError) as e:
+            return _fail(str(e))
+    if not service:
+        return _fail("which course service? pass --service URL (the address in your assignment's course.json), or "
+                     "run this in the assignment's folder")
+    try:
+        service = coursefile.check_url(service)
+    except ValueError as e:
+        return _fail(f"{e}; for example http://127.0.0.1:8750")
     token = sys.stdin.readline().strip() if not sys.stdin.isatty() else getpass.getpass("your course token: ").strip()
     if not token:
         return _fail("no token given")
-    if args.service:
-        try:
-            me = Client(args.service, token).get("/me")
-        except ServiceError as e:
-            return _fail(f"not saved: {e}")
-        print(f"signed in to {args.service} as {me['name']} ({me['role']})", file=sys.stderr)
-    path = save_token(token)
-    print(f"token saved in {path}: a notebook of the course uses it from its next kernel start", file=sys.stderr)
+    try:
+        me = Client(service, token).get("/me")
+    except ServiceError as e:
+        return _fail(f"not saved: {e}")
+    print(f"signed in to {service} as {me['name']} ({me['role']}): set STUDENT_ID = \"{me['name']}\" in your "
+          f"notebooks", file=sys.stderr)
+    path = save_token(token, service)
+    print(f"token saved in {path}: your course's notebooks use it at their next check", file=sys.stderr)
     return 0
 
 
@@ -174,14 +221,12 @@ def publish(key_path: str | Path, service: str, out: str | Path, auth: str, note
     $AUTOGRAD_LAB_TOKEN or `autograder login`'s file) and write the course's student folder `out`: the student
     notebook and course.json, which holds no answer. Returns (course.json's path, the digest the service holds).
     Raises RuntimeError (the message says what to do) when the service refuses or cannot be reached."""
-    import shutil
-
     from autograder.grading import coursefile
     from autograder.keyfile import load_key
     from autograder.student.service_client import Client, ServiceError, find_token
 
     service = coursefile.check_url(service)
-    token = token or find_token("token")
+    token = token or find_token("token", service)
     if token is None:
         raise RuntimeError("a course release needs a staff token: set $AUTOGRAD_LAB_TOKEN or run `autograder login` "
                            "(tokens come from `autograder course add NAME --staff` on the service's machine)")
@@ -195,16 +240,60 @@ def publish(key_path: str | Path, service: str, out: str | Path, auth: str, note
     out.mkdir(parents=True, exist_ok=True)
     for stale in out.glob("public_key.json"):
         stale.unlink()
-    shutil.copyfile(notebook, out / Path(notebook).name)
+    (out / Path(notebook).name).write_text(course_notebook(Path(notebook).read_text(encoding="utf-8"), service),
+                                           encoding="utf-8")
     path = coursefile.write(out / coursefile.FILE, key, service, auth)   # type: ignore[arg-type]
     return path, str(answer.get("digest", ""))
+
+
+def _words(text: str) -> re.Pattern:
+    return re.compile(r"\s+".join(map(re.escape, text.split())))
+
+
+# The sentences of the released notebooks that send a learner to `autograder check` in a terminal (the assignments'
+# shared wording), and what a course's copy says instead.
+TERMINAL_CHECK = (_words("`autograder check` on the saved file gives the same report as the `lab.check` cells, for all "
+                         "exercises at once."),
+                  _words("From a terminal, `autograder check <this notebook>` shows the same report for the whole "
+                         "notebook."))
+IN_A_COURSE = "In this course the check cells are the self-check: the answers are on the course service."
+
+
+def course_notebook(text: str, service: str = "") -> str:
+    """The student notebook as a course hands it out: its Markdown no longer says that `autograder check` from a
+    terminal gives the same report (in a course it cannot: the answers are on the service), but where the answers
+    are; its metadata names the `service` (so that a batch graded without it says so). Everything else is as
+    released (the code cells, the other metadata, the ids)."""
+    import nbformat
+
+    from autograder.grading.notebook import METADATA_KEY
+
+    nb = nbformat.reads(text, as_version=4)
+    if service:
+        nb.metadata.setdefault(METADATA_KEY, {})["course"] = service
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for sentence in TERMINAL_CHECK:
+                cell.source = sentence.sub(IN_A_COURSE, cell.source)
+    return nbformat.writes(nb) + "\n"
+
+
+def fetch_roster(service: str) -> list[str]:
+    """The course's user names (a staff token). Raises RuntimeError."""
+    from autograder.student.service_client import Client, ServiceError, find_token
+
+    try:
+        answer = Client(service, find_token("token", service)).get("/users")
+    except ServiceError as e:
+        raise RuntimeError(f"the course's roster could not be read: {e}") from None
+    return [str(u.get("name")) for u in answer.get("users", []) if isinstance(u, dict)]
 
 
 def fetch_commits(service: str, assignment: str) -> dict[str, list[dict[str, Any]]]:
     """student -> their commit records, as the service holds them (a staff token). Raises RuntimeError."""
     from autograder.student.service_client import Client, ServiceError, find_token
 
-    token = find_token("token")
+    token = find_token("token", service)
     if token is None:
         raise RuntimeError("--service needs a staff token: set $AUTOGRAD_LAB_TOKEN or run `autograder login`")
     try:

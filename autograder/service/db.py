@@ -3,7 +3,7 @@ schema migrations (Alembic, in autograder/service/migrations). Nothing here know
 
 May import: stdlib, sqlalchemy, alembic.
 
-Tables (schema revision 0001; a row of commits, predictions, handins or reports is never updated or deleted):
+Tables (schema revision 0001; a row of commits, predictions or reports is never updated or deleted):
     users        name (pk), role ("student" | "staff"), created (UTC)
     tokens       digest (pk: sha256 hex of the token; the token itself is never stored), name -> users, created
     assignments  id (pk), key (the full key's JSON text), digest, uploaded (UTC); a release replaces the row
@@ -15,6 +15,7 @@ Tables (schema revision 0001; a row of commits, predictions, handins or reports 
 from __future__ import annotations
 
 import datetime as dt
+import os
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -72,8 +73,9 @@ def now() -> dt.datetime:
 def engine(url: str = DEFAULT_URL) -> sa.Engine:
     """An engine for `url` (SQLAlchemy URL: sqlite:///path.db, postgresql+psycopg://user@host:port/db). SQLite
     writes through a write-ahead log with full fsync, waits up to 30 s for a lock and enforces foreign keys, so a
-    commit it acknowledged survives a kill -9 of the service. Raises sqlalchemy.exc.ArgumentError for a bad URL."""
+    commit it acknowledged survives a kill -9 of the service; a new SQLite file is made with mode 600. Raises sqlalchemy.exc.ArgumentError for a bad URL."""
     if url.startswith("sqlite"):
+        _private_file(url)
         eng = sa.create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
 
         @sa.event.listens_for(eng, "connect")
@@ -84,6 +86,22 @@ def engine(url: str = DEFAULT_URL) -> sa.Engine:
             cur.close()
         return eng
     return sa.create_engine(url, pool_pre_ping=True)
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of a SQLite URL (None: not SQLite, or in memory)."""
+    if not url.startswith("sqlite"):
+        return None
+    database = sa.engine.make_url(url).database
+    return Path(database) if database and database != ":memory:" else None
+
+
+def _private_file(url: str) -> None:
+    """Make a SQLite database file that does not exist yet readable by its owner only (it holds the full keys, that
+    is every answer); SQLite gives its -wal and -shm files the same mode."""
+    path = sqlite_path(url)
+    if path is not None and not path.exists() and path.parent.is_dir():
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 
 
 def _config(url: str):   # noqa: ANN202 (alembic.config.Config)

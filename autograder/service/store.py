@@ -2,12 +2,14 @@
 exercise (kept, never replaced), every prediction a kernel sent, and the reports shown. Each operation is one
 transaction. Nothing here knows HTTP.
 
-May import: stdlib, sqlalchemy, autograder.service.db, autograder.keyfile, autograder.model.
+May import: stdlib, sqlalchemy, autograder.service.db, autograder.keyfile, autograder.model,
+autograder.grading.identity (the placeholder id).
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import secrets
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -22,6 +24,7 @@ Role = Literal["student", "staff"]
 ROLES = ("student", "staff")
 PredictionKind = Literal["commit", "same", "revision", "incomplete"]
 MAX_NAME = 100
+MAX_SENDINGS = 1000   # prediction rows kept per student and exercise (the first commit is kept whatever happens)
 
 
 def token_digest(token: str) -> str:
@@ -29,11 +32,27 @@ def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "surrogateescape")).hexdigest()
 
 
+ROSTER_NAME = re.compile(r"[a-z0-9][a-z0-9._@+-]{0,99}")
+
+
 def valid_name(name: object) -> bool:
-    """Is `name` a user name the course accepts (1-100 printable characters, no slash, no leading or trailing
-    space)?"""
+    """Is `name` a user name the service accepts from JupyterHub (1-100 printable characters, no slash, no leading
+    or trailing space)? A roster's names are stricter: `roster_name_problem`."""
     return (isinstance(name, str) and 0 < len(name) <= MAX_NAME and name == name.strip() and name.isprintable()
             and "/" not in name)
+
+
+def roster_name_problem(name: object) -> str | None:
+    """Why `name` cannot be a roster's user name, or None: lower-case letters, digits and . _ @ + - (the ids
+    students type as STUDENT_ID and that name files and CSV rows), at most 100, not the notebook's placeholder."""
+    from autograder.grading.identity import PLACEHOLDER_ID
+
+    if not isinstance(name, str) or not ROSTER_NAME.fullmatch(name):
+        return (f"not a user name: {name!r} (lower-case letters, digits and . _ @ + -, starting with a letter or digit, "
+                f"at most {MAX_NAME})")
+    if name == PLACEHOLDER_ID:
+        return f"{name!r} is the notebook's placeholder STUDENT_ID, not a student's"
+    return None
 
 
 @dataclass(frozen=True)
@@ -60,9 +79,11 @@ class Course:
 
     def add_user(self, name: str, role: Role = "student") -> str:
         """Add `name` (or keep them, with `role` set) and issue a new token for them; returns the token (shown
-        once: only its digest is kept). Raises ValueError for a bad name or role."""
-        if not valid_name(name):
-            raise ValueError(f"not a user name: {name!r} (1-{MAX_NAME} printable characters, no '/')")
+        once: only its digest is kept). Tokens issued earlier keep working until `revoke`. Raises ValueError for a
+        bad name (`roster_name_problem`) or role."""
+        problem = roster_name_problem(name)
+        if problem:
+            raise ValueError(problem)
         if role not in ROLES:
             raise ValueError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
         token = secrets.token_urlsafe(32)
@@ -92,6 +113,19 @@ class Course:
                 conn.execute(db.users.update().where(db.users.c.name == name).values(role="staff"))
                 return User(name, "staff")
             return User(name, found.role)
+
+    def tokens_of(self, name: str) -> int:
+        """How many tokens `name` holds."""
+        with self.engine.connect() as conn:
+            return int(conn.execute(sa.select(sa.func.count()).select_from(db.tokens)
+                                    .where(db.tokens.c.name == name)).scalar())
+
+    def revoke(self, name: str) -> int:
+        """Withdraw every token of `name` (their records stay); returns how many. Raises ValueError for no such user."""
+        if self.user(name) is None:
+            raise ValueError(f"no user {name!r} in this course")
+        with self.engine.begin() as conn:
+            return conn.execute(db.tokens.delete().where(db.tokens.c.name == name)).rowcount
 
     def user_for_token(self, token: str) -> User | None:
         """The user a token was issued to, or None."""
@@ -159,7 +193,8 @@ class Course:
         `record` (the commit record made of them now, or None while one is missing) becomes the exercise's commit
         unless it has one; every sending is also kept as a row of `predictions`. Returns (the exercise's commit
         record, or None; what this sending was: "commit" (the first), "same" (as committed), "revision" (other
-        values) or "incomplete"; whether a report had shown the answers before)."""
+        values) or "incomplete"; whether a report had shown the answers before). A sending the same as the one before
+        it is kept once, and at most MAX_SENDINGS per exercise are kept."""
         with self.engine.begin() as conn:
             revealed = conn.execute(sa.select(sa.func.count()).select_from(db.reports).where(
                 db.reports.c.assignment == assignment, db.reports.c.student == student,
@@ -184,9 +219,17 @@ class Course:
                 kind = "incomplete"
             else:
                 kind = "same" if kept["values"] == values else "revision"
-            conn.execute(db.predictions.insert().values(assignment=assignment, student=student, exercise=exercise,
-                                                        values=json.dumps(values), received=db.now(), kind=kind,
-                                                        after_reveal=revealed))
+            mine = (db.predictions.c.assignment == assignment, db.predictions.c.student == student,
+                    db.predictions.c.exercise == exercise)
+            last = conn.execute(sa.select(db.predictions.c.kind, db.predictions.c["values"], db.predictions.c.after_reveal)
+                                .where(*mine).order_by(db.predictions.c.id.desc()).limit(1)).first()
+            again = last is not None and (last.kind, json.loads(last.values), bool(last.after_reveal)) == (
+                kind, values, revealed)   # the same sending as the last one: kept once
+            many = conn.execute(sa.select(sa.func.count()).select_from(db.predictions).where(*mine)).scalar()
+            if not again and many < MAX_SENDINGS:
+                conn.execute(db.predictions.insert().values(assignment=assignment, student=student, exercise=exercise,
+                                                            values=json.dumps(values), received=db.now(), kind=kind,
+                                                            after_reveal=revealed))
         return kept, kind, revealed
 
     def add_report(self, assignment: str, student: str, exercise: str, report: dict[str, Any], revealed: bool) -> None:

@@ -203,15 +203,17 @@ class Lab:
         __tracebackhide__ = True
         from autograder.report import Report
         from autograder.render.terminal import render
-        from autograder.student.service_client import Client, ServiceError, find_token
+        from autograder.student.service_client import Client, ServiceError, find_token, saved_service
 
         course = self.course
-        token = find_token(course.auth)
+        token = find_token(course.auth, course.service)
         if token is None:
+            other = saved_service() if course.auth == "token" else None
             how = ("this notebook's server has no JupyterHub token ($JUPYTERHUB_API_TOKEN): open it from the course's "
                    "JupyterHub" if course.auth == "hub" else
-                   "run `autograder login` in a terminal (it asks for the token your course gave you), or set "
-                   "$AUTOGRAD_LAB_TOKEN, then restart the kernel")
+                   (f"your saved token is for {other}, not for this notebook's course service; " if other else "")
+                   + "run `autograder login` in a terminal in this folder (it asks for the token your course gave you), "
+                   "then run this cell again")
             return _not_checked(f"exercise {ex.id} was not checked: the course service needs your token, and there is "
                                 f"none here: {how}. Nothing was sent.", validating)
         client = Client(course.service, token)
@@ -221,17 +223,23 @@ class Lab:
         try:
             if not validating:   # the predictions first, as they stand: the service commits them before the calls
                 names = _observe(ns, {**entry, "calls": []}, self._plan.call_timeout)
-                sent = client.post("/predictions", {**body, "results": names.decode("utf-8", "surrogateescape")})
+                sent = client.post("/predictions", {**body, "results": names.decode("utf-8", "surrogateescape")},
+                                   timeout=COMMIT_WAIT)
             stream = _observe(ns, entry, self._plan.call_timeout)
-            answer = client.post("/check", {**body, "results": stream.decode("utf-8", "surrogateescape")}, timeout=120)
+            answer = client.post("/check", {**body, "results": stream.decode("utf-8", "surrogateescape")},
+                                 timeout=JUDGE_WAIT)
             report = Report.from_dict(answer)
         except ServiceError as e:
             if e.unreachable:
-                text = (f"exercise {ex.id} was not checked: the course service at {course.service} cannot be reached "
-                        f"right now ({e.reason.split(': ', 1)[-1]}). No answer is shown and nothing is lost: your "
-                        f"predictions stay in this notebook. Run this cell again in a little while.")
-                if sent is not None:
-                    text += " (Your predictions were recorded before the connection was lost.)"
+                why = e.reason.split(": ", 1)[-1]
+                late = "timed out" in why
+                text = (f"exercise {ex.id} was not checked: the course service at {course.service} "
+                        + ("did not answer in time" if late else f"cannot be reached right now ({why})")
+                        + ". No answer is shown and nothing is lost: what you wrote stays in this notebook. "
+                          "Run this cell again in a little while.")
+                if sent is not None or late:
+                    text += (" (Your predictions were sent before the connection was lost: the course may have "
+                             "recorded them.)")
             else:
                 text = f"exercise {ex.id} was not checked: the course service said: {e.reason}"
             return _not_checked(text, validating)
@@ -295,6 +303,10 @@ def _observe(ns: dict[str, Any], entry: dict[str, Any], timeout: float) -> bytes
     return b"".join(json.dumps(r, allow_nan=False).encode() + b"\n" for r in records)
 
 
+COMMIT_WAIT = 15.0   # seconds a check waits for the course service to record its predictions
+JUDGE_WAIT = 60.0    # and to judge the calls (the first judging of an assignment imports sympy)
+
+
 class NotValidated(AssertionError):
     """Raised by a check cell under nbgrader's Validate when a check of its exercise does not pass (or is not
     committed yet), so that Validate does not say "Success"."""
@@ -310,9 +322,12 @@ def _validated(report: Any, exercise: str) -> SelfCheck:
     if report.status != "graded" or bad:   # short lines: nbgrader shows each line of an error cut at 90 characters
         listed = [f"  {o.check_id}: {o.status}" for o in bad[:20]] or [f"  {report.reason[:80]}"]
         sealed = any(o.status == "sealed" for o in bad)
-        raise NotValidated("\n".join([f"exercise {exercise} does not pass yet:", *listed,
+        final = any(o.kind == "predict" and o.status == "failed" and o.commit for o in bad)
+        raise NotValidated("\n".join([f"exercise {exercise} does not pass:", *listed,
                                       "Its predictions are not committed: run its check cell first."
-                                      if sealed else "Run its check cell in the notebook to see why."]))
+                                      if sealed else "Run its check cell in the notebook to see why.",
+                                      *(["A committed prediction is graded as committed: a revision does not"
+                                         " change it."] if final else [])]))
     return SelfCheck(render(report), report, None)
 
 

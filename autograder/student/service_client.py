@@ -25,26 +25,42 @@ def token_file() -> Path:
     return Path(base) / "autograd-lab" / "token"
 
 
-def find_token(auth: str = "token") -> str | None:
-    """The token to present: with `auth` "hub", the JupyterHub user's own ($JUPYTERHUB_API_TOKEN); else
-    $AUTOGRAD_LAB_TOKEN, else the file `autograder login` wrote. None if there is none."""
+def saved_service() -> str | None:
+    """The service the saved token (`autograder login`) was checked with, or None."""
+    try:
+        data = json.loads(token_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return str(data.get("service")) if isinstance(data, dict) and data.get("service") else None
+
+
+def find_token(auth: str = "token", service: str | None = None) -> str | None:
+    """The token to present to `service`: with `auth` "hub", the JupyterHub user's own ($JUPYTERHUB_API_TOKEN);
+    else $AUTOGRAD_LAB_TOKEN, else the one `autograder login` saved, but only for the service it was checked with
+    (a course.json naming another address never receives it). None if there is none."""
     if auth == "hub":
         return os.environ.get(HUB_TOKEN_ENV) or None
     if os.environ.get(TOKEN_ENV):
         return os.environ[TOKEN_ENV].strip()
     try:
-        return token_file().read_text(encoding="utf-8").strip() or None
-    except OSError:
+        data = json.loads(token_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return None
+    if not isinstance(data, dict) or not isinstance(data.get("token"), str):
+        return None
+    if service is not None and str(data.get("service", "")).rstrip("/") != service.rstrip("/"):
+        return None
+    return data["token"].strip() or None
 
 
-def save_token(token: str) -> Path:
-    """Keep `token` in token_file(), readable by its owner only; returns the path."""
+def save_token(token: str, service: str) -> Path:
+    """Keep `token`, with the service it was checked with, in token_file(), readable by its owner only; returns the
+    path."""
     path = token_file()
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(token.strip() + "\n")
+        f.write(json.dumps({"service": service.rstrip("/"), "token": token.strip()}) + "\n")
     os.chmod(path, 0o600)
     return path
 
