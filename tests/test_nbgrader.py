@@ -152,3 +152,29 @@ def test_a_renamed_submission_is_written_under_the_name_nbgrader_uses(released, 
     assert (copy / "feedback" / "stu_renamed" / ASSIGNMENT / "backward-vs-grad.html").is_file()
     report = read_report(copy / "autograd-lab" / ASSIGNMENT / "reports" / "stu_renamed__backward-vs-grad-stu_renamed.json")
     assert (report.student, report.score) == ("stu_renamed", 26)
+
+
+def test_grade_records_the_hand_in_time_so_the_courses_late_penalty_applies(released, tmp_path):
+    """tests/cases/nbgrader-late-timestamp: due 2026-11-20 23:59 UTC, the "zero" policy; stu_late handed in on
+    2026-11-25 10:00 UTC (timestamp.txt, as nbgrader's exchange writes it), stu_ontime on 2026-11-19."""
+    from nbgrader.api import Gradebook
+
+    _, key_path = released
+    config = "c = get_config()\nc.CourseDirectory.course_id = 'late'\nc.LateSubmissionPlugin.penalty_method = 'zero'\n"
+    case = Path(__file__).parent / "cases" / "nbgrader-late-timestamp" / "submitted"
+    course = make_course(tmp_path / "course", key_path, config, {})
+    nbgrader(course, "db", "assignment", "add", ASSIGNMENT, "--duedate=2026-11-20 23:59:00 UTC")
+    shutil.copytree(case, course / "submitted", dirs_exist_ok=True)
+    r = run_cli("grade", "--nbgrader", str(course), "--key", str(key_path), "--jobs", "1")
+    assert r.returncode == 0, r.stderr
+    [late] = [line for line in r.stdout.splitlines() if line.startswith("nbgrader: late")]
+    assert late.endswith(": stu_late 4 d 10 h late, penalty 26"), late
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        got = {s.student_id: (str(s.timestamp), s.total_seconds_late, s.score, s.late_submission_penalty)
+               for s in gb.find_assignment(ASSIGNMENT).submissions}
+    assert got == {"stu_late": ("2026-11-25 10:00:00", 381660.0, 26.0, 26.0),
+                   "stu_ontime": ("2026-11-19 10:00:00", 0.0, 26.0, 0.0)}
+    nbgrader(course, "export", "--to", "export.csv")
+    rows = {line.split(",")[3]: line for line in (course / "export.csv").read_text().splitlines()[1:]}
+    assert rows["stu_late"].startswith("01-backward-vs-grad,2026-11-20 23:59:00,2026-11-25 10:00:00,stu_late")
+    assert rows["stu_late"].endswith(",26.0,26.0,0.0,26.0"), rows["stu_late"]   # raw score, penalty, then the final

@@ -121,25 +121,64 @@ def write_feedback(course: str | Path, report: Report, released: str) -> Path:
     return out
 
 
-def record_scores(course: str | Path, key: Key, reports: list[Report]) -> int:
+def hand_in_time(submission: Submission) -> Any:
+    """The submission's hand-in time as nbgrader's exchange wrote it (timestamp.txt beside the notebook, read through
+    the intake: never through a link, at most 1000 bytes), as a naive UTC datetime; None when there is none or it is
+    not a time (nbgrader.utils.parse_utc)."""
+    from nbgrader.utils import parse_utc
+
+    sub = Path(submission.path)
+    f = submission.found
+    stamp = (intake.Found(sub.parent / "timestamp.txt", (Path(f.name).parent / "timestamp.txt").as_posix(), f.root)
+             if f is not None else intake.Found(sub.parent / "timestamp.txt", "timestamp.txt", None))
+    try:
+        text = intake.read(stamp, limit=1000).decode("utf-8").strip()
+        return parse_utc(text) if text else None
+    except (intake.Refused, UnicodeDecodeError, ValueError, OverflowError, TypeError):
+        return None
+
+
+def late_plugin(course: str | Path) -> Any:
+    """The course's LateSubmissionPlugin (its penalty_method, or the plugin class nbgrader_config.py names), as
+    nbgrader's autograde makes it."""
+    from nbgrader.plugins import LateSubmissionPlugin
+    from traitlets.config.loader import PyFileConfigLoader
+
+    try:
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    except Exception:   # the course's own config: nbgrader itself would stop at it; the default plugin then
+        config = None
+    cls = LateSubmissionPlugin
+    wanted = config.get("AssignLatePenalties", {}).get("plugin_class") if config is not None else None
+    if isinstance(wanted, type) and issubclass(wanted, LateSubmissionPlugin):
+        cls = wanted
+    return cls(config=config) if config is not None else cls()
+
+
+def record_scores(course: str | Path, key: Key, reports: list[Report],
+                  hand_ins: dict[str, Any] | None = None) -> list[tuple[str, float, float | None]]:
     """Put each graded report's exercise scores into nbgrader's gradebook.db as the auto scores of
     the `lab.check` grade cells (the assignment must be in the database: `nbgrader
     generate_assignment` puts it there). Creates missing students and submissions. A not-gradable
-    report gets no score (its cells stay ungraded, never 0). Returns the number of submissions
-    recorded; 0 when the course has no gradebook.db or does not know the assignment.
-    Source: nbgrader.api.Gradebook (nbgrader 0.9)."""
+    report gets no score (its cells stay ungraded, never 0). `hand_ins`: student -> hand-in time (timestamp.txt,
+    `hand_in_time`), recorded as the submission's timestamp, so that nbgrader sees a late submission as late; the
+    course's late penalty (its LateSubmissionPlugin, as nbgrader's autograde applies it) is then recorded too.
+    Returns (student, seconds late, penalty or None) of each submission recorded; [] when the course has no
+    gradebook.db or does not know the assignment.
+    Source: nbgrader.api.Gradebook, nbgrader.preprocessors.AssignLatePenalties (nbgrader 0.9)."""
     from nbgrader.api import Gradebook, MissingEntry
 
     db = Path(course) / "gradebook.db"
     if not db.is_file():
-        return 0
+        return []
     notebook = Path(key.notebook).stem
-    done = 0
+    done: list[tuple[str, float, float | None]] = []
+    plugin = late_plugin(course) if hand_ins else None
     with Gradebook(f"sqlite:///{db}") as gb:
         try:
             cells = gb.find_notebook(notebook, key.assignment).grade_cells
         except MissingEntry:
-            return 0
+            return []
         names: dict[str, str] = {}   # exercise -> its grade cell, read from nbgrader's own copy of the source
         for cell in cells:
             exercise = check_cell_exercise(gb.find_source_cell(cell.name, notebook, key.assignment).source)
@@ -149,10 +188,8 @@ def record_scores(course: str | Path, key: Key, reports: list[Report]) -> int:
             if not report.counted:
                 continue
             gb.update_or_create_student(report.student)
-            try:
-                gb.find_submission(key.assignment, report.student)
-            except MissingEntry:
-                gb.add_submission(key.assignment, report.student)
+            stamp = (hand_ins or {}).get(report.student)
+            gb.update_or_create_submission(key.assignment, report.student, **({"timestamp": stamp} if stamp else {}))
             for exercise, score in _exercise_scores(report).items():
                 if exercise in names:
                     grade = gb.find_grade(names[exercise], notebook, key.assignment, report.student)
@@ -160,7 +197,18 @@ def record_scores(course: str | Path, key: Key, reports: list[Report]) -> int:
                     # as nbgrader's autograde (SaveAutoGrades): review only where a person already graded
                     grade.needs_manual_grade = grade.manual_score is not None
             gb.db.commit()
-            done += 1
+            submitted = gb.find_submission(key.assignment, report.student)
+            late = float(submitted.total_seconds_late or 0)
+            penalty = None
+            nb_row = gb.find_submission_notebook(notebook, key.assignment, report.student)
+            nb_row.late_submission_penalty = None   # as nbgrader's AssignLatePenalties: reset, then the course's policy
+            if late > 0 and plugin is not None:
+                penalty = plugin.late_submission_penalty(report.student, nb_row.score, late)
+                if penalty is not None:
+                    penalty = min(max(float(penalty), 0.0), float(nb_row.score))
+                    nb_row.late_submission_penalty = penalty
+            gb.db.commit()
+            done.append((report.student, late, penalty))
     return done
 
 
