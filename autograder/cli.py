@@ -54,12 +54,14 @@ EXIT_CODES = {
     "serve": "exit codes: 0 stopped by Ctrl-C or SIGTERM; 2 the database cannot be opened, or the port is taken",
     "course": "exit codes: 0 done; 2 a bad name or roster, or no course database there",
     "login": "exit codes: 0 the token was saved; 2 no token, or the service refused it",
+    "submit": "exit codes: 0 handed in (the receipt is printed); 2 not handed in (the message says why)",
 }
 EXAMPLES["serve"] = ("examples:\n  autograder serve\n  autograder serve --db postgresql+psycopg://lab@db.example/lab --port 8750\n"
                      "  autograder serve --hub --staff alice     (as a JupyterHub service: docs/course.md)")
 EXAMPLES["course"] = ("examples:\n  autograder course add --staff alice\n"
                       "  autograder course add --roster roster.csv --tokens tokens.csv\n  autograder course list\n"
                       "  autograder course revoke amy")
+EXAMPLES["submit"] = "examples:\n  autograder submit ~/amy-01/backward-vs-grad.ipynb"
 EXAMPLES["login"] = ("examples:\n  autograder login --service http://127.0.0.1:8750\n"
                      "  autograder login     (in an assignment's folder: the service course.json names)")
 
@@ -75,7 +77,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog="exit codes: 0 ok; 1 a check did not pass (check); 2 usage, spec, key or build error\n\n"
                + "examples:\n" + "\n".join(e.split("\n", 1)[1] for e in EXAMPLES.values()))
     p.add_argument("--version", action="store_true", help="print the version and exit")
-    sub = p.add_subparsers(dest="command", metavar="{new,release,check,grade,stats,gradescope-bundle,serve,course,login}")
+    sub = p.add_subparsers(dest="command", metavar="{new,release,check,grade,stats,gradescope-bundle,serve,course,login,submit}")
     fmt = argparse.RawDescriptionHelpFormatter
     n = sub.add_parser("new", help="start an assignment: a spec and a solution notebook that release as they are",
                        epilog=_epilog("new"), formatter_class=fmt,
@@ -180,12 +182,14 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--staff", action="append", metavar="NAME", help="with --hub: a Hub user who is staff (repeatable; "
                    "Hub admins are staff too)")
     v.add_argument("--behind-proxy", action="store_true", help="trust the proxy's X-Forwarded-For for client addresses")
+    v.add_argument("--config", metavar="COURSE.TOML", help="the course's deadlines, extensions and late policy "
+                   "(docs/course.md), read again whenever the file changes")
     v.add_argument("--rate", type=float, default=5.0, help="requests per second each user may send on average "
                    "(default 5; a check is two)")
     v.add_argument("--burst", type=int, default=40, help="requests each user may send at once (default 40)")
     co = sub.add_parser("course", help="the course's roster and tokens (on the service's machine)",
                         epilog=_epilog("course"), formatter_class=fmt)
-    cs = co.add_subparsers(dest="course_command", metavar="{add,list,revoke}")
+    cs = co.add_subparsers(dest="course_command", metavar="{add,list,revoke,release-feedback,export}")
     ca = cs.add_parser("add", help="add users and issue each a token (shown once)")
     ca.add_argument("names", nargs="*", help="user names (course ids) to add")
     ca.add_argument("--roster", help="a CSV with a column name (or student, username, login)")
@@ -195,10 +199,24 @@ def _parser() -> argparse.ArgumentParser:
     cr = cs.add_parser("revoke", help="withdraw every token of these users (their records stay)")
     cr.add_argument("names", nargs="+")
     cr.add_argument("--db", help="the service's database URL (as for serve)")
+    cf = cs.add_parser("release-feedback", help="let students see their graded feedback of an assignment")
+    cf.add_argument("assignment")
+    cf.add_argument("--service", required=True, metavar="URL")
+    ce = cs.add_parser("export", help="the gradebook: CSV for an LMS, and into an nbgrader course's gradebook.db")
+    ce.add_argument("assignment")
+    ce.add_argument("--service", required=True, metavar="URL")
+    ce.add_argument("--csv", metavar="FILE", help="write the gradebook (student, status, score, max_score, "
+                    "submitted_at, late_by, penalty, final_score, late, handin) here")
+    ce.add_argument("--nbgrader", metavar="COURSE", help="put the scores and hand-in times into COURSE/gradebook.db")
+    ce.add_argument("--key", help="the full key (default: build/<assignment>/key.json)")
     cl = cs.add_parser("list", help="the roster: names and roles")
     cl.add_argument("--db", help="the service's database URL (as for serve)")
     lo = sub.add_parser("login", help="keep your course token for your notebooks (asks for it)",
                         epilog=_epilog("login"), formatter_class=fmt)
+    su = sub.add_parser("submit", help="hand in a course's saved notebook (course.json beside it); prints the receipt",
+                        epilog=_epilog("submit"), formatter_class=fmt)
+    su.add_argument("notebook")
+    su.add_argument("--json", action="store_true", help="print the receipt as JSON")
     lo.add_argument("--service", help="the course service's URL, which checks the token first (default: the one in "
                     "course.json in this folder)")
     return p
@@ -354,6 +372,21 @@ def _infer_assignment(paths: list[str]) -> tuple[str | None, str]:
 
 
 def _grade(args: argparse.Namespace) -> int:
+    args.handins = None
+    if args.service and not args.paths and not args.nbgrader:   # the course's hand-ins, from its service
+        if not (args.out and (args.assignment or args.key)):
+            return _fail("grading a course's hand-ins needs --out OUTPUT_FOLDER and --assignment ID")
+        from autograder.service.commands import fetch_handins
+
+        aid = args.assignment or json.loads(Path(args.key).read_text()).get("assignment", "")
+        try:
+            args.handins = fetch_handins(args.service, aid, Path(args.out) / "handins")
+        except RuntimeError as e:
+            return _fail(str(e))
+        if not args.handins:
+            return _fail(f"nobody has handed in {aid} yet")
+        args.paths = [str(Path(args.out) / "handins")]
+        args.assignment = aid
     if args.key:
         key_path = Path(args.key)
     else:
@@ -477,6 +510,16 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
         if grid is not None:
             grid.close()
     _write_views(args, key, subs, result.reports, out)
+    if args.handins:   # each report back to the service, for the hand-in it grades
+        from autograder.service.commands import send_reports
+
+        try:
+            sent = send_reports(args.service, args.handins, list(result.reports))
+        except RuntimeError as e:
+            return _fail(f"graded, but {e}")
+        if not args.json:
+            print(f"reports: {sent} sent to the course service (students see them once you release the feedback: "
+                  f"autograder course release-feedback {key.assignment} --service {args.service})", file=sys.stderr)
     if course_commits is not None and not args.json:
         strangers = sorted({r.student for r in result.reports} - roster)
         if strangers:
@@ -728,14 +771,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         _parser().print_help()
         return 2
-    if args.command in ("serve", "course", "login"):
+    if args.command in ("serve", "course", "login", "submit"):
         from autograder.service import commands
 
         if args.command == "course":
             if args.course_command is None:
                 _parser().parse_args(["course", "--help"])
-            return {"add": commands.course_add, "list": commands.course_list,
-                    "revoke": commands.course_revoke}[args.course_command](args)
-        return {"serve": commands.serve, "login": commands.login}[args.command](args)
+            return {"add": commands.course_add, "list": commands.course_list, "revoke": commands.course_revoke,
+                    "release-feedback": commands.feedback_release, "export": commands.export}[args.course_command](args)
+        return {"serve": commands.serve, "login": commands.login, "submit": commands.submit}[args.command](args)
     return {"new": _new, "release": _release, "check": _check, "grade": _grade, "stats": _stats,
             "gradescope-bundle": _gradescope_bundle}[args.command](args)

@@ -4,7 +4,8 @@ records; staff routes need a staff token. Errors are JSON {"error": reason} with
 service is a 500 whose body says only that (the traceback goes to the service's log, tokens never do).
 
 May import: stdlib, tornado, autograder.service.store, autograder.service.db, autograder.service.hub (JupyterHub mode),
-autograder.grading.grade, autograder.grading.identity, autograder.grading.notebook (its reading limits), autograder.keyfile, autograder.wire, autograder.report, autograder.model.
+autograder.service.late, autograder.render.class_stats, autograder.render.stats,
+autograder.render.gradebook, autograder.report, autograder.grading.grade, autograder.grading.identity, autograder.grading.notebook (its reading limits), autograder.keyfile, autograder.wire, autograder.report, autograder.model.
 
 Routes (JSON in and out; the token in the header `Authorization: token <token>` or `Bearer <token>`):
     GET  /api/v1/me                                         who the token is: {name, role}
@@ -19,6 +20,19 @@ Routes (JSON in and out; the token in the header `Authorization: token <token>` 
     GET  /api/v1/assignments/<id>/commits                    staff: {commits: {student: [record]}}
     GET  /api/v1/users                                       staff: {users: [{name, role}]}
     POST /api/v1/users                                       staff: {name, role} -> {name, role, token}
+    POST /api/v1/assignments/<id>/handins                    hand in: the notebook's bytes -> its receipt {id,
+                                                             received, size, digest, late_by, penalty, why, counts}
+    GET  /api/v1/students/<name>/assignments/<id>/handins    {handins: [receipt]} (self or staff)
+    GET  /api/v1/students/<name>/assignments/<id>/feedback   the graded report of the hand-in that counts, once
+                                                             released: {released, handin, report, final_score}
+    GET  /api/v1/assignments/<id>/handins                    staff: every hand-in's receipt
+    GET  /api/v1/handins/<n>                                 staff: the hand-in's notebook (its bytes)
+    POST /api/v1/handins/<n>                                 staff: its graded report (the Report's JSON)
+    PUT  /api/v1/assignments/<id>/feedback                   staff: release the graded feedback to students
+    GET  /api/v1/assignments/<id>/gradebook[?format=csv]     staff: one row per student (GRADEBOOK_COLUMNS)
+    GET  /api/v1/assignments/<id>/stats                      staff: the class view (HTML), made at each request
+    GET, POST /api/v1/login                                  a browser signs in with a staff token (a cookie for
+                                                             the staff pages, GET only)
 """
 from __future__ import annotations
 
@@ -26,6 +40,7 @@ import asyncio
 import concurrent.futures
 import json
 import logging
+import os
 import re
 import threading
 import time
@@ -112,15 +127,27 @@ class Base(tornado.web.RequestHandler):
         if any(k.lower() in ("token", "access_token") for k in self.request.query_arguments):
             raise HTTPError(400, "send the token in the Authorization header, never in the URL (URLs are logged)")
         auth = self.request.headers.get("Authorization", "")
+        if not auth and self.request.method == "GET":   # a browser signed in at /login: its cookie (GET only)
+            signed = self.get_signed_cookie(COOKIE, max_age_days=1)
+            if signed:
+                return signed.decode("utf-8", "replace")
         kind, _, token = auth.partition(" ")
         if kind.lower() not in ("token", "bearer") or not token.strip():
             raise HTTPError(401, "this service needs a token: send the header 'Authorization: token <your token>'")
         return token.strip()
 
+    max_body = MAX_BODY   # bytes of a request this route keeps
+
     def data_received(self, chunk: bytes) -> None:
         self._size = getattr(self, "_size", 0) + len(chunk)
-        if self._size <= MAX_BODY:
+        if self._size <= self.max_body:
             self._chunks = [*getattr(self, "_chunks", []), chunk]
+
+    def raw_body(self) -> bytes:
+        """The request's bytes. Raises HTTPError 413 over this route's limit."""
+        if getattr(self, "_size", 0) > self.max_body:
+            raise HTTPError(413, f"the request is over {self.max_body} bytes")
+        return b"".join(getattr(self, "_chunks", []))
 
     async def prepare(self) -> None:
         length = self.request.headers.get("Content-Length", "0")
@@ -149,9 +176,9 @@ class Base(tornado.web.RequestHandler):
 
     def body(self) -> dict[str, Any]:
         """The request's JSON object. Raises HTTPError 400 when it is not one."""
-        if getattr(self, "_size", 0) > MAX_BODY:
-            raise HTTPError(413, f"the request is over {MAX_BODY} bytes (a check's cells and results are far less: "
-                                 f"is a cell's output pasted into its code?)")
+        if getattr(self, "_size", 0) > self.max_body:
+            raise HTTPError(413, f"the request is over {self.max_body} bytes (a check's cells and results are far "
+                                 f"less: is a cell's output pasted into its code?)")
         try:
             data = json.loads(b"".join(getattr(self, "_chunks", [])) or b"")
         except (ValueError, UnicodeDecodeError) as e:
@@ -379,6 +406,257 @@ class Users(Base):
         self.reply({"name": name, "role": role, "token": token}, 201)
 
 
+MAX_HANDIN = 20_000_000   # bytes of a handed-in notebook
+COOKIE = "autograd_lab_staff"
+
+
+def _lateness(service: Service, assignment: str, student: str, when: Any) -> dict[str, Any]:
+    from autograder.service import late
+
+    deadline = service.deadlines().get(assignment)
+    out = late.lateness(when, deadline, student).to_dict()
+    if deadline is not None:
+        out["due"] = deadline.due_for(student).isoformat()
+    return out
+
+
+def _with_counts(service: Service, assignment: str, handins: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Receipts with their lateness and whether each is the one that counts (late.counted, per student)."""
+    from autograder.service import late
+
+    deadline = service.deadlines().get(assignment)
+    by_student: dict[str, list[tuple[int, Any]]] = {}
+    for h in handins:
+        by_student.setdefault(h["student"], []).append((h["id"], h["when"]))
+    counting = {late.counted(v, deadline, s) for s, v in by_student.items()}
+    return [{**{k: v for k, v in h.items() if k != "when"}, **_lateness(service, assignment, h["student"], h["when"]),
+             "counts": h["id"] in counting} for h in handins]
+
+
+class HandIns(Base):
+    """POST: hand in a notebook (its bytes) as the token's student; GET (staff): every hand-in, with the ones that
+    count marked."""
+
+    max_body = MAX_HANDIN
+
+    async def post(self, assignment: str) -> None:
+        await self.work(self._known, assignment)
+        data = self.raw_body()
+        problem = await self.work(_handin_problem, data, assignment, self.user.name)
+        if problem:
+            raise HTTPError(400, f"not handed in: {problem}; your work stays in your notebook")
+        receipt = await self.work(self.course.add_handin, assignment, self.user.name, data)
+        mine = await self.work(self.course.handins_of, assignment, self.user.name)
+        shown = next(h for h in _with_counts(self.service, assignment, mine) if h["id"] == receipt["id"])
+        self.reply(shown, 201)
+
+    async def get(self, assignment: str) -> None:
+        self.need_staff()
+        handins = await self.work(self.course.handins_of, assignment)
+        self.reply({"handins": _with_counts(self.service, assignment, handins)})
+
+    def _known(self, assignment: str) -> None:
+        if self.course.key(assignment) is None:
+            raise HTTPError(404, f"assignment {assignment!r} is not on this course service")
+
+
+def _handin_problem(data: bytes, assignment: str, student: str) -> str:
+    """Why `data` cannot be this student's hand-in of `assignment` ("" when it can): not a notebook, another
+    assignment's, or another student's (its STUDENT_ID). Never quotes the file."""
+    from autograder.grading.identity import PLACEHOLDER_ID
+    from autograder.grading.notebook import NotebookError, declared_assignment, declared_student_id, parse_notebook
+
+    if not data:
+        return "the request holds no notebook"
+    try:
+        nb = parse_notebook(data, "notebook.ipynb", outputs=False)
+    except NotebookError as e:
+        return f"this is not a Jupyter notebook ({e})"
+    except RecursionError:
+        return "this is not a Jupyter notebook (its JSON is nested too deeply)"
+    other = declared_assignment(nb)
+    if other and other != assignment:
+        return f"this notebook is assignment {other!r}, not {assignment!r}"
+    declared = declared_student_id(nb)
+    if declared == PLACEHOLDER_ID:
+        return f"its STUDENT_ID is still the placeholder: set STUDENT_ID = \"{student}\", save, and hand in again"
+    if declared and declared != student:
+        return f"its STUDENT_ID is {declared[:100]!r}, but you are signed in as {student!r}"
+    return ""
+
+
+class StudentHandIns(Base):
+    async def get(self, name: str, assignment: str) -> None:
+        self.need_self_or_staff(name)
+        handins = await self.work(self.course.handins_of, assignment, name)
+        self.reply({"handins": _with_counts(self.service, assignment, handins)})
+
+
+class StudentFeedback(Base):
+    """The graded feedback of the student's hand-in that counts, once staff released it."""
+
+    async def get(self, name: str, assignment: str) -> None:
+        from autograder.service import late
+
+        self.need_self_or_staff(name)
+        released = await self.work(self.course.feedback_released, assignment)
+        if released is None and not self.user.staff:
+            raise HTTPError(404, f"the feedback of {assignment} is not released yet: your course staff release it "
+                                 f"after grading")
+        handins = _with_counts(self.service, assignment, await self.work(self.course.handins_of, assignment, name))
+        counting = next((h for h in handins if h["counts"]), None)
+        if counting is None:
+            raise HTTPError(404, f"{name} has handed in nothing for {assignment}")
+        report = (await self.work(self.course.graded_of, assignment)).get(counting["id"])
+        if report is None:
+            raise HTTPError(404, f"the hand-in of {counting['received']} is not graded yet")
+        lateness = late.Lateness(counting["late_by"], counting["penalty"], counting["why"])
+        self.reply({"released": released, "handin": counting, "report": report,
+                    "final_score": late.final_score(report.get("score"), lateness)})
+
+
+class HandIn(Base):
+    """Staff: a hand-in's notebook (GET: its bytes) and its graded report (POST)."""
+
+    async def get(self, hid: str) -> None:
+        self.need_staff()
+        found = await self.work(self.course.handin, int(hid))
+        if found is None:
+            raise HTTPError(404, f"no hand-in {hid}")
+        self.set_header("Content-Type", "application/x-ipynb+json")
+        self.finish(found[2])
+
+    async def post(self, hid: str) -> None:
+        self.need_staff()
+        report = self.body()
+        try:
+            await self.work(self.course.add_graded, int(hid), report)
+        except ValueError as e:
+            raise HTTPError(400, str(e)) from None
+        self.reply({"handin": int(hid), "stored": True}, 201)
+
+
+class Feedback(Base):
+    async def put(self, assignment: str) -> None:
+        self.need_staff()
+        self.reply({"assignment": assignment, "released": await self.work(self.course.release_feedback, assignment)})
+
+
+def gradebook_rows(service: Service, assignment: str) -> list[dict[str, Any]]:
+    """One row per student with a hand-in: the one that counts, when it came, how late, its score and the score
+    after the late penalty (the one place the policy is applied to a score)."""
+    from autograder.service import late
+
+    handins = _with_counts(service, assignment, service.course.handins_of(assignment))
+    graded = service.course.graded_of(assignment)
+    rows = []
+    for h in (h for h in handins if h["counts"]):
+        report = graded.get(h["id"])
+        score = report.get("score") if report else None
+        status = report.get("status", "graded") if report else "not graded yet"
+        lateness = late.Lateness(h["late_by"], h["penalty"], h["why"])
+        rows.append({"student": h["student"], "handin": h["id"], "submitted_at": h["received"],
+                     "late_by": h["late_by"], "penalty": h["penalty"], "status": status, "score": score,
+                     "max_score": report.get("max_score") if report else None,
+                     "final_score": late.final_score(score, lateness), "late": h["why"]})
+    return sorted(rows, key=lambda r: r["student"])
+
+
+GRADEBOOK_COLUMNS = ("student", "status", "score", "max_score", "submitted_at", "late_by", "penalty", "final_score",
+                     "late", "handin")
+
+
+class Gradebook(Base):
+    async def get(self, assignment: str) -> None:
+        import csv
+        import io
+
+        self.need_staff()
+        rows = await self.work(gradebook_rows, self.service, assignment)
+        if self.get_query_argument("format", "json") != "csv":
+            return self.reply({"assignment": assignment, "rows": rows})
+        from autograder.render.gradebook import cell
+
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(GRADEBOOK_COLUMNS)
+        for r in rows:
+            w.writerow([cell(str(r[c])) if isinstance(r[c], str) else ("" if r[c] is None else r[c])
+                        for c in GRADEBOOK_COLUMNS])
+        self.set_header("Content-Type", "text/csv; charset=utf-8")
+        self.finish(buf.getvalue())
+
+
+class Stats(Base):
+    """Staff: the class view (render.stats' page) of the graded hand-ins that count, made from them at each request."""
+
+    async def get(self, assignment: str) -> None:
+        self.need_staff()
+        page = await asyncio.get_running_loop().run_in_executor(self.service.judging, _stats_page, self.service,
+                                                                assignment)
+        if page is None:
+            raise HTTPError(404, f"no graded hand-in of {assignment} yet")
+        self.set_header("Content-Type", "text/html; charset=utf-8")
+        self.set_header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:")
+        self.finish(page)
+
+
+def _stats_page(service: Service, assignment: str) -> str | None:
+    from autograder.render.class_stats import class_stats
+    from autograder.render.stats import to_html
+    from autograder.report import Report
+
+    graded = service.course.graded_of(assignment)
+    counting = [r["handin"] for r in gradebook_rows(service, assignment)]
+    reports = [Report.from_dict(graded[h]) for h in counting if h in graded]
+    if not reports:
+        return None
+    return to_html(class_stats(reports, assignment, service.course.key(assignment)))
+
+
+LOGIN_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>autograd-lab: sign in</title></head>
+<body><h1>autograd-lab course service</h1><form method="post" action="{action}">
+<label>Staff token <input type="password" name="token" autocomplete="off" id="token"></label>
+<input type="hidden" name="next" value="{next}"><button type="submit" id="signin">Sign in</button></form>
+<p>{note}</p></body></html>"""
+
+
+class Login(tornado.web.RequestHandler):
+    """A browser signs in with a staff token (the form's POST body, never the URL) and gets a signed, HTTP-only cookie
+    for the staff pages (GET only). The one route without a token: it is where one is given."""
+
+    def initialize(self, service: Service) -> None:
+        self.service = service
+
+    def set_default_headers(self) -> None:
+        self.set_header("Cache-Control", "no-store")
+        self.set_header("Content-Security-Policy", "default-src 'none'; form-action 'self'")
+
+    def _page(self, note: str = "", status: int = 200) -> None:
+        import html
+
+        nxt = self.get_argument("next", "")
+        nxt = nxt if nxt.startswith(API + "/") else ""
+        self.set_status(status)
+        self.finish(LOGIN_PAGE.format(action=html.escape(self.request.path), next=html.escape(nxt),
+                                      note=html.escape(note)))
+
+    def get(self) -> None:
+        self._page()
+
+    async def post(self) -> None:
+        token = self.get_body_argument("token", "").strip()
+        user = await self.service.identify(token) if token else None
+        if user is None or not user.staff:
+            if self.service.bad.allow(self.request.remote_ip or "?") > 0:
+                return self._page("Too many wrong tokens from this address: wait a minute.", 429)
+            return self._page("That is not a staff token of this course.", 403)
+        self.set_signed_cookie(COOKIE, token, expires_days=1, httponly=True, samesite="Strict",
+                               secure=self.request.protocol == "https")
+        nxt = self.get_body_argument("next", "")
+        self.redirect(nxt if nxt.startswith(API + "/") else f"{API}/me")
+
+
 class NotFound(Base):
     async def prepare(self) -> None:   # an unknown route is 404 for anyone (no token needed to learn that)
         raise HTTPError(404, "no such route; the routes are under /api/v1 (see docs/course.md)")
@@ -399,7 +677,7 @@ class Service:
     public keys made from the full keys."""
 
     def __init__(self, course: Course, identify: Callable[[str], Awaitable[User | None]] | None = None,
-                 limits: Limits | None = None, behind_proxy: bool = False) -> None:
+                 limits: Limits | None = None, behind_proxy: bool = False, config: str | None = None) -> None:
         self.course = course
         self.behind_proxy = behind_proxy   # trust X-Forwarded-For / X-Real-Ip (only behind the hub's proxy or TLS)
         self.limits = limits or Limits()
@@ -410,6 +688,30 @@ class Service:
         self._identify = identify
         self._public: dict[str, Any] = {}
         self.busy: set[str] = set()   # users with a check or commit under way (the event loop's thread only)
+        self.config = config
+        self._deadlines: tuple[float, dict[str, Any]] = (-1.0, {})
+        import secrets
+
+        self.cookie_secret = secrets.token_hex(32)   # a browser's sign-in lasts until the service restarts
+
+    def deadlines(self) -> dict[str, Any]:
+        """The course's deadlines (late.load of `config`), read again whenever the file changes; {} without one.
+        A file that cannot be used keeps the last good one (and the log says why)."""
+        if self.config is None:
+            return {}
+        from autograder.service import late
+
+        try:
+            stamp = os.stat(self.config).st_mtime
+        except OSError:
+            return self._deadlines[1]
+        if stamp != self._deadlines[0]:
+            try:
+                self._deadlines = (stamp, late.load(self.config))
+            except late.ConfigError as e:
+                log.error("%s", e)
+                self._deadlines = (stamp, self._deadlines[1])
+        return self._deadlines[1]
 
     async def identify(self, token: str) -> User | None:
         if self._identify is not None:
@@ -465,14 +767,18 @@ def make_app(service: Service, prefix: str = "") -> tornado.web.Application:
     JupyterHub's proxy a service is reached at /services/<name>/, and the proxy keeps that prefix)."""
     a = dict(service=service)
     name = r"([^/]{1,100})"
-    routes = [("/me", Me), ("/predictions", Predictions), ("/check", Check),
+    routes = [("/me", Me), ("/predictions", Predictions), ("/check", Check), ("/login", Login),
+              (f"/assignments/{name}/handins", HandIns), (f"/students/{name}/assignments/{name}/handins", StudentHandIns),
+              (f"/students/{name}/assignments/{name}/feedback", StudentFeedback), (r"/handins/(\d{1,12})", HandIn),
+              (f"/assignments/{name}/feedback", Feedback), (f"/assignments/{name}/gradebook", Gradebook),
+              (f"/assignments/{name}/stats", Stats),
               (f"/students/{name}/assignments/{name}/commits", StudentCommits),
               (f"/students/{name}/assignments/{name}/reports", StudentReports),
               ("/assignments", Assignments), (f"/assignments/{name}/key", AssignmentKey),
               (f"/assignments/{name}/commits", AssignmentCommits), ("/users", Users)]
     bases = sorted({API, prefix.rstrip("/") + API} if prefix.strip("/") else {API})
     return tornado.web.Application([(base + path, handler, a) for base in bases for path, handler in routes],
-                                   default_handler_class=NotFound, default_handler_args=a, log_function=_log_request,
+                                   cookie_secret=service.cookie_secret, default_handler_class=NotFound, default_handler_args=a, log_function=_log_request,
         xsrf_cookies=False, compress_response=True)
 
 

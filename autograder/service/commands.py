@@ -3,7 +3,8 @@
 codes. autograder.cli parses; this does.
 
 May import: stdlib, nbformat (the course's notebook), autograder.grading.notebook, autograder.service.app, autograder.service.db, autograder.service.store, autograder.service.hub,
-autograder.student.service_client, autograder.keyfile, autograder.grading.coursefile, sqlalchemy (its URL).
+autograder.student.service_client, autograder.student.handin, autograder.service.late,
+autograder.integrations.nbgrader (export), autograder.report, autograder.keyfile, autograder.grading.coursefile, sqlalchemy (its URL).
 """
 from __future__ import annotations
 
@@ -77,7 +78,14 @@ def serve(args: argparse.Namespace) -> int:
         except (ImportError, RuntimeError) as e:
             return _fail(f"--hub: {e}")
     limits = app.Limits(rate=args.rate, burst=args.burst)
-    service = app.Service(course, identify, limits, behind_proxy=args.behind_proxy)
+    if args.config:
+        from autograder.service import late
+
+        try:
+            late.load(args.config)
+        except late.ConfigError as e:
+            return _fail(str(e))
+    service = app.Service(course, identify, limits, behind_proxy=args.behind_proxy, config=args.config)
 
     def ready(port: int) -> None:
         mode = "JupyterHub service" if args.hub else "tokens"
@@ -276,6 +284,117 @@ def course_notebook(text: str, service: str = "") -> str:
             for sentence in TERMINAL_CHECK:
                 cell.source = sentence.sub(IN_A_COURSE, cell.source)
     return nbformat.writes(nb) + "\n"
+
+
+def submit(args: argparse.Namespace) -> int:
+    """`autograder submit NOTEBOOK`: hand in the saved notebook to its course; prints the receipt."""
+    from autograder.student.handin import hand_in, receipt_text
+
+    try:
+        receipt = hand_in(args.notebook)
+    except RuntimeError as e:
+        return _fail(str(e))
+    if args.json:
+        print(json.dumps(receipt, indent=1))
+    else:
+        print(receipt_text(receipt))
+    return 0
+
+
+def feedback_release(args: argparse.Namespace) -> int:
+    """`autograder course release-feedback ID --service URL`: students see their graded feedback from now on."""
+    from autograder.student.service_client import Client, ServiceError, find_token
+
+    try:
+        answer = Client(args.service, find_token("token", args.service)).put(f"/assignments/{args.assignment}/feedback", {})
+    except ServiceError as e:
+        return _fail(str(e))
+    print(f"feedback of {args.assignment} released at {answer['released']}", file=sys.stderr)
+    return 0
+
+
+def export(args: argparse.Namespace) -> int:
+    """`autograder course export ID --service URL`: the gradebook (the hand-in that counts per student, when, how
+    late, the penalty, the scores) as CSV for an LMS (--csv), and into an nbgrader course's gradebook.db with the
+    hand-in times (--nbgrader COURSE)."""
+    from autograder.student.service_client import Client, ServiceError, find_token
+
+    client = Client(args.service, find_token("token", args.service))
+    try:
+        if args.csv:
+            text = client.request_text("GET", f"/assignments/{args.assignment}/gradebook?format=csv")
+            Path(args.csv).write_text(text, encoding="utf-8")
+            print(f"gradebook: {args.csv} ({text.count(chr(10)) - 1} student(s))", file=sys.stderr)
+        if args.nbgrader:
+            rows = client.get(f"/assignments/{args.assignment}/gradebook")["rows"]
+            n = _into_nbgrader(args, client, rows)
+            print(f"nbgrader: {n} submission(s) with their hand-in times in {Path(args.nbgrader) / 'gradebook.db'}",
+                  file=sys.stderr)
+    except ServiceError as e:
+        return _fail(str(e))
+    except RuntimeError as e:
+        return _fail(str(e))
+    if not (args.csv or args.nbgrader):
+        return _fail("pass --csv FILE and/or --nbgrader COURSE")
+    return 0
+
+
+def _into_nbgrader(args: argparse.Namespace, client: Any, rows: list[dict[str, Any]]) -> int:
+    import datetime as dt
+
+    from autograder.integrations import nbgrader as course
+    from autograder.keyfile import load_key
+    from autograder.report import Report
+
+    key_path = Path(args.key or Path("build") / args.assignment / "key.json")
+    if not key_path.exists():
+        raise RuntimeError(f"no key at {key_path}: pass --key (the gradebook's notebook and grade cells come from it)")
+    key = load_key(key_path)
+    reports, times = [], {}
+    for row in rows:
+        answer = client.get(f"/students/{row['student']}/assignments/{args.assignment}/feedback")
+        reports.append(Report.from_dict(answer["report"]))
+        times[row["student"]] = dt.datetime.fromisoformat(row["submitted_at"]).astimezone(dt.timezone.utc).replace(tzinfo=None)
+    return len(course.record_scores(args.nbgrader, key, reports, times))
+
+
+def fetch_handins(service: str, assignment: str, folder: Path) -> dict[str, int]:
+    """Download the hand-in that counts of each student into `folder/<student>.ipynb` (a staff token); returns
+    student -> hand-in id. Raises RuntimeError."""
+    from autograder.student.service_client import Client, ServiceError, find_token
+
+    client = Client(service, find_token("token", service))
+    try:
+        handins = [h for h in client.get(f"/assignments/{assignment}/handins")["handins"] if h.get("counts")]
+        folder.mkdir(parents=True, exist_ok=True)
+        out = {}
+        for h in handins:
+            (folder / f"{h['student']}.ipynb").write_bytes(client.download(f"/handins/{int(h['id'])}"))
+            out[str(h["student"])] = int(h["id"])
+    except ServiceError as e:
+        raise RuntimeError(f"the hand-ins could not be read: {e}") from None
+    except OSError as e:
+        raise RuntimeError(f"the hand-ins could not be written into {folder}: {e}") from None
+    return out
+
+
+def send_reports(service: str, handins: dict[str, int], reports: list[Any]) -> int:
+    """Send each report to the service, for the hand-in of its student (a staff token); returns how many. Raises
+    RuntimeError."""
+    from autograder.student.service_client import Client, ServiceError, find_token
+
+    client = Client(service, find_token("token", service))
+    sent = 0
+    for report in reports:
+        hid = handins.get(report.student)
+        if hid is None:
+            continue
+        try:
+            client.post(f"/handins/{hid}", report.to_dict())
+        except ServiceError as e:
+            raise RuntimeError(f"the report of {report.student} was not taken: {e}") from None
+        sent += 1
+    return sent
 
 
 def fetch_roster(service: str) -> list[str]:

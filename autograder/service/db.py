@@ -3,7 +3,8 @@ schema migrations (Alembic, in autograder/service/migrations). Nothing here know
 
 May import: stdlib, sqlalchemy, alembic.
 
-Tables (schema revision 0001; a row of commits, predictions or reports is never updated or deleted):
+Tables (schema revisions 0001 and 0002; a row of commits, predictions, reports, handins or graded is never updated
+or deleted):
     users        name (pk), role ("student" | "staff"), created (UTC)
     tokens       digest (pk: sha256 hex of the token; the token itself is never stored), name -> users, created
     assignments  id (pk), key (the full key's JSON text), digest, uploaded (UTC); a release replaces the row
@@ -11,6 +12,10 @@ Tables (schema revision 0001; a row of commits, predictions or reports is never 
     predictions  every prediction a kernel sent: assignment, student, exercise, values (JSON), received (UTC),
                  kind ("commit" | "same" | "revision" | "incomplete"), after_reveal (a report had shown answers)
     reports      every self-check report: assignment, student, exercise, report (JSON), made (UTC), revealed
+    handins      every notebook handed in: assignment, student, received (UTC, the service's clock), size, digest
+                 (sha256 hex), notebook (its bytes)
+    graded       the graded report of a hand-in: handin -> handins, assignment, student, report (JSON), made (UTC)
+    feedback     assignment (pk), released (UTC): when staff let students see their graded feedback
 """
 from __future__ import annotations
 
@@ -60,6 +65,25 @@ reports = sa.Table("reports", metadata,
                    sa.Column("report", sa.Text, nullable=False),
                    sa.Column("made", sa.DateTime(timezone=True), nullable=False),
                    sa.Column("revealed", sa.Boolean, nullable=False))
+
+handins = sa.Table("handins", metadata,
+                   sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+                   sa.Column("assignment", sa.String(100), nullable=False),
+                   sa.Column("student", sa.String(100), nullable=False, index=True),
+                   sa.Column("received", sa.DateTime(timezone=True), nullable=False),
+                   sa.Column("size", sa.Integer, nullable=False),
+                   sa.Column("digest", sa.String(64), nullable=False),
+                   sa.Column("notebook", sa.LargeBinary, nullable=False))
+graded = sa.Table("graded", metadata,
+                  sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+                  sa.Column("handin", sa.Integer, sa.ForeignKey("handins.id"), nullable=False, index=True),
+                  sa.Column("assignment", sa.String(100), nullable=False),
+                  sa.Column("student", sa.String(100), nullable=False),
+                  sa.Column("report", sa.Text, nullable=False),
+                  sa.Column("made", sa.DateTime(timezone=True), nullable=False))
+feedback = sa.Table("feedback", metadata,
+                    sa.Column("assignment", sa.String(100), primary_key=True),
+                    sa.Column("released", sa.DateTime(timezone=True), nullable=False))
 
 DEFAULT_URL = "sqlite:///course.db"
 MIGRATIONS = Path(__file__).with_name("migrations")

@@ -266,11 +266,86 @@ class Course:
             return [{"exercise": r.exercise, "made": _iso(r.made), "report": json.loads(r.report)}
                     for r in conn.execute(q)]
 
+    # ------------------------------------------------------------------------------------------ hand-ins
+
+    def add_handin(self, assignment: str, student: str, data: bytes) -> dict[str, Any]:
+        """Keep a handed-in notebook's bytes with the service's time, in one transaction; returns its receipt:
+        {id, assignment, student, received (ISO 8601), size, digest (sha256 hex)}."""
+        digest, received = hashlib.sha256(data).hexdigest(), db.now()
+        with self.engine.begin() as conn:
+            hid = conn.execute(db.handins.insert().values(assignment=assignment, student=student, received=received,
+                                                          size=len(data), digest=digest, notebook=data)).inserted_primary_key[0]
+        return {"id": int(hid), "assignment": assignment, "student": student, "received": _iso(received),
+                "size": len(data), "digest": digest}
+
+    def handins_of(self, assignment: str, student: str | None = None) -> list[dict[str, Any]]:
+        """The hand-ins of `assignment` (one student's, with `student`), oldest first: receipts, with `when` (an
+        aware datetime) for the late policy."""
+        h = db.handins.c
+        q = sa.select(h.id, h.student, h.received, h.size, h.digest).where(h.assignment == assignment)
+        if student is not None:
+            q = q.where(h.student == student)
+        with self.engine.connect() as conn:
+            rows = conn.execute(q.order_by(h.id)).all()
+        return [{"id": int(r.id), "assignment": assignment, "student": r.student, "received": _iso(r.received),
+                 "when": _aware(r.received), "size": int(r.size), "digest": r.digest} for r in rows]
+
+    def handin(self, hid: int) -> tuple[str, str, bytes] | None:
+        """(assignment, student, the notebook's bytes) of hand-in `hid`, or None."""
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(db.handins.c.assignment, db.handins.c.student, db.handins.c.notebook)
+                               .where(db.handins.c.id == hid)).first()
+        return (row.assignment, row.student, bytes(row.notebook)) if row else None
+
+    def add_graded(self, hid: int, report: dict[str, Any]) -> None:
+        """Keep the graded report of hand-in `hid` (the latest one counts). Raises ValueError for no such hand-in,
+        or a report of another assignment or student."""
+        found = self.handin(hid)
+        if found is None:
+            raise ValueError(f"no hand-in {hid}")
+        assignment, student, _ = found
+        if report.get("assignment") != assignment or report.get("student") != student:
+            raise ValueError(f"this report is of {report.get('assignment')!r}, {report.get('student')!r}; hand-in {hid} "
+                             f"is {assignment!r}, {student!r}")
+        with self.engine.begin() as conn:
+            conn.execute(db.graded.insert().values(handin=hid, assignment=assignment, student=student,
+                                                   report=json.dumps(report, allow_nan=False), made=db.now()))
+
+    def graded_of(self, assignment: str) -> dict[int, dict[str, Any]]:
+        """hand-in id -> its latest graded report, for `assignment`."""
+        g = db.graded.c
+        out: dict[int, dict[str, Any]] = {}
+        with self.engine.connect() as conn:
+            for row in conn.execute(sa.select(g.handin, g.report).where(g.assignment == assignment).order_by(g.id)):
+                out[int(row.handin)] = json.loads(row.report)
+        return out
+
+    def release_feedback(self, assignment: str) -> str:
+        """Let students see their graded feedback of `assignment` from now on; returns when (ISO 8601)."""
+        when = db.now()
+        with self.engine.begin() as conn:
+            if conn.execute(sa.select(db.feedback.c.released).where(db.feedback.c.assignment == assignment)).first():
+                return self.feedback_released(assignment) or _iso(when)
+            conn.execute(db.feedback.insert().values(assignment=assignment, released=when))
+        return _iso(when)
+
+    def feedback_released(self, assignment: str) -> str | None:
+        with self.engine.connect() as conn:
+            when = conn.execute(sa.select(db.feedback.c.released).where(db.feedback.c.assignment == assignment)).scalar()
+        return _iso(when) if when is not None else None
+
     def count(self, table: str) -> int:
         """How many rows `table` (a name of db.metadata) has."""
         t = db.metadata.tables[table]
         with self.engine.connect() as conn:
             return int(conn.execute(sa.select(sa.func.count()).select_from(t)).scalar())
+
+
+def _aware(when: Any) -> Any:
+    """A stored time as an aware datetime (SQLite gives it back without its zone: it is UTC)."""
+    import datetime as dt
+
+    return when if when.tzinfo is not None else when.replace(tzinfo=dt.timezone.utc)
 
 
 def _iso(when: Any) -> str:

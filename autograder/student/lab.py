@@ -7,7 +7,7 @@ May import: stdlib, torch (its version), IPython (the kernel's namespace), autog
 autograder.grading.plan, autograder.grading.identity, autograder.sandbox.inside.probe, autograder.wire,
 autograder.student.selfcheck, autograder.report, autograder.judging.commit, autograder.render.terminal,
 autograder.render.html (only when Jupyter asks for the HTML view), autograder.grading.coursefile (course mode),
-autograder.student.service_client (course mode).
+autograder.student.service_client (course mode), autograder.student.handin (course mode).
 """
 from __future__ import annotations
 
@@ -195,6 +195,54 @@ class Lab:
             store.put(record)   # the first commit stays: a re-run, a restart or "Run all" shows it again
         return SelfCheck(render(report), report, record)
 
+    def submit(self, notebook: str | Path | None = None) -> SelfCheck:
+        """Hand in this notebook, as last saved (save it first), to the course service; shows the receipt: the
+        course's time, the size, the digest, and whether it is the hand-in that counts. In self-study there is
+        nothing to hand in to. `notebook`: the file (default: the one this kernel runs, as Jupyter says, else
+        course.json's notebook in this folder)."""
+        if self.course is None:
+            return SelfCheck("this is self-study: there is no course service to hand in to (hand in the saved "
+                             "notebook the way your course says)")
+        from autograder.student.handin import hand_in, receipt_text
+
+        path = Path(notebook) if notebook else _this_notebook(self.folder, self.course.notebook)
+        try:
+            receipt = hand_in(path)
+        except RuntimeError as e:
+            return SelfCheck(f"{path.name} was not handed in: {e}")
+        import time as _time
+
+        saved = _time.strftime("%H:%M:%S", _time.localtime(path.stat().st_mtime))
+        return SelfCheck(f"{receipt_text(receipt)} (the file as saved at {saved}: save again and hand in again to "
+                         f"hand in later changes)")
+
+    def feedback(self) -> SelfCheck:
+        """Your graded feedback of the hand-in that counts, once your course staff have released it (hidden checks
+        included), with its hand-in time and any late penalty."""
+        if self.course is None:
+            return SelfCheck("this is self-study: graded feedback comes from your course, not from this notebook")
+        from autograder.report import Report
+        from autograder.render.terminal import render
+        from autograder.student.service_client import Client, ServiceError, find_token
+
+        token = find_token(self.course.auth, self.course.service)
+        try:
+            answer = Client(self.course.service, token).get(
+                f"/students/{self.student}/assignments/{self.assignment}/feedback")
+            report = Report.from_dict(answer["report"])
+        except ServiceError as e:
+            return SelfCheck(f"no feedback yet: {e.reason}")
+        except (KeyError, TypeError, ValueError):
+            return SelfCheck("the course service's feedback could not be read; tell your course staff")
+        h = answer.get("handin", {})
+        final = answer.get("final_score")
+        line = (f"graded hand-in of {h.get('received')}: {h.get('why')}; score {report.score:g} / {report.max_score:g}"
+                + (f", after the late penalty {final:g}" if final is not None and final != report.score else ""))
+        from dataclasses import replace
+
+        report = replace(report, notes=(line, *report.notes))
+        return SelfCheck(f"{line}\n{render(report)}", report, None)
+
     def _check_course(self, ex: Any, ns: dict[str, Any], entry: dict[str, Any], validating: bool) -> SelfCheck:
         """A check in course mode: the predictions as written go to the course service, which commits them (its
         clock, in a transaction) before anything is judged; only then are the produce functions called, and the
@@ -264,6 +312,19 @@ NOT_IN_THIS_KERNEL = (
     "Grade the course with `autograder grade --nbgrader COURSE --assignment ID`, or set nbgrader_config.py up with "
     "autograder.integrations.nbgrader.configure(c, KEYS) so that `nbgrader autograde` grades in the sandbox "
     "(docs/staff.md, \"With nbgrader\").")
+
+
+def _this_notebook(folder: Path, default: str) -> Path:
+    """The notebook this kernel runs: Jupyter's `__session__` (JupyterLab and Notebook 7 set it to its path) or
+    $JPY_SESSION_NAME, else `default` in `folder`."""
+    ns = _user_namespace()
+    for candidate in (ns.get("__session__"), os.environ.get("JPY_SESSION_NAME")):
+        if isinstance(candidate, str) and candidate.endswith(".ipynb"):
+            path = Path(candidate)
+            path = path if path.is_absolute() else folder / path
+            if path.is_file():
+                return path
+    return folder / default
 
 
 def _find_course(assignment: str) -> Path | None:

@@ -115,6 +115,40 @@ class Client:
         except ValueError:
             raise ServiceError(None, "the course service's answer is not JSON (is this its address?)", self.base) from None
 
+    def _send(self, method: str, path: str, data: bytes | None, kind: str, timeout: float | None) -> bytes:
+        url = f"{self.base}/api/v1{path}"
+        req = urllib.request.Request(url, data=data, method=method)
+        req.add_header("Content-Type", kind)
+        if self.token:
+            req.add_header("Authorization", f"token {self.token}")
+        try:
+            with urllib.request.urlopen(req, timeout=timeout or self.timeout) as answer:
+                return answer.read(MAX_ANSWER + 1)
+        except urllib.error.HTTPError as e:
+            try:
+                why = json.loads(e.read(100_000)).get("error") or e.reason
+            except (ValueError, AttributeError, OSError):
+                why = str(e.reason)
+            raise ServiceError(e.code, str(why), self.base) from None
+        except (urllib.error.URLError, OSError, TimeoutError) as e:
+            raise ServiceError(None, f"the course service cannot be reached: {getattr(e, 'reason', e)}", self.base) from None
+
+    def request_bytes(self, method: str, path: str, data: bytes, timeout: float | None = None) -> Any:
+        """Send `data` as it is (a notebook's bytes) and return the answer's JSON. Raises ServiceError."""
+        raw = self._send(method, path, data, "application/x-ipynb+json", timeout or 120)
+        try:
+            return json.loads(raw)
+        except ValueError:
+            raise ServiceError(None, "the course service's answer is not JSON", self.base) from None
+
+    def request_text(self, method: str, path: str) -> str:
+        """The answer as text (a CSV). Raises ServiceError."""
+        return self._send(method, path, None, "application/json", None).decode("utf-8")
+
+    def download(self, path: str) -> bytes:
+        """The answer's bytes (a hand-in's notebook). Raises ServiceError."""
+        return self._send("GET", path, None, "application/json", 120)
+
     def get(self, path: str) -> Any:
         return self.request("GET", path)
 

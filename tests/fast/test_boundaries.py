@@ -134,7 +134,8 @@ LAYERS = [
     {"sandbox": ("autograder.sandbox",), "judging": ("autograder.judging",), "render": ("autograder.render",)},
     {"grading": ("autograder.grading",)},
     {"authoring": ("autograder.authoring",), "student": ("autograder.student",)},
-    {"integrations": ("autograder.integrations",), "service": ("autograder.service",)},
+    {"integrations": ("autograder.integrations",)},
+    {"service": ("autograder.service",)},
     {"entry points": ("autograder.cli", "autograder.lab", "autograder.__main__", "autograder")},
 ]
 # What runs in the untrusted process may import only these, whatever its layer allows.
