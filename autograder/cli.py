@@ -564,17 +564,6 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
     return 0
 
 
-def _duration(seconds: float) -> str:
-    """A late submission's lateness in words: "4 d 10 h", "3 h 20 min", "45 s"."""
-    s = int(seconds)
-    days, hours, minutes = s // 86400, s % 86400 // 3600, s % 3600 // 60
-    if days:
-        return f"{days} d {hours} h"
-    if hours:
-        return f"{hours} h {minutes} min"
-    return f"{minutes} min" if minutes else f"{s} s"
-
-
 def _write_views(args: argparse.Namespace, key: Any, subs: list[Any], reports: Any, out: Path) -> None:
     """The other views of the reports a batch wrote: feedback pages, nbgrader's folders and database."""
     from autograder.grading.batch import report_file
@@ -607,10 +596,10 @@ def _write_views(args: argparse.Namespace, key: Any, subs: list[Any], reports: A
         n = len(recorded)
         late = [(s, secs, pen) for s, secs, pen in recorded if secs > 0]
         if late:
-            from autograder.render.terminal import printable
+            from autograder.render.terminal import duration, printable
 
             print(printable("nbgrader: late (by the hand-in time in timestamp.txt, against the assignment's due date): "
-                            + "; ".join(f"{s} {_duration(secs)} late" + (f", penalty {pen:g}" if pen else "")
+                            + "; ".join(f"{s} {duration(secs)} late" + (f", penalty {pen:g}" if pen else "")
                                         for s, secs, pen in late[:20])
                             + (" …" if len(late) > 20 else "")))
         print(f"nbgrader: wrote autograded/ and feedback/ in {args.nbgrader}; scores of {n} submission(s) in its "

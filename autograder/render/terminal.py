@@ -17,6 +17,17 @@ _CONTROL |= {c: f"\\u{c:04x}" for c in [*range(0x80, 0xA0), 0x061C, 0x200B, 0x20
                                         *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0xFEFF]}
 
 
+def duration(seconds: float) -> str:
+    """A length of time in words, to its two largest units: "4 d 10 h", "3 h 20 min", "12 min", "45 s"."""
+    s = int(seconds)
+    days, hours, minutes = s // 86400, s % 86400 // 3600, s % 3600 // 60
+    if days:
+        return f"{days} d {hours} h"
+    if hours:
+        return f"{hours} h {minutes} min"
+    return f"{minutes} min" if minutes else f"{s} s"
+
+
 def printable(text: str) -> str:
     """`text` with control characters other than newline and tab made visible ("\\x1b"), and so are the bytes of a
     name that is not UTF-8 ("\\xff"; a lone surrogate from elsewhere: "\\udcff"), so that any view can print it."""

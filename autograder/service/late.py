@@ -1,7 +1,7 @@
 """late: a course's deadlines and late policy (its course.toml), and the one place they are applied: which hand-in
 counts, how late it is and what it costs. Pure: times in, numbers out; no database, no HTTP.
 
-May import: stdlib.
+May import: stdlib, autograder.render.terminal (a duration in words).
 
 course.toml (read with tomllib; every assignment is optional, one without a table has no deadline):
 
@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from autograder.render.terminal import duration
 
 LatePolicy = Literal["none", "per-day", "zero"]
 CountRule = Literal["last-on-time", "last"]
@@ -77,15 +79,15 @@ def lateness(received: dt.datetime, deadline: Deadline | None, student: str) -> 
         return ON_TIME
     days = math.ceil(late_by / DAY)
     if deadline.late == "zero":
-        return Lateness(late_by, 1.0, f"{_words(late_by)} late: a late hand-in scores 0")
+        return Lateness(late_by, 1.0, f"{duration(late_by)} late: a late hand-in scores 0")
     if deadline.late == "per-day":
         if deadline.cutoff_days is not None and late_by > deadline.cutoff_days * DAY:
-            return Lateness(late_by, 1.0, f"{_words(late_by)} late, past the cut-off of {deadline.cutoff_days:g} "
+            return Lateness(late_by, 1.0, f"{duration(late_by)} late, past the cut-off of {deadline.cutoff_days:g} "
                                           f"day(s): it scores 0")
         share = min(1.0, days * deadline.penalty_per_day)
-        return Lateness(late_by, share, f"{_words(late_by)} late: {days} started day(s) at "
+        return Lateness(late_by, share, f"{duration(late_by)} late: {days} started day(s) at "
                                         f"{deadline.penalty_per_day:.0%} each, {share:.0%} off")
-    return Lateness(late_by, 0.0, f"{_words(late_by)} late (the course takes nothing off)")
+    return Lateness(late_by, 0.0, f"{duration(late_by)} late (the course takes nothing off)")
 
 
 def counted(hand_ins: list[tuple[int, dt.datetime]], deadline: Deadline | None, student: str) -> int | None:
@@ -104,16 +106,6 @@ def counted(hand_ins: list[tuple[int, dt.datetime]], deadline: Deadline | None, 
 def final_score(score: float | None, late: Lateness) -> float | None:
     """The score after the late penalty (None stays None: not graded is never 0)."""
     return None if score is None else round(score * (1.0 - late.penalty), 6)
-
-
-def _words(seconds: float) -> str:
-    s = int(seconds)
-    days, hours, minutes = s // 86400, s % 86400 // 3600, s % 3600 // 60
-    if days:
-        return f"{days} d {hours} h"
-    if hours:
-        return f"{hours} h {minutes} min"
-    return f"{minutes} min" if minutes else f"{s} s"
 
 
 def _when(value: Any, timezone: str | None, where: str) -> dt.datetime:

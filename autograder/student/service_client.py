@@ -84,15 +84,10 @@ class Client:
     def __init__(self, base: str, token: str | None, timeout: float = 30.0) -> None:
         self.base, self.token, self.timeout = base.rstrip("/"), token, timeout
 
-    def request(self, method: str, path: str, body: Any = None, timeout: float | None = None) -> Any:
-        """Send one request (`body` as JSON) and return the answer's JSON. Raises ServiceError."""
-        url = f"{self.base}/api/v1{path}"
-        data = None if body is None else json.dumps(body, allow_nan=False).encode()
-        if data is not None and len(data) > MAX_REQUEST:
-            raise ServiceError(413, f"this request is {len(data)} bytes, over the service's {MAX_REQUEST} (is a long "
-                                    f"output pasted into a cell's code?); nothing was sent", self.base)
-        req = urllib.request.Request(url, data=data, method=method)
-        req.add_header("Content-Type", "application/json")
+    def _send(self, method: str, path: str, data: bytes | None, kind: str, timeout: float | None) -> bytes:
+        """Send one request and return the answer's bytes (at most MAX_ANSWER). Raises ServiceError."""
+        req = urllib.request.Request(f"{self.base}/api/v1{path}", data=data, method=method)
+        req.add_header("Content-Type", kind)
         req.add_header("Accept", "application/json")
         if self.token:
             req.add_header("Authorization", f"token {self.token}")
@@ -106,40 +101,28 @@ class Client:
                 why = str(e.reason)
             raise ServiceError(e.code, str(why), self.base) from None
         except (urllib.error.URLError, OSError, TimeoutError) as e:
-            reason = getattr(e, "reason", e)
-            raise ServiceError(None, f"the course service cannot be reached: {reason}", self.base) from None
+            raise ServiceError(None, f"the course service cannot be reached: {getattr(e, 'reason', e)}", self.base) from None
         if len(raw) > MAX_ANSWER:
             raise ServiceError(None, "the course service's answer is too large", self.base)
+        return raw
+
+    def _json(self, raw: bytes) -> Any:
         try:
             return json.loads(raw)
         except ValueError:
             raise ServiceError(None, "the course service's answer is not JSON (is this its address?)", self.base) from None
 
-    def _send(self, method: str, path: str, data: bytes | None, kind: str, timeout: float | None) -> bytes:
-        url = f"{self.base}/api/v1{path}"
-        req = urllib.request.Request(url, data=data, method=method)
-        req.add_header("Content-Type", kind)
-        if self.token:
-            req.add_header("Authorization", f"token {self.token}")
-        try:
-            with urllib.request.urlopen(req, timeout=timeout or self.timeout) as answer:
-                return answer.read(MAX_ANSWER + 1)
-        except urllib.error.HTTPError as e:
-            try:
-                why = json.loads(e.read(100_000)).get("error") or e.reason
-            except (ValueError, AttributeError, OSError):
-                why = str(e.reason)
-            raise ServiceError(e.code, str(why), self.base) from None
-        except (urllib.error.URLError, OSError, TimeoutError) as e:
-            raise ServiceError(None, f"the course service cannot be reached: {getattr(e, 'reason', e)}", self.base) from None
+    def request(self, method: str, path: str, body: Any = None, timeout: float | None = None) -> Any:
+        """Send one request (`body` as JSON) and return the answer's JSON. Raises ServiceError."""
+        data = None if body is None else json.dumps(body, allow_nan=False).encode()
+        if data is not None and len(data) > MAX_REQUEST:
+            raise ServiceError(413, f"this request is {len(data)} bytes, over the service's {MAX_REQUEST} (is a long "
+                                    f"output pasted into a cell's code?); nothing was sent", self.base)
+        return self._json(self._send(method, path, data, "application/json", timeout))
 
     def request_bytes(self, method: str, path: str, data: bytes, timeout: float | None = None) -> Any:
         """Send `data` as it is (a notebook's bytes) and return the answer's JSON. Raises ServiceError."""
-        raw = self._send(method, path, data, "application/x-ipynb+json", timeout or 120)
-        try:
-            return json.loads(raw)
-        except ValueError:
-            raise ServiceError(None, "the course service's answer is not JSON", self.base) from None
+        return self._json(self._send(method, path, data, "application/x-ipynb+json", timeout or 120))
 
     def request_text(self, method: str, path: str) -> str:
         """The answer as text (a CSV). Raises ServiceError."""
