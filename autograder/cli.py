@@ -145,7 +145,10 @@ def _parser() -> argparse.ArgumentParser:
                    "OUT/stats.json and OUT/item-analysis.csv (as `autograder stats OUT`)")
     g.add_argument("--json", action="store_true", help="print the reports as one JSON list instead of the summary")
     g.add_argument("--service", metavar="URL", help="a course's batch: grade each prediction with the commit the course "
-                   "service recorded (a staff token), never with the notebook's own records")
+                   "service recorded (a staff token), never with the notebook's own records; with no paths: grade the "
+                   "hand-in that counts of each student (into OUT/handins/) and send the reports back")
+    g.add_argument("--follow", type=float, metavar="SECONDS", help="with --service and no paths: keep grading hand-ins "
+                   "as they arrive, until none came for SECONDS (or Ctrl-C)")
     t = sub.add_parser("stats", help="the class view of a graded batch: plots, item analysis, misconceptions",
                        epilog=_epilog("stats"), formatter_class=fmt,
                        description="Read the reports a `grade --out OUT` wrote (those its gradebook lists) and write "
@@ -374,19 +377,62 @@ def _infer_assignment(paths: list[str]) -> tuple[str | None, str]:
 def _grade(args: argparse.Namespace) -> int:
     args.handins = None
     if args.service and not args.paths and not args.nbgrader:   # the course's hand-ins, from its service
-        if not (args.out and (args.assignment or args.key)):
-            return _fail("grading a course's hand-ins needs --out OUTPUT_FOLDER and --assignment ID")
-        from autograder.service.commands import fetch_handins
+        return _grade_handins(args)
+    if args.follow is not None:
+        return _fail("--follow grades a course's hand-ins as they come: use it with --service URL and no paths")
+    return _grade_paths(args)
 
-        aid = args.assignment or json.loads(Path(args.key).read_text()).get("assignment", "")
-        try:
-            args.handins = fetch_handins(args.service, aid, Path(args.out) / "handins")
-        except RuntimeError as e:
-            return _fail(str(e))
-        if not args.handins:
-            return _fail(f"nobody has handed in {aid} yet")
-        args.paths = [str(Path(args.out) / "handins")]
-        args.assignment = aid
+
+FOLLOW_POLL = 2.0   # seconds between two looks at the service's hand-ins (grade --follow)
+
+
+def _grade_handins(args: argparse.Namespace) -> int:
+    """`grade --service URL --assignment ID --out OUT` with no paths: the hand-in that counts of each student, into
+    OUT/handins/, graded, and each new report sent back to the service. With --follow: again whenever a hand-in
+    arrives, until none came for that many seconds (or Ctrl-C)."""
+    import time
+
+    from autograder.service.commands import fetch_handins
+
+    if not (args.out and (args.assignment or args.key)):
+        return _fail("grading a course's hand-ins needs --out OUTPUT_FOLDER and --assignment ID")
+    aid = args.assignment or json.loads(Path(args.key).read_text()).get("assignment", "")
+    folder = Path(args.out) / "handins"
+    args.paths, args.assignment = [str(folder)], aid
+    rc, rounds, quiet_since = 0, 0, time.monotonic()
+    if args.follow is not None:
+        print(f"autograder: following the hand-ins of {aid} on {args.service}: each is graded as it arrives, until "
+              f"none came for {args.follow:g} s (Ctrl-C stops)", file=sys.stderr)
+    try:
+        while True:
+            try:
+                args.handins = fetch_handins(args.service, aid, folder)
+            except RuntimeError as e:
+                if args.follow is None:
+                    return _fail(str(e))
+                print(f"autograder: {e}; trying again in {FOLLOW_POLL:g} s", file=sys.stderr)
+                args.handins = None
+            if args.handins is not None and not args.handins.ids and args.follow is None:
+                return _fail(f"nobody has handed in {aid} yet")
+            new = args.handins is not None and (args.handins.changed or None in args.handins.graded.values())
+            if args.handins is not None and args.handins.ids and (new or rounds == 0):
+                rc = _grade_paths(args)
+                rounds += 1
+                quiet_since = time.monotonic()
+                if rc != 0 and args.follow is None:
+                    return rc
+            if args.follow is None:
+                return rc
+            if time.monotonic() - quiet_since > args.follow:
+                print(f"autograder: no new hand-in for {args.follow:g} s: stopped following", file=sys.stderr)
+                return rc
+            time.sleep(FOLLOW_POLL)
+    except KeyboardInterrupt:
+        print("autograder: stopped following (Ctrl-C); every report sent so far is on the service", file=sys.stderr)
+        return rc
+
+
+def _grade_paths(args: argparse.Namespace) -> int:
     if args.key:
         key_path = Path(args.key)
     else:
@@ -461,8 +507,6 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
     out = Path(args.out)
     course_commits = None
     if args.service:
-        if args.scheduler is not None:
-            return _fail("a course's batch (--service) is graded on this machine: leave out --scheduler")
         from autograder.service.commands import fetch_commits
 
         from autograder.service.commands import fetch_roster
@@ -518,7 +562,7 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
         except RuntimeError as e:
             return _fail(f"graded, but {e}")
         if not args.json:
-            print(f"reports: {sent} sent to the course service (students see them once you release the feedback: "
+            print(f"reports: {sent} new sent to the course service (students see them once you release the feedback: "
                   f"autograder course release-feedback {key.assignment} --service {args.service})", file=sys.stderr)
     if course_commits is not None and not args.json:
         strangers = sorted({r.student for r in result.reports} - roster)

@@ -136,10 +136,11 @@ def _unnamed(right: dict, others: list[dict]) -> dict | None:
     return None
 
 
-def make_class(assignment: str, n: int, out: Path, seed: int = 0) -> dict:
+def make_class(assignment: str, n: int, out: Path, seed: int = 0, missing: float = 0.1) -> dict:
     """Write `n` notebooks of `assignment` into `out` (s000.ipynb, ...) and return what was planted (also
     written to out/planted.json): {"submissions", "not_gradable", "statuses": {check: {status: count}},
-    "misconceptions": {check: {misconception id: count}}} over the gradable submissions."""
+    "misconceptions": {check: {misconception id: count}}} over the gradable submissions. `missing`: the share of
+    predictions left as `...`, at most 0.1 (0 for a course's class, whose every exercise is then committed whole)."""
     rng = random.Random(seed)
     released = ROOT / "assignments" / assignment
     key = load_key(released / "public_key.json")
@@ -160,7 +161,7 @@ def make_class(assignment: str, n: int, out: Path, seed: int = 0) -> dict:
                 wrongs = [(m.id, judge.fill(None, m.answer, values)) for m in c.misconceptions]
                 draw = rng.random()
                 status, mid, value = "passed", None, right
-                if draw < 0.1:
+                if draw < missing:
                     status, value = "missing", None
                 elif draw < 0.5 and wrongs:
                     mid, value = rng.choice(wrongs)

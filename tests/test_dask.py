@@ -415,3 +415,37 @@ def test_a_worker_that_cannot_grade_and_joins_mid_batch_takes_no_submission_away
     assert len(reports) == 6
     assert {(r["status"], r["score"]) for r in reports.values()} == {("graded", 26)}
     assert not any("late" in r["graded_by"] for r in reports.values())
+
+
+def test_a_course_batch_on_the_cluster_grades_with_the_services_commits(course, scheduler, tmp_path):
+    """grade --service with no paths and --scheduler: the hand-ins graded on the cluster, with the commits the
+    service holds (they travel with the key), the same reports as on this machine, sent back once."""
+    from servers.course import call
+    from test_course import _body, _cell
+
+    api = course.svc.url + "/api/v1"
+    status, answer = call(api + "/predictions", course.tokens["amy"], "POST", _body("amy", 1.25))
+    assert status == 200 and answer["kind"] == "commit"
+    for who in ("amy", "ben"):
+        nb = nbformat.read(EXAMPLES / "ada.ipynb", as_version=4)
+        _cell(nb, "student-id").source = f'STUDENT_ID = "{who}"'
+        status, answer = call(api + "/assignments/01-backward-vs-grad/handins", course.tokens[who], "POST",
+                              raw=nbformat.writes(nb).encode())
+        assert status == 201, answer
+    env = {"AUTOGRAD_LAB_TOKEN": course.staff}
+    args = ("grade", "--service", course.svc.url, "--assignment", "01-backward-vs-grad", "--key", str(course.key_path))
+    local = run_cli(*args, "--out", str(tmp_path / "local"), env=env)
+    assert local.returncode == 0, local.stderr
+    p = run_cli(*args, "--out", str(tmp_path / "dask"), "--scheduler", scheduler, env=env)
+    assert p.returncode == 0, p.stderr
+    assert f"grading on the Dask cluster at {scheduler}" in p.stderr and "reports: 0 new sent" in p.stderr
+    ours, theirs = _reports(tmp_path / "dask"), _reports(tmp_path / "local")
+    assert sorted(ours) == ["amy.json", "ben.json"]
+    for name, report in ours.items():
+        differ = [k for k in report if report[k] != theirs[name][k]]
+        assert set(differ) <= {"seconds", "graded_by"}, (name, differ)
+        assert report["graded_by"].startswith("Dask worker ")
+    grad = {o["check_id"]: o for o in ours["amy.json"]["outcomes"]}["1.predict.grad"]
+    assert grad["observed"] == "1.25"   # the service's commit, not the notebook's -2.36
+    ben = {o["check_id"]: o for o in ours["ben.json"]["outcomes"]}["1.predict.grad"]
+    assert ben["score"] == 0 and "not committed on the course service" in ben["message"]

@@ -316,14 +316,10 @@ def test_the_course_guide(project):
         assert done.stdout.split()[-2:] == ["backward-vs-grad.ipynb", "course.json"], done.stdout
         assert "course folder" in done.stdout
 
-    def amy_works_in_her_notebook_and_hands_it_in(session):
+    def amy_works_in_her_notebook_and_saves_it(session):
         """amy copies the course's folder, sets STUDENT_ID, predicts wrongly, checks (the service commits and shows
-        the answer), writes the answer in, checks again, and hands her notebook in."""
-        script = project.parent / "tmp" / "amy.py"
-        script.write_text(f"""
-import shutil, nbformat
-from nbclient import NotebookClient
-folder = {str(home / "amy-01")!r}
+        the answer), writes the answer in, checks again, and saves her notebook."""
+        _as_amy(session, f"""
 shutil.copytree({str(project / "build" / "01-backward-vs-grad" / "course")!r}, folder)
 nb = nbformat.read(folder + "/backward-vs-grad.ipynb", as_version=4)
 cell = lambda g: next(c for c in nb.cells if c.metadata.get("nbgrader", {{}}).get("grade_id") == g)
@@ -331,17 +327,47 @@ cell("student-id").source = 'STUDENT_ID = "amy"'
 for grad in ("1.0", "2 * P.x0"):
     cell("ex1-predict").source = "p1_returns = None\\np1_grad = " + grad
     NotebookClient(nb, timeout=120, kernel_name="python3", resources={{"metadata": {{"path": folder}}}}).execute()
-nbformat.write(nb, {str(home / "course" / "submissions" / "amy.ipynb")!r})
+nbformat.write(nb, folder + "/backward-vs-grad.ipynb")
 """)
-        (home / "course" / "submissions").mkdir(parents=True, exist_ok=True)
-        subprocess.run([str(VENV / "bin" / "python"), str(script)], env=session.env, check=True, timeout=600,
-                       capture_output=True)
+
+    def _as_amy(session, code: str) -> str:
+        script = project.parent / "tmp" / "amy.py"
+        script.write_text("import shutil, nbformat\nfrom nbclient import NotebookClient\n"
+                          f"folder = {str(home / 'amy-01')!r}\n" + code)
+        return subprocess.run([str(VENV / "bin" / "python"), str(script)], env=session.env, check=True, timeout=600,
+                              capture_output=True, text=True).stdout
+
+    def the_receipt_says_when_and_what_counts(session, done):
+        assert done.stdout.startswith("handed in 01-backward-vs-grad as amy at "), done.stdout + done.stderr
+        assert "due 2027-06-30T21:59:00+00:00" in done.stdout and "It is the hand-in that counts now." in done.stdout
 
     def graded_with_the_services_commit(session, done):
         assert "commits: the course service's (1 commit(s) of 1 student(s))" in done.stderr, done.stderr[-2000:]
+        assert "reports: 1 new sent to the course service" in done.stderr
         report = json.loads((home / "course" / "graded" / "reports" / "amy.json").read_text())
         grad = next(o for o in report["outcomes"] if o["check_id"] == "1.predict.grad")
         assert grad["status"] == "failed" and grad["observed"] == "1.0" and "revised after the answer" in grad["commit"]
+
+    def amy_reads_her_feedback_in_the_notebook(session, done):
+        shown = _as_amy(session, """
+nb = nbformat.read(folder + "/backward-vs-grad.ipynb", as_version=4)
+upto = next(i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == "setup")
+nb.cells = nb.cells[: upto + 1] + [nbformat.v4.new_code_cell("lab.feedback()")]
+NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": folder}}).execute()
+print("".join(o.get("data", {}).get("text/plain", "") for o in nb.cells[-1].outputs))
+""")
+        report = json.loads((home / "course" / "graded" / "reports" / "amy.json").read_text())
+        assert f"on time; score {report['score']:g} / 26" in shown, shown
+
+    def the_class_view_counts_amy(session, done):
+        page = (home / "course" / "stats.html").read_text()
+        assert 'id="counted"><strong>1</strong> graded and counted' in page, page[:3000]
+
+    def the_gradebook_has_amys_row(session, done):
+        import csv
+
+        [row] = list(csv.DictReader((home / "course" / "grades.csv").open()))
+        assert (row["student"], row["status"], row["penalty"], row["late"]) == ("amy", "graded", "0.0", "on time")
 
     def the_backup_holds_the_commit(session, done):
         import sqlite3
@@ -349,9 +375,12 @@ nbformat.write(nb, {str(home / "course" / "submissions" / "amy.ipynb")!r})
         with sqlite3.connect(home / "course" / "backup.db") as db:
             assert db.execute("select student, exercise from commits").fetchall() == [("amy", "1")]
 
-    run_document("docs/course.md", project, before={"autograder grade": amy_works_in_her_notebook_and_hands_it_in},
+    run_document("docs/course.md", project, before={"autograder submit": amy_works_in_her_notebook_and_saves_it},
                  after={"autograder course list": the_roster_is_in, "ls build/01-backward-vs-grad/course":
-                        the_course_folder_has_no_key, "autograder grade": graded_with_the_services_commit,
+                        the_course_folder_has_no_key, "autograder submit": the_receipt_says_when_and_what_counts,
+                        "autograder grade": graded_with_the_services_commit,
+                        "release-feedback": amy_reads_her_feedback_in_the_notebook,
+                        "stats.html": the_class_view_counts_amy, "grades.csv": the_gradebook_has_amys_row,
                         "backup(": the_backup_holds_the_commit}).close()
 
 

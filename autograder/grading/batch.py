@@ -290,16 +290,20 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
     overlap the caller's own start), which must conceal what this would (`conceal`, `out` and the submissions'
     folders); it is used if anything needs grading, and closed by the caller. A submission's own faults are in
     its report; this never raises for them. `course_commits`: a course's batch (student -> the commit records the
-    course service holds): they replace the notebooks' own records (not with `grid`).
+    course service holds): they replace the notebooks' own records (with `grid` too: they travel with the key).
 
     Raises:
-        ValueError: `course_commits` with `grid`.
         OSError: the sandbox worker could not start (a grader fault; nothing is graded).
     """
-    if course_commits is not None and grid is not None:
-        raise ValueError("a course's batch (--service) is graded on this machine, not on a Dask cluster (--scheduler)")
-    course = "" if course_commits is None else hashlib.sha256(
-        json.dumps(course_commits, sort_keys=True).encode()).hexdigest()
+    def course(sub: Submission) -> str:   # the commits a report depends on: its student's, where the id is the file's
+        if course_commits is None:
+            return ""
+        if sub.source.rule in ("notebook", "self"):   # the id is the notebook's own: any student's commits may apply
+            held: Any = course_commits
+        else:
+            held = course_commits.get(identity.resolve(sub.source, key.notebook, key.assignment, None).student, [])
+        return hashlib.sha256(json.dumps(held, sort_keys=True).encode()).hexdigest()
+
     out = Path(out)
     reports_dir = out / "reports"
     reports_dir.mkdir(parents=True, exist_ok=True)
@@ -310,7 +314,7 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
     unseen = [*(conceal or []), str(out), *sorted({os.path.abspath(Path(s.path).parent) for s in subs})]
     if started is not None and not started.conceals(unseen):   # e.g. a submission linked from another folder
         started = None                                         # (the caller still closes the early one)
-    fps = {s.name: fingerprint(_content(s), key, s.source, course) for s in subs}   # read again to grade: see `one`
+    fps = {s.name: fingerprint(_content(s), key, s.source, course(s)) for s in subs}   # read again to grade: see `one`
     kept = {s.name: None if force else _reusable(reports_dir / report_file(s.name), fps[s.name]) for s in subs}
     bar = _Progress(len(subs), progress)
 
@@ -334,7 +338,7 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
             cpu = time.thread_time()
             content = _content(sub)   # the bytes graded are the bytes the report's fingerprint names
             report = done(sub, grade_content(sub, content, key, worker, course_commits),
-                          fingerprint(content, key, sub.source, course))
+                          fingerprint(content, key, sub.source, course(sub)))
             profile.add("cpu: the grader's thread", time.thread_time() - cpu)
             profile.end(sub.name)
             return report
@@ -347,8 +351,8 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
             for s in subs:
                 if kept[s.name] is not None:
                     bar.update(s, kept[s.name], True)
-            graded = {sub.name: done(sub, report, fingerprint(content, key, sub.source))
-                      for sub, report, content in grid.grade(todo, key, unseen, _content)}
+            graded = {sub.name: done(sub, report, fingerprint(content, key, sub.source, course(sub)))
+                      for sub, report, content in grid.grade(todo, key, unseen, _content, course_commits)}
             reports = tuple(kept[s.name] or graded[s.name] for s in subs)
         elif todo:
             from contextlib import nullcontext

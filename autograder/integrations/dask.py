@@ -98,8 +98,10 @@ class KeyPlugin(WorkerPlugin):
             client's disk).
     """
 
-    def __init__(self, key_json: dict[str, Any], version: str, conceal: list[str] | None = None) -> None:
+    def __init__(self, key_json: dict[str, Any], version: str, conceal: list[str] | None = None,
+                 course_commits: dict[str, list[dict[str, Any]]] | None = None) -> None:
         self.key_json, self.version, self.conceal = key_json, version, list(conceal or [])
+        self.course_commits = course_commits
         self.key: Key | None = None
         self.sandbox: Any = None
         self.problem = ""
@@ -107,10 +109,12 @@ class KeyPlugin(WorkerPlugin):
         self.inbox = ""
 
     def __getstate__(self) -> dict[str, Any]:   # what the scheduler sends to each worker: the key, the version
-        return {"key_json": self.key_json, "version": self.version, "conceal": self.conceal}
+        return {"key_json": self.key_json, "version": self.version, "conceal": self.conceal,
+                "course_commits": self.course_commits}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["key_json"], state["version"], state["conceal"])  # type: ignore[misc]
+        self.__init__(state["key_json"], state["version"], state["conceal"],  # type: ignore[misc]
+                      state.get("course_commits"))
 
     def setup(self, worker: Any) -> None:
         named = "" if str(worker.name) == worker.address else f" {worker.name}"
@@ -159,7 +163,8 @@ class KeyPlugin(WorkerPlugin):
         name = Path(filename).name
         path = Path(name if name not in ("", ".", "..") else "submission.ipynb")   # a name only: never opened
         source = identity.Source(path, folder, rule, given)  # type: ignore[arg-type]
-        report = grade_notebook(path, self.key, worker=self.sandbox, source=source, data=data)
+        report = grade_notebook(path, self.key, worker=self.sandbox, source=source, data=data,
+                                course_commits=self.course_commits)
         return json.dumps(replace(report, graded_by=self.where).to_dict())
 
 
@@ -270,7 +275,7 @@ class Grid:
         """How many Dask workers the scheduler knows now."""
         return len(self.client.scheduler_info(n_workers=-1).get("workers", {}))
 
-    def _ship(self, key: Key, conceal: list[str]) -> str:
+    def _ship(self, key: Key, conceal: list[str], course_commits: dict[str, list[dict[str, Any]]] | None = None) -> str:
         """Send the key to every worker (once per batch), after a scheduler plugin that takes it back
         should this client vanish; then ask each worker whether it can grade. Raises ClusterError (nothing
         graded) when one cannot: another autograder version, or no sandbox."""
@@ -282,7 +287,7 @@ class Grid:
                      f"({type(e).__name__}); stop a killed batch's key with a new run or by restarting the cluster")
         self._shipped.add(ref)
         try:
-            self.client.register_plugin(KeyPlugin(to_json(key), f"{__version__}+{CODE}", conceal),
+            self.client.register_plugin(KeyPlugin(to_json(key), f"{__version__}+{CODE}", conceal, course_commits),
                                         name=PLUGIN_PREFIX + ref)
             problems = {a: p for a, p in self.client.run(_problem, PLUGIN_PREFIX + ref).items() if p}
         except Exception as e:  # noqa: BLE001  (a worker that cannot even answer runs other code)
@@ -295,10 +300,12 @@ class Grid:
         return ref
 
     def grade(self, subs: list[Any], key: Key, conceal: list[str] | None = None,
-              content: Callable[[Any], bytes | str] | None = None) -> Iterator[tuple[Any, Report, bytes | str]]:
+              content: Callable[[Any], bytes | str] | None = None,
+              course_commits: dict[str, list[dict[str, Any]]] | None = None) -> Iterator[tuple[Any, Report, bytes | str]]:
         """Grade `subs` (batch.Submission) on the cluster; yields (submission, report, what was graded) as each
         completes, in completion order. `content(sub)`: the submission's bytes through the intake, or why the
-        intake refused it (default: batch.Submission.read); only bytes travel. `conceal`: folders no run may see
+        intake refused it (default: batch.Submission.read); only bytes travel. `course_commits`: a course's batch
+        (student -> the service's commit records), shipped with the key. `conceal`: folders no run may see
         (see KeyPlugin). A submission the intake refused, whose task failed or killed its workers, or that was
         waiting when the cluster had no worker for WORKERS_TIMEOUT seconds, gets a not-gradable report that says
         why.
@@ -308,7 +315,7 @@ class Grid:
         """
         if not subs:
             return
-        ref = self._ship(key, list(conceal or []))
+        ref = self._ship(key, list(conceal or []), course_commits)
         content = content or (lambda sub: sub.read())
         self._sent: dict[str, bytes | str] = {}
         sent = self._sent

@@ -25,7 +25,8 @@ Routes (JSON in and out; the token in the header `Authorization: token <token>` 
     GET  /api/v1/students/<name>/assignments/<id>/handins    {handins: [receipt]} (self or staff)
     GET  /api/v1/students/<name>/assignments/<id>/feedback   the graded report of the hand-in that counts, once
                                                              released: {released, handin, report, final_score}
-    GET  /api/v1/assignments/<id>/handins                    staff: every hand-in's receipt
+    GET  /api/v1/assignments/<id>/handins                    staff: every hand-in's receipt, with `graded` (the
+                                                             fingerprint of its graded report, or null)
     GET  /api/v1/handins/<n>                                 staff: the hand-in's notebook (its bytes)
     POST /api/v1/handins/<n>                                 staff: its graded report (the Report's JSON)
     PUT  /api/v1/assignments/<id>/feedback                   staff: release the graded feedback to students
@@ -453,7 +454,10 @@ class HandIns(Base):
     async def get(self, assignment: str) -> None:
         self.need_staff()
         handins = await self.work(self.course.handins_of, assignment)
-        self.reply({"handins": _with_counts(self.service, assignment, handins)})
+        graded = await self.work(self.course.graded_of, assignment)
+        self.reply({"handins": [{**h, "graded": (graded[h["id"]].get("fingerprint") or "graded")
+                                 if h["id"] in graded else None}
+                                for h in _with_counts(self.service, assignment, handins)]})
 
     def _known(self, assignment: str) -> None:
         if self.course.key(assignment) is None:

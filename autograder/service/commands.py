@@ -18,6 +18,7 @@ import os
 import re
 import signal
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -358,36 +359,62 @@ def _into_nbgrader(args: argparse.Namespace, client: Any, rows: list[dict[str, A
     return len(course.record_scores(args.nbgrader, key, reports, times))
 
 
-def fetch_handins(service: str, assignment: str, folder: Path) -> dict[str, int]:
-    """Download the hand-in that counts of each student into `folder/<student>.ipynb` (a staff token); returns
-    student -> hand-in id. Raises RuntimeError."""
+@dataclass(frozen=True)
+class HandIns:
+    """The hand-ins that count, as `fetch_handins` found them: student -> hand-in id; hand-in id -> the fingerprint
+    of the graded report the service holds (None: not graded yet); how many notebook files changed on disk."""
+
+    ids: dict[str, int]
+    graded: dict[int, str | None]
+    changed: int
+
+
+def fetch_handins(service: str, assignment: str, folder: Path) -> HandIns:
+    """Download the hand-in that counts of each student into `folder/<student>.ipynb` (a staff token), only where
+    the file there is not already that hand-in (its sha256); each file's modification time is the hand-in's time
+    on the service. Raises RuntimeError."""
+    import datetime as dt
+    import hashlib
+
     from autograder.student.service_client import Client, ServiceError, find_token
 
     client = Client(service, find_token("token", service))
     try:
         handins = [h for h in client.get(f"/assignments/{assignment}/handins")["handins"] if h.get("counts")]
         folder.mkdir(parents=True, exist_ok=True)
-        out = {}
+        ids, graded, changed = {}, {}, 0
         for h in handins:
-            (folder / f"{h['student']}.ipynb").write_bytes(client.download(f"/handins/{int(h['id'])}"))
-            out[str(h["student"])] = int(h["id"])
+            path = folder / f"{h['student']}.ipynb"
+            try:
+                same = hashlib.sha256(path.read_bytes()).hexdigest() == h["digest"]
+            except OSError:
+                same = False
+            if not same:
+                tmp = path.with_name(f".{path.name}.tmp")
+                tmp.write_bytes(client.download(f"/handins/{int(h['id'])}"))
+                when = dt.datetime.fromisoformat(h["received"]).timestamp()
+                os.utime(tmp, (when, when))   # the file's time is the service's hand-in time (the report's)
+                tmp.replace(path)
+                changed += 1
+            ids[str(h["student"])] = int(h["id"])
+            graded[int(h["id"])] = h.get("graded")
     except ServiceError as e:
         raise RuntimeError(f"the hand-ins could not be read: {e}") from None
     except OSError as e:
         raise RuntimeError(f"the hand-ins could not be written into {folder}: {e}") from None
-    return out
+    return HandIns(ids, graded, changed)
 
 
-def send_reports(service: str, handins: dict[str, int], reports: list[Any]) -> int:
-    """Send each report to the service, for the hand-in of its student (a staff token); returns how many. Raises
-    RuntimeError."""
+def send_reports(service: str, handins: HandIns, reports: list[Any]) -> int:
+    """Send each report to the service, for the hand-in of its student (a staff token), unless the service holds
+    this very report already (the same fingerprint); returns how many were sent. Raises RuntimeError."""
     from autograder.student.service_client import Client, ServiceError, find_token
 
     client = Client(service, find_token("token", service))
     sent = 0
     for report in reports:
-        hid = handins.get(report.student)
-        if hid is None:
+        hid = handins.ids.get(report.student)
+        if hid is None or (report.fingerprint and handins.graded.get(hid) == report.fingerprint):
             continue
         try:
             client.post(f"/handins/{hid}", report.to_dict())

@@ -1,0 +1,481 @@
+"""Hand-in through the course service, as a course uses it: a student hands in from a terminal (`autograder submit`)
+and from the notebook (`lab.submit()` in a real kernel); the service keeps the bytes with its own clock; course.toml
+decides which hand-in counts and what lateness costs (read again when staff edit it); staff grade the hand-ins
+(`grade --service` with no paths, again only what changed), release the feedback, and the student reads it in the
+notebook (`lab.feedback()`, hidden checks included once released); the gradebook as CSV and into nbgrader's
+gradebook.db; refusals; kill -9 during 200 concurrent hand-ins; the live class view in Chromium."""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import importlib.util
+import json
+import shutil
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.keyfile import load_key, to_json, with_digest
+from autograder.service.commands import publish
+from conftest import ASSIGNMENT, EXAMPLES, ROOT, run_cli
+from servers.course import Service, call
+from test_course import _cell, _fresh_database, _names, _outcomes, _run
+
+NB = "backward-vs-grad.ipynb"
+HIDDEN = "4.produce.after_k"   # hidden in this course's key: graded, and shown only in the released feedback
+
+
+def _toml(due: dt.datetime, **more: str) -> str:
+    lines = [f'[assignments."{ASSIGNMENT}"]', f"due = {due.isoformat()}"]
+    lines += [f"{k} = {v}" for k, v in more.items() if k != "extensions"]
+    if "extensions" in more:
+        lines += [f'[assignments."{ASSIGNMENT}".extensions]', more["extensions"]]
+    return "\n".join(lines) + "\n"
+
+
+def _utc(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text).astimezone(dt.timezone.utc)
+
+
+@pytest.fixture(scope="module")
+def lab_course(tmp_path_factory, released):
+    """A course service with course.toml (01 due in a week), staff prof, students amy, ada, cat, dan; 01 released
+    for it with check HIDDEN hidden."""
+    from types import SimpleNamespace
+
+    folder = tmp_path_factory.mktemp("handin")
+    config = folder / "course.toml"
+    config.write_text(_toml(dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(days=7)))
+    svc = Service(folder / "service", args=("--config", str(config), "--rate", "200", "--burst", "400"))
+    staff = svc.add("prof", staff=True)["prof"]
+    tokens = svc.add("amy", "ada", "cat", "dan")
+    assignments, key_path = released
+    key = load_key(key_path)
+    key = with_digest(replace(key, checks=tuple(replace(c, visibility="hidden") if c.id == HIDDEN else c
+                                                for c in key.checks)))
+    hidden_key = folder / "key.json"
+    hidden_key.write_text(json.dumps(to_json(key)))
+    publish(hidden_key, svc.url, folder / "student", "token", assignments / NB, token=staff)
+    yield SimpleNamespace(svc=svc, staff=staff, tokens=tokens, student=folder / "student", key_path=hidden_key,
+                          config=config, folder=folder)
+    svc.stop()
+
+
+def _saved(course, tmp_path: Path, student: str, source: Path | None = None) -> Path:
+    """`student`'s folder (the course's student folder) with the notebook saved: the released one, or `source`
+    (an example submission), with STUDENT_ID set."""
+    folder = tmp_path / student
+    shutil.copytree(course.student, folder)
+    nb = nbformat.read(source or folder / NB, as_version=4)
+    _cell(nb, "student-id").source = f'STUDENT_ID = "{student}"'
+    nbformat.write(nb, folder / NB)
+    return folder / NB
+
+
+def _submit(path: Path, token: str, *more: str):
+    return run_cli("submit", str(path), *more, env={"AUTOGRAD_LAB_TOKEN": token})
+
+
+def test_a_hand_in_keeps_the_services_time_and_course_toml_decides_what_counts_and_costs(lab_course, tmp_path):
+    c = lab_course
+    saved = c.config.read_text()
+    try:
+        _deadlines_and_what_counts(c, tmp_path)
+    finally:
+        c.config.write_text(saved)   # the other tests' deadline: a week from now
+
+
+def _deadlines_and_what_counts(c, tmp_path: Path) -> None:
+    path = _saved(c, tmp_path, "amy")
+    import os
+
+    os.utime(path, (315532800, 315532800))   # the file says 1980: only the service's clock counts
+    before = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=1)
+    r = _submit(path, c.tokens["amy"], "--json")
+    assert r.returncode == 0, r.stderr
+    first = json.loads(r.stdout)
+    assert before <= _utc(first["received"]) <= dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=1)
+    assert (first["assignment"], first["student"], first["size"]) == (ASSIGNMENT, "amy", path.stat().st_size)
+    assert first["digest"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert (first["late_by"], first["penalty"], first["why"], first["counts"]) == (0.0, 0.0, "on time", True)
+
+    # staff move the deadline to one second after that hand-in, with 25 % off per started day: read at once
+    due = _utc(first["received"]).replace(microsecond=0) + dt.timedelta(seconds=1)
+    c.config.write_text(_toml(due, late='"per-day"', penalty_per_day="0.25"))
+    while dt.datetime.now(dt.timezone.utc) < due + dt.timedelta(seconds=0.3):
+        time.sleep(0.1)
+    r = _submit(path, c.tokens["amy"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(f"handed in {ASSIGNMENT} as amy at ") and "(the course's clock)" in r.stdout
+    assert f"due {due.isoformat()}" in r.stdout and "1 started day(s) at 25% each, 25% off" in r.stdout
+    assert "An earlier hand-in, made before the deadline, still counts." in r.stdout
+    status, mine = call(c.svc.url + f"/api/v1/students/amy/assignments/{ASSIGNMENT}/handins", c.tokens["amy"])
+    assert status == 200 and [(h["id"] == first["id"], h["counts"], h["penalty"]) for h in mine["handins"]] == [
+        (True, True, 0.0), (False, False, 0.25)]
+    assert 0 < mine["handins"][1]["late_by"] < 60
+
+    # an extension for amy: her late hand-in is now on time, and the last one on time counts
+    c.config.write_text(_toml(due, late='"per-day"', penalty_per_day="0.25",
+                              extensions=f"amy = {(due + dt.timedelta(days=2)).isoformat()}"))
+    status, mine = call(c.svc.url + f"/api/v1/students/amy/assignments/{ASSIGNMENT}/handins", c.tokens["amy"])
+    assert [(h["counts"], h["why"]) for h in mine["handins"]] == [(False, "on time"), (True, "on time")]
+    assert mine["handins"][1]["due"] == (due + dt.timedelta(days=2)).isoformat()
+
+    # a course.toml edited into one that cannot be used: the last good one stays, the log says why
+    c.config.write_text(_toml(due, late='"sometimes"'))
+    status, mine = call(c.svc.url + f"/api/v1/students/amy/assignments/{ASSIGNMENT}/handins", c.tokens["amy"])
+    assert status == 200 and mine["handins"][1]["counts"] is True
+    assert 'late must be "none", "per-day" or "zero"' in c.svc.log.read_text()
+    c.config.write_text(_toml(due, late='"per-day"', penalty_per_day="0.25",
+                              extensions=f"amy = {(due + dt.timedelta(days=2)).isoformat()}"))
+
+    # serve refuses to start with it, naming the file
+    bad = tmp_path / "bad.toml"
+    bad.write_text(_toml(due, late='"sometimes"'))
+    r = run_cli("serve", "--db", f"sqlite:///{tmp_path / 'x.db'}", "--port", "0", "--config", str(bad), timeout=60)
+    assert r.returncode == 2 and str(bad) in r.stderr and "late must be" in r.stderr
+
+
+def test_what_is_not_this_students_notebook_is_refused_with_a_reason_and_nothing_is_kept(lab_course, tmp_path):
+    c = lab_course
+    api = c.svc.url + "/api/v1"
+    route = f"{api}/assignments/{ASSIGNMENT}/handins"
+    good = _saved(c, tmp_path, "cat").read_bytes()
+    nb = nbformat.reads(good.decode(), as_version=4)
+    other = nbformat.reads(good.decode(), as_version=4)
+    setup = next(cell for cell in other.cells if cell.cell_type == "code" and f'Lab("{ASSIGNMENT}"' in cell.source)
+    setup.source = setup.source.replace(f'Lab("{ASSIGNMENT}"', 'Lab("02-accumulation"')
+    _cell(nb, "student-id").source = 'STUDENT_ID = "ben"'
+    placeholder = nbformat.read(c.student / NB, as_version=4)
+    count = len(call(route, c.staff)[1]["handins"])
+    refusals = [
+        (call(route, c.tokens["cat"], "POST", raw=b""), 400, "the request holds no notebook"),
+        (call(route, c.tokens["cat"], "POST", raw=b"print('hi')\n"), 400, "this is not a Jupyter notebook"),
+        (call(route, c.tokens["cat"], "POST", raw=nbformat.writes(other).encode()), 400,
+         f"this notebook is assignment '02-accumulation', not '{ASSIGNMENT}'"),
+        (call(route, c.tokens["cat"], "POST", raw=nbformat.writes(nb).encode()), 400,
+         "its STUDENT_ID is 'ben', but you are signed in as 'cat'"),
+        (call(route, c.tokens["cat"], "POST", raw=nbformat.writes(placeholder).encode()), 400,
+         'its STUDENT_ID is still the placeholder: set STUDENT_ID = "cat"'),
+        (call(route, c.tokens["cat"], "POST", raw=b" " * 20_000_001), 413, "the request is over 20000000 bytes"),
+        (call(f"{api}/assignments/99-none/handins", c.tokens["cat"], "POST", raw=good), 404, "not on this course"),
+        (call(route, None, "POST", raw=good), 401, "needs a token"),
+        (call(route, c.tokens["cat"]), 403, "staff token"),
+        (call(f"{api}/students/amy/assignments/{ASSIGNMENT}/handins", c.tokens["cat"]), 403, "only your own"),
+        (call(f"{api}/handins/1", c.tokens["cat"]), 403, "staff token"),
+        (call(f"{api}/handins/1", c.tokens["cat"], "POST", {"assignment": ASSIGNMENT}), 403, "staff token"),
+        (call(f"{api}/assignments/{ASSIGNMENT}/feedback", c.tokens["cat"], "PUT", {}), 403, "staff token"),
+        (call(f"{api}/assignments/{ASSIGNMENT}/gradebook", c.tokens["cat"]), 403, "staff token"),
+        (call(f"{api}/handins/999999", c.staff), 404, "no hand-in 999999"),
+    ]
+    for (status, answer), want, says in refusals:
+        assert status == want and says in answer["error"], (status, answer, says)
+    assert "not handed in:" in refusals[1][0][1]["error"] and "your work stays in your notebook" in refusals[1][0][1]["error"]
+    assert len(call(route, c.staff)[1]["handins"]) == count   # nothing was kept
+
+    # from a terminal: a file that is not a notebook, beside the course's course.json
+    broken = tmp_path / "cat" / NB
+    broken.write_text('{"cells": [')
+    r = _submit(broken, c.tokens["cat"])
+    assert r.returncode == 2 and "not handed in: this is not a Jupyter notebook" in r.stderr, r.stderr
+    assert "your work stays in your notebook" in r.stderr and broken.read_text() == '{"cells": ['
+    r = _submit(tmp_path / "nowhere" / NB, c.tokens["cat"])
+    assert r.returncode == 2 and "no course.json beside" in r.stderr
+
+
+def _feedback_cells(nb) -> list:
+    """The notebook's cells up to its setup cell, then `lab.feedback()`: a learner reading their feedback."""
+    upto = next(i for i, cell in enumerate(nb.cells) if cell.metadata.get("nbgrader", {}).get("grade_id") == "setup")
+    return [*nb.cells[: upto + 1], nbformat.v4.new_code_cell("lab.feedback()")]
+
+
+def _text(cell) -> str:
+    return "".join(o.get("data", {}).get("text/plain", "") + o.get("text", "") for o in cell.outputs)
+
+
+def test_hand_in_from_the_notebook_grade_release_and_read_the_feedback_there(lab_course, tmp_path, monkeypatch):
+    from autograder.student.lab import REPORT_MIME
+
+    c = lab_course
+    path = _saved(c, tmp_path, "ada", EXAMPLES / "ada.ipynb")   # every answer right, saved before Run all
+    nb = nbformat.read(path, as_version=4)
+    nb.cells += [nbformat.v4.new_code_cell("lab.submit()"), nbformat.v4.new_code_cell("lab.feedback()")]
+    _run(nb, path.parent, c.tokens["ada"], monkeypatch)
+    check4 = next(o["data"][REPORT_MIME] for o in _cell(nb, "ex4-check").outputs if REPORT_MIME in o.get("data", {}))
+    assert HIDDEN not in _outcomes(check4) and "4.predict.after_k" in _outcomes(check4)   # hidden until released
+    submitted, early = _text(nb.cells[-2]), _text(nb.cells[-1])
+    assert submitted.startswith(f"handed in {ASSIGNMENT} as ada at ") and "It is the hand-in that counts now." in submitted
+    assert "no feedback yet: the feedback of 01-backward-vs-grad is not released yet" in early
+
+    # staff grade the hand-ins that count (each report goes back), then again: nothing new is graded or sent
+    env = {"AUTOGRAD_LAB_TOKEN": c.staff}
+    out = tmp_path / "out"
+    args = ("grade", "--service", c.svc.url, "--assignment", ASSIGNMENT, "--key", str(c.key_path), "--out", str(out))
+    r = run_cli(*args, env=env)
+    assert r.returncode == 0, r.stderr
+    handed = call(c.svc.url + f"/api/v1/assignments/{ASSIGNMENT}/handins", c.staff)[1]["handins"]
+    counting = sorted(h["student"] for h in handed if h["counts"])
+    assert f"reports: {len(counting)} new sent to the course service" in r.stderr
+    assert sorted(p.stem for p in (out / "handins").glob("*.ipynb")) == counting
+    ada = json.loads((out / "reports" / "ada.json").read_text())
+    assert (ada["status"], ada["score"], ada["max_score"]) == ("graded", 26.0, 26.0)
+    assert _outcomes(ada)[HIDDEN]["status"] == "passed"
+    again = run_cli(*args, env=env)
+    assert again.returncode == 0 and "reports: 0 new sent" in again.stderr, again.stderr
+    assert f"({len(counting)} unchanged since the last run, kept" in again.stdout
+
+    # before the release the student sees no feedback; staff release it; the student reads it in the notebook
+    status, answer = call(c.svc.url + f"/api/v1/students/ada/assignments/{ASSIGNMENT}/feedback", c.tokens["ada"])
+    assert status == 404 and "not released yet" in answer["error"]
+    r = run_cli("course", "release-feedback", ASSIGNMENT, "--service", c.svc.url, env=env)
+    assert r.returncode == 0 and f"feedback of {ASSIGNMENT} released at " in r.stderr, r.stderr
+    reader = nbformat.v4.new_notebook(cells=_feedback_cells(nbformat.read(path, as_version=4)),
+                                      metadata=nb.metadata)
+    _run(reader, path.parent, c.tokens["ada"], monkeypatch)
+    shown = reader.cells[-1]
+    assert any(REPORT_MIME in o.get("data", {}) for o in shown.outputs), shown.outputs
+    report = next(o["data"][REPORT_MIME] for o in shown.outputs if REPORT_MIME in o.get("data", {}))
+    assert _outcomes(report)[HIDDEN]["status"] == "passed" and report["score"] == 26.0
+    assert _text(shown).startswith(f"graded hand-in of {_counting_time(c, 'ada')}: on time; score 26 / 26")
+
+
+def _counting_time(course, student: str) -> str:
+    handed = call(course.svc.url + f"/api/v1/students/{student}/assignments/{ASSIGNMENT}/handins",
+                  course.tokens[student])[1]["handins"]
+    return next(h["received"] for h in handed if h["counts"])
+
+
+def test_the_gradebook_names_late_hand_ins_as_csv_and_in_nbgraders_gradebook(lab_course, released, tmp_path):
+    from nbgrader.api import Gradebook
+
+    from test_nbgrader import make_course
+
+    c = lab_course
+    env = {"AUTOGRAD_LAB_TOKEN": c.staff}
+    saved = c.config.read_text()
+    due = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) - dt.timedelta(days=1, hours=2)
+    c.config.write_text(_toml(due, late='"per-day"', penalty_per_day="0.25"))   # dan hands in 1 d 2 h late
+    try:
+        r = _submit(_saved(c, tmp_path, "dan", EXAMPLES / "ada.ipynb"), c.tokens["dan"], "--json")
+        assert r.returncode == 0, r.stderr
+        receipt = json.loads(r.stdout)
+        assert receipt["penalty"] == 0.5 and "2 started day(s) at 25% each, 50% off" in receipt["why"]
+        out = tmp_path / "out"
+        r = run_cli("grade", "--service", c.svc.url, "--assignment", ASSIGNMENT, "--key", str(c.key_path),
+                    "--out", str(out), env=env)
+        assert r.returncode == 0, r.stderr
+        score = json.loads((out / "reports" / "dan.json").read_text())["score"]   # no commits: the produce checks
+        assert 0 < score < 26
+        r = run_cli("course", "export", ASSIGNMENT, "--service", c.svc.url, "--csv", str(tmp_path / "grades.csv"),
+                    env=env)
+        assert r.returncode == 0, r.stderr
+        import csv
+
+        rows = {row["student"]: row for row in csv.DictReader((tmp_path / "grades.csv").open())}
+        dan = rows["dan"]
+        assert list(dan) == ["student", "status", "score", "max_score", "submitted_at", "late_by", "penalty",
+                             "final_score", "late", "handin"]
+        assert (dan["status"], float(dan["score"]), dan["max_score"], dan["penalty"]) == ("graded", score, "26.0", "0.5")
+        assert float(dan["final_score"]) == pytest.approx(score * 0.5) and dan["submitted_at"] == receipt["received"]
+        assert 93600 <= float(dan["late_by"]) < 93600 + 120 and dan["handin"] == str(receipt["id"])
+
+        course = make_course(tmp_path / "nbgrader", released[1], "c = get_config()\nc.CourseDirectory.course_id = 'x'\n", {})
+        r = run_cli("course", "export", ASSIGNMENT, "--service", c.svc.url, "--nbgrader", str(course),
+                    "--key", str(c.key_path), env=env)
+        assert r.returncode == 0, r.stderr
+        assert f"nbgrader: {len(rows)} submission(s) with their hand-in times" in r.stderr
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+            sub = gb.find_submission(ASSIGNMENT, "dan")
+            stamp, nb_score = sub.timestamp, sub.score
+        assert stamp == _utc(receipt["received"]).replace(tzinfo=None) and nb_score == score
+    finally:
+        c.config.write_text(saved)
+
+
+@pytest.mark.parametrize("database", ["sqlite", "postgresql"])
+def test_a_hand_in_the_service_acknowledged_survives_kill_9_during_200_at_once(lab_course, tmp_path, database,
+                                                                                request):
+    db = None if database == "sqlite" else _fresh_database(request.getfixturevalue("postgres_url"), tmp_path.name)
+    svc = Service(tmp_path / "service", db=db, args=("--burst", "1000", "--rate", "1000"))
+    staff = svc.add("prof", staff=True)["prof"]
+    students = [f"s{i:03d}" for i in range(200)]
+    tokens = svc.add(*students)
+    publish(lab_course.key_path, svc.url, tmp_path / "student", "token", lab_course.student / NB, token=staff)
+    released = nbformat.read(lab_course.student / NB, as_version=4)
+    bodies = {}
+    for s in students:
+        _cell(released, "student-id").source = f'STUDENT_ID = "{s}"'
+        bodies[s] = nbformat.writes(released).encode()
+    acked: dict[str, dict] = {}
+    lock = threading.Lock()
+    go = threading.Event()
+
+    def hand_in(name: str) -> None:
+        go.wait()
+        try:
+            status, answer = call(svc.url + f"/api/v1/assignments/{ASSIGNMENT}/handins", tokens[name], "POST",
+                                  raw=bodies[name], timeout=60)
+        except OSError:
+            return   # the service died before it answered: not acknowledged
+        if status == 201:
+            with lock:
+                acked[name] = answer
+
+    threads = [threading.Thread(target=hand_in, args=(n,)) for n in students]
+    for t in threads:
+        t.start()
+    go.set()
+    end = time.monotonic() + 120
+    while len(acked) < 20 and time.monotonic() < end:
+        time.sleep(0.005)
+    svc.stop(kill=True)   # kill -9 in the middle of the hand-ins
+    for t in threads:
+        t.join(90)
+    assert 20 <= len(acked) < 200, len(acked)
+    svc.start()
+    status, answer = call(svc.url + f"/api/v1/assignments/{ASSIGNMENT}/handins", staff)
+    assert status == 200
+    held = {h["student"]: h for h in answer["handins"]}
+    for name, receipt in acked.items():
+        kept = held.get(name)
+        assert kept is not None and (kept["id"], kept["received"], kept["digest"]) == (
+            receipt["id"], receipt["received"], hashlib.sha256(bodies[name]).hexdigest()), name
+    assert len(answer["handins"]) == len(held)   # one each, none twice
+    for name in list(acked)[:3]:   # and the bytes are the bytes handed in
+        got = call(svc.url + f"/api/v1/handins/{acked[name]['id']}", staff)
+        assert got[0] == 200 and got[1] == json.loads(bodies[name])
+    svc.stop()
+
+
+def _class_batch():
+    spec = importlib.util.spec_from_file_location("class_batch", ROOT / "examples" / "class_batch.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_staff_see_the_class_view_live_with_the_planted_counts_and_a_student_gets_403(released, worker, tmp_path,
+                                                                                      browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    sys_path = str(ROOT / "examples")
+    import sys
+
+    sys.path.insert(0, sys_path)
+    try:
+        from make_submissions import observed_names
+    finally:
+        sys.path.remove(sys_path)
+    from autograder.grading.notebook import code_cells
+
+    n = 60
+    planted = _class_batch().make_class(ASSIGNMENT, n, tmp_path / "subs", seed=7, missing=0.0)
+    svc = Service(tmp_path / "service", args=("--burst", "2000", "--rate", "1000"))
+    staff = svc.add("prof", staff=True)["prof"]
+    students = [f"s{i:03d}" for i in range(n)]
+    tokens = svc.add(*students)
+    key_path = released[1]
+    key = load_key(key_path)
+    publish(key_path, svc.url, tmp_path / "student", "token", released[0] / NB, token=staff)
+    api = svc.url + "/api/v1"
+    stats = f"{api}/assignments/{ASSIGNMENT}/stats"
+    assert call(stats, staff)[0] == 404   # nothing graded yet
+    refused = 0
+    for s in students:   # each student's kernel sends the predictions of each exercise (committed), then hands in
+        data = (tmp_path / "subs" / f"{s}.ipynb").read_bytes()
+        status, answer = call(f"{api}/assignments/{ASSIGNMENT}/handins", tokens[s], "POST", raw=data)
+        if status == 400:   # the generator's cut-off files: not a notebook, so never handed in
+            assert "this is not a Jupyter notebook" in answer["error"]
+            refused += 1
+            continue
+        assert status == 201, answer
+        cells = code_cells(nbformat.reads(data.decode(), as_version=4))
+        names = observed_names(key, cells, s, worker)
+        for ex in {c.exercise for c in key.checks if c.kind == "predict" and c.name}:
+            mine = {c.name: names[c.name] for c in key.checks if c.exercise == ex and c.kind == "predict" and c.name}
+            body = {"assignment": ASSIGNMENT, "exercise": ex, "student": s, "cells": cells,
+                    "labels": [""] * len(cells), "results": _names(mine, len(cells))}
+            status, answer = call(f"{api}/predictions", tokens[s], "POST", body)
+            assert status == 200 and answer["kind"] == "commit", answer
+    assert refused == planted["not_gradable"] == 1
+    r = run_cli("grade", "--service", svc.url, "--assignment", ASSIGNMENT, "--key", str(key_path), "--out",
+                str(tmp_path / "out"), env={"AUTOGRAD_LAB_TOKEN": staff}, timeout=1200)
+    assert r.returncode == 0, r.stderr
+    assert f"reports: {n - 1} new sent" in r.stderr
+
+    status, answer = call(stats, tokens["s000"])
+    assert status == 403 and "staff token" in answer["error"]
+    browser.get(f"{api}/login?next=/api/v1/assignments/{ASSIGNMENT}/stats")
+    browser.find_element(By.ID, "token").send_keys(tokens["s000"])   # a student's token signs in nobody
+    browser.find_element(By.ID, "signin").click()
+    WebDriverWait(browser, 60).until(lambda d: "That is not a staff token of this course." in d.page_source)
+    browser.get(stats)
+    assert "this service needs a token" in browser.page_source
+    browser.get(f"{api}/login?next=/api/v1/assignments/{ASSIGNMENT}/stats")
+    browser.find_element(By.ID, "token").send_keys(staff)
+    browser.find_element(By.ID, "signin").click()
+    WebDriverWait(browser, 60).until(lambda d: d.current_url == stats)
+    assert browser.find_element(By.ID, "counted").text.startswith(str(n - 1))
+    shown = {}
+    for li in browser.find_elements(By.CSS_SELECTOR, "tr.agl-item li.agl-misc"):
+        check = li.find_element(By.XPATH, "./ancestor::tr").get_attribute("data-check")
+        count = int(li.find_element(By.TAG_NAME, "strong").text)
+        if count:
+            shown.setdefault(check, {})[li.get_attribute("data-misconception")] = count
+    assert shown == planted["misconceptions"] and sum(sum(m.values()) for m in shown.values()) > 100
+    row = browser.find_element(By.ID, "check-4.predict.after_k")
+    cells = {td.get_attribute("data-status"): int(td.text) for td in row.find_elements(By.CSS_SELECTOR, "td.agl-count")}
+    assert {s: k for s, k in cells.items() if k} == planted["statuses"]["4.predict.after_k"]
+    assert not browser.find_elements(By.TAG_NAME, "script")
+
+    # live: the page is made from the graded hand-ins at each request (s039, whose file was cut off, hands in the
+    # released notebook: its predictions are all missing)
+    fresh = nbformat.read(released[0] / NB, as_version=4)
+    _cell(fresh, "student-id").source = 'STUDENT_ID = "s039"'
+    assert call(f"{api}/assignments/{ASSIGNMENT}/handins", tokens["s039"], "POST",
+                raw=nbformat.writes(fresh).encode())[0] == 201
+    r = run_cli("grade", "--service", svc.url, "--assignment", ASSIGNMENT, "--key", str(key_path), "--out",
+                str(tmp_path / "out"), env={"AUTOGRAD_LAB_TOKEN": staff}, timeout=1200)
+    assert r.returncode == 0 and "reports: 1 new sent" in r.stderr, r.stderr
+    browser.refresh()
+    assert browser.find_element(By.ID, "counted").text.startswith(str(n))
+    row = browser.find_element(By.ID, "check-4.predict.after_k")
+    cells = {td.get_attribute("data-status"): int(td.text) for td in row.find_elements(By.CSS_SELECTOR, "td.agl-count")}
+    assert cells["missing"] == 1
+    svc.stop()
+
+
+def test_grade_follow_grades_each_hand_in_as_it_arrives_and_stops_when_none_came(lab_course, tmp_path):
+    import subprocess
+    import sys
+
+    c = lab_course
+    out = tmp_path / "out"
+    follow = subprocess.Popen([sys.executable, "-m", "autograder", "grade", "--service", c.svc.url, "--assignment",
+                               ASSIGNMENT, "--key", str(c.key_path), "--out", str(out), "--follow", "20"],
+                              cwd=ROOT, env={**__import__("os").environ, "AUTOGRAD_LAB_TOKEN": c.staff},
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        end = time.monotonic() + 300
+        r = _submit(_saved(c, tmp_path, "cat", EXAMPLES / "ada.ipynb"), c.tokens["cat"], "--json")
+        assert r.returncode == 0, r.stderr
+        hid = json.loads(r.stdout)["id"]
+        feedback = c.svc.url + f"/api/v1/students/cat/assignments/{ASSIGNMENT}/feedback"
+        while True:   # staff read a student's feedback before it is released
+            status, answer = call(feedback, c.staff)
+            if status == 200 and answer["handin"]["id"] == hid:
+                break
+            assert follow.poll() is None and time.monotonic() < end, (status, answer, follow.communicate())
+            time.sleep(0.2)
+        assert answer["report"]["student"] == "cat" and answer["report"]["status"] == "graded"
+        _, err = follow.communicate(timeout=120)
+    finally:
+        if follow.poll() is None:
+            follow.kill()
+    assert follow.returncode == 0 and "no new hand-in for 20 s: stopped following" in err, err
+    assert f"following the hand-ins of {ASSIGNMENT} on {c.svc.url}" in err and "reports: 1 new sent" in err
