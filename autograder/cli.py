@@ -35,7 +35,9 @@ EXAMPLES = {
              "  autograder grade --nbgrader ~/course --assignment 01-backward-vs-grad\n"
              "  autograder grade subs/ --out out/ --feedback --gradescope results.json\n"
              "  autograder grade subs/ --out out/ --scheduler tcp://scheduler-host:8786\n"
-             "  autograder grade subs/ --out out/ --stats",
+             "  autograder grade subs/ --out out/ --stats\n"
+             "  autograder grade --service http://127.0.0.1:8750 --assignment 01-backward-vs-grad --out out/ "
+             "--follow 600",
     "stats": "examples:\n  autograder stats out/\n  autograder stats out/ --key build/01-backward-vs-grad/key.json --json",
 }
 EXAMPLES["gradescope-bundle"] = ("examples:\n  autograder gradescope-bundle 01-backward-vs-grad\n"
@@ -60,7 +62,9 @@ EXAMPLES["serve"] = ("examples:\n  autograder serve\n  autograder serve --db pos
                      "  autograder serve --hub --staff alice     (as a JupyterHub service: docs/course.md)")
 EXAMPLES["course"] = ("examples:\n  autograder course add --staff alice\n"
                       "  autograder course add --roster roster.csv --tokens tokens.csv\n  autograder course list\n"
-                      "  autograder course revoke amy")
+                      "  autograder course revoke amy\n"
+                      "  autograder course release-feedback 01-backward-vs-grad --service http://127.0.0.1:8750\n"
+                      "  autograder course export 01-backward-vs-grad --service http://127.0.0.1:8750 --csv grades.csv")
 EXAMPLES["submit"] = "examples:\n  autograder submit ~/amy-01/backward-vs-grad.ipynb"
 EXAMPLES["login"] = ("examples:\n  autograder login --service http://127.0.0.1:8750\n"
                      "  autograder login     (in an assignment's folder: the service course.json names)")
@@ -203,11 +207,13 @@ def _parser() -> argparse.ArgumentParser:
     cr.add_argument("names", nargs="+")
     cr.add_argument("--db", help="the service's database URL (as for serve)")
     cf = cs.add_parser("release-feedback", help="let students see their graded feedback of an assignment")
-    cf.add_argument("assignment")
-    cf.add_argument("--service", required=True, metavar="URL")
+    cf.add_argument("assignment", help="the assignment id, such as 01-backward-vs-grad")
+    cf.add_argument("--service", required=True, metavar="URL", help="the course service (a staff token: "
+                    "$AUTOGRAD_LAB_TOKEN)")
     ce = cs.add_parser("export", help="the gradebook: CSV for an LMS, and into an nbgrader course's gradebook.db")
-    ce.add_argument("assignment")
-    ce.add_argument("--service", required=True, metavar="URL")
+    ce.add_argument("assignment", help="the assignment id, such as 01-backward-vs-grad")
+    ce.add_argument("--service", required=True, metavar="URL", help="the course service (a staff token: "
+                    "$AUTOGRAD_LAB_TOKEN)")
     ce.add_argument("--csv", metavar="FILE", help="write the gradebook (student, status, score, max_score, "
                     "submitted_at, late_by, penalty, final_score, late, handin) here")
     ce.add_argument("--nbgrader", metavar="COURSE", help="put the scores and hand-in times into COURSE/gradebook.db")
@@ -218,8 +224,9 @@ def _parser() -> argparse.ArgumentParser:
                         epilog=_epilog("login"), formatter_class=fmt)
     su = sub.add_parser("submit", help="hand in a course's saved notebook (course.json beside it); prints the receipt",
                         epilog=_epilog("submit"), formatter_class=fmt)
-    su.add_argument("notebook")
-    su.add_argument("--json", action="store_true", help="print the receipt as JSON")
+    su.add_argument("notebook", help="the saved .ipynb, in the course's folder (course.json beside it names the "
+                    "service; the token is $AUTOGRAD_LAB_TOKEN or the one `autograder login` saved)")
+    su.add_argument("--json", action="store_true", help="print the receipt (or the refusal) as JSON")
     lo.add_argument("--service", help="the course service's URL, which checks the token first (default: the one in "
                     "course.json in this folder)")
     return p
@@ -514,6 +521,8 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
         try:
             course_commits = fetch_commits(args.service, key.assignment)
             roster = set(fetch_roster(args.service))
+            if args.handins is not None:   # a commit made after the hand-in is not part of it
+                course_commits = args.handins.commits_by_hand_in(course_commits)
         except RuntimeError as e:
             return _fail(str(e))
         if not args.json:
@@ -564,6 +573,9 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
         if not args.json:
             print(f"reports: {sent} new sent to the course service (students see them once you release the feedback: "
                   f"autograder course release-feedback {key.assignment} --service {args.service})", file=sys.stderr)
+            print(f"late penalties are the course service's: OUT/gradebook.csv and grades.csv hold the scores before "
+                  f"them; the final scores: autograder course export {key.assignment} --service {args.service} --csv "
+                  f"FILE", file=sys.stderr)
     if course_commits is not None and not args.json:
         strangers = sorted({r.student for r in result.reports} - roster)
         if strangers:
@@ -674,6 +686,8 @@ def _release(args: argparse.Namespace) -> int:
         r = release(args.solution, args.assignments, args.build, force=args.force)
     except (SpecError, BuildError) as e:
         return _fail(f"not released: {e}")
+    except OSError as e:   # the sandbox that grades the solution could not start: the machine's fault
+        return _fail(f"not released: the sandbox could not start ({e}); see docs/security.md for what it needs")
     course = None
     if args.course:
         from autograder.service.commands import publish

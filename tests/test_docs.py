@@ -392,8 +392,13 @@ def test_the_measured_numbers_page(project):
         assert "refused: crafted.ipynb is 66.8 MiB, more than the 64 MiB" in done.stdout, done.stdout[-2000:]
         assert "read: 31 cells" in done.stdout
 
+    def every_hand_in_got_its_report(session, done):
+        assert "hand-ins acknowledged: 40 of 40 (0 refused)" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+        assert "0 hand-in(s) without a report" in done.stdout and "class view (GET /stats, 40 graded" in done.stdout
+
     run_document("docs/measured.md", project, after={"benchmarks/batch.py": the_benchmark_printed_its_numbers,
-                                                     "benchmarks/intake.py": the_intake_refused_what_it_must}).close()
+                                                     "benchmarks/intake.py": the_intake_refused_what_it_must,
+                                                     "benchmarks/handin.py": every_hand_in_got_its_report}).close()
 
 
 def test_the_readme(project):

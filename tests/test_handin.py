@@ -23,7 +23,7 @@ from autograder.keyfile import load_key, to_json, with_digest
 from autograder.service.commands import publish
 from conftest import ASSIGNMENT, EXAMPLES, ROOT, run_cli
 from servers.course import Service, call
-from test_course import _cell, _fresh_database, _names, _outcomes, _run
+from test_course import _body, _cell, _fresh_database, _names, _outcomes, _run
 
 NB = "backward-vs-grad.ipynb"
 HIDDEN = "4.produce.after_k"   # hidden in this course's key: graded, and shown only in the released feedback
@@ -43,7 +43,7 @@ def _utc(text: str) -> dt.datetime:
 
 @pytest.fixture(scope="module")
 def lab_course(tmp_path_factory, released):
-    """A course service with course.toml (01 due in a week), staff prof, students amy, ada, cat, dan; 01 released
+    """A course service with course.toml (01 due in a week), staff prof, students amy, ada, cat, dan, eve, fay, gus; 01 released
     for it with check HIDDEN hidden."""
     from types import SimpleNamespace
 
@@ -52,7 +52,7 @@ def lab_course(tmp_path_factory, released):
     config.write_text(_toml(dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(days=7)))
     svc = Service(folder / "service", args=("--config", str(config), "--rate", "200", "--burst", "400"))
     staff = svc.add("prof", staff=True)["prof"]
-    tokens = svc.add("amy", "ada", "cat", "dan")
+    tokens = svc.add("amy", "ada", "cat", "dan", "eve", "fay", "gus")
     assignments, key_path = released
     key = load_key(key_path)
     key = with_digest(replace(key, checks=tuple(replace(c, visibility="hidden") if c.id == HIDDEN else c
@@ -108,6 +108,9 @@ def _deadlines_and_what_counts(c, tmp_path: Path) -> None:
     c.config.write_text(_toml(due, late='"per-day"', penalty_per_day="0.25"))
     while dt.datetime.now(dt.timezone.utc) < due + dt.timedelta(seconds=0.3):
         time.sleep(0.1)
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.append(nbformat.v4.new_markdown_cell("One more thought."))
+    nbformat.write(nb, path)
     r = _submit(path, c.tokens["amy"])
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith(f"handed in {ASSIGNMENT} as amy at ") and "(the course's clock)" in r.stdout
@@ -117,6 +120,12 @@ def _deadlines_and_what_counts(c, tmp_path: Path) -> None:
     assert status == 200 and [(h["id"] == first["id"], h["counts"], h["penalty"]) for h in mine["handins"]] == [
         (True, True, 0.0), (False, False, 0.25)]
     assert 0 < mine["handins"][1]["late_by"] < 60
+    again = _submit(path, c.tokens["amy"], "--json")   # the same bytes again: kept once, the same receipt
+    assert again.returncode == 0 and json.loads(again.stdout)["id"] == mine["handins"][1]["id"]
+    assert json.loads(again.stdout)["again"] is True
+    assert "this is the same notebook as your last hand-in" in _submit(path, c.tokens["amy"]).stdout
+    assert len(call(c.svc.url + f"/api/v1/students/amy/assignments/{ASSIGNMENT}/handins", c.tokens["amy"])[1]
+               ["handins"]) == 2
 
     # an extension for amy: her late hand-in is now on time, and the last one on time counts
     c.config.write_text(_toml(due, late='"per-day"', penalty_per_day="0.25",
@@ -154,14 +163,14 @@ def test_what_is_not_this_students_notebook_is_refused_with_a_reason_and_nothing
     count = len(call(route, c.staff)[1]["handins"])
     refusals = [
         (call(route, c.tokens["cat"], "POST", raw=b""), 400, "the request holds no notebook"),
-        (call(route, c.tokens["cat"], "POST", raw=b"print('hi')\n"), 400, "this is not a Jupyter notebook"),
+        (call(route, c.tokens["cat"], "POST", raw=b"print('hi')\n"), 400, "the file handed in is not a Jupyter notebook"),
         (call(route, c.tokens["cat"], "POST", raw=nbformat.writes(other).encode()), 400,
          f"this notebook is assignment '02-accumulation', not '{ASSIGNMENT}'"),
         (call(route, c.tokens["cat"], "POST", raw=nbformat.writes(nb).encode()), 400,
          "its STUDENT_ID is 'ben', but you are signed in as 'cat'"),
         (call(route, c.tokens["cat"], "POST", raw=nbformat.writes(placeholder).encode()), 400,
          'its STUDENT_ID is still the placeholder: set STUDENT_ID = "cat"'),
-        (call(route, c.tokens["cat"], "POST", raw=b" " * 20_000_001), 413, "the request is over 20000000 bytes"),
+        (call(route, c.tokens["cat"], "POST", raw=b" " * 20_000_001), 413, "not handed in: the notebook is over 20 MB"),
         (call(f"{api}/assignments/99-none/handins", c.tokens["cat"], "POST", raw=good), 404, "not on this course"),
         (call(route, None, "POST", raw=good), 401, "needs a token"),
         (call(route, c.tokens["cat"]), 403, "staff token"),
@@ -177,11 +186,53 @@ def test_what_is_not_this_students_notebook_is_refused_with_a_reason_and_nothing
     assert "not handed in:" in refusals[1][0][1]["error"] and "your work stays in your notebook" in refusals[1][0][1]["error"]
     assert len(call(route, c.staff)[1]["handins"]) == count   # nothing was kept
 
+    # at most MAX_HANDINS hand-ins per student and assignment (each up to 20 MB): then 409, with the reason
+    from autograder.service.store import MAX_HANDINS
+
+    nb = nbformat.reads(_saved(c, tmp_path, "eve").read_text(), as_version=4)
+    for i in range(MAX_HANDINS):
+        nb.cells[-1].source = f"# version {i}"
+        assert call(route, c.tokens["eve"], "POST", raw=nbformat.writes(nb).encode())[0] == 201, i
+    nb.cells[-1].source = "# one more"
+    status, answer = call(route, c.tokens["eve"], "POST", raw=nbformat.writes(nb).encode())
+    assert status == 409 and f"you have handed in {ASSIGNMENT} {MAX_HANDINS} times" in answer["error"]
+
+    # a lone surrogate in a JSON body is no text: 400, not a failure of the service
+    lone = json.dumps({**_body("cat", 1.0), "results": "\ud800"}).encode()
+    status, answer = call(f"{api}/predictions", c.tokens["cat"], "POST", raw=lone)
+    assert status == 400 and "lone surrogate" in answer["error"]
+
+    # one hand-in at a time per student, counted from its first byte: a second one while the first still
+    # arrives is refused at once (a student cannot hold the service's memory with many slow uploads)
+    import socket
+
+    def slow_upload() -> socket.socket:
+        slow = socket.create_connection(("127.0.0.1", c.svc.port))
+        slow.sendall(f"POST /api/v1/assignments/{ASSIGNMENT}/handins HTTP/1.1\r\nHost: x\r\nAuthorization: token "
+                     f"{c.tokens['cat']}\r\nContent-Length: 1000000\r\n\r\n".encode() + good[:1000])
+        return slow
+
+    for _ in range(20):   # (should this test's own request arrive first, the slow one is the one refused: again)
+        slow = slow_upload()
+        time.sleep(0.5)
+        status, answer = call(route, c.tokens["cat"], "POST", raw=good)
+        if status == 429:
+            break
+        slow.close()
+    try:
+        assert status == 429 and "your previous hand-in is still arriving" in answer["error"], answer
+    finally:
+        slow.close()
+    deadline = time.monotonic() + 60
+    while call(route, c.tokens["cat"], "POST", raw=good)[0] not in (200, 201):   # freed when it hung up
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+
     # from a terminal: a file that is not a notebook, beside the course's course.json
     broken = tmp_path / "cat" / NB
     broken.write_text('{"cells": [')
     r = _submit(broken, c.tokens["cat"])
-    assert r.returncode == 2 and "not handed in: this is not a Jupyter notebook" in r.stderr, r.stderr
+    assert r.returncode == 2 and "not handed in: the file handed in is not valid JSON" in r.stderr, r.stderr
     assert "your work stays in your notebook" in r.stderr and broken.read_text() == '{"cells": ['
     r = _submit(tmp_path / "nowhere" / NB, c.tokens["cat"])
     assert r.returncode == 2 and "no course.json beside" in r.stderr
@@ -204,6 +255,7 @@ def test_hand_in_from_the_notebook_grade_release_and_read_the_feedback_there(lab
     path = _saved(c, tmp_path, "ada", EXAMPLES / "ada.ipynb")   # every answer right, saved before Run all
     nb = nbformat.read(path, as_version=4)
     nb.cells += [nbformat.v4.new_code_cell("lab.submit()"), nbformat.v4.new_code_cell("lab.feedback()")]
+    nbformat.write(nb, path)   # saved with its lab.submit() cell (which does nothing while it is graded)
     _run(nb, path.parent, c.tokens["ada"], monkeypatch)
     check4 = next(o["data"][REPORT_MIME] for o in _cell(nb, "ex4-check").outputs if REPORT_MIME in o.get("data", {}))
     assert HIDDEN not in _outcomes(check4) and "4.predict.after_k" in _outcomes(check4)   # hidden until released
@@ -224,6 +276,7 @@ def test_hand_in_from_the_notebook_grade_release_and_read_the_feedback_there(lab
     ada = json.loads((out / "reports" / "ada.json").read_text())
     assert (ada["status"], ada["score"], ada["max_score"]) == ("graded", 26.0, 26.0)
     assert _outcomes(ada)[HIDDEN]["status"] == "passed"
+    assert not [n for n in ada["notes"] if "raised" in n], ada["notes"]
     again = run_cli(*args, env=env)
     assert again.returncode == 0 and "reports: 0 new sent" in again.stderr, again.stderr
     assert f"({len(counting)} unchanged since the last run, kept" in again.stdout
@@ -388,13 +441,13 @@ def test_staff_see_the_class_view_live_with_the_planted_counts_and_a_student_get
     refused = 0
     for s in students:   # each student's kernel sends the predictions of each exercise (committed), then hands in
         data = (tmp_path / "subs" / f"{s}.ipynb").read_bytes()
-        status, answer = call(f"{api}/assignments/{ASSIGNMENT}/handins", tokens[s], "POST", raw=data)
-        if status == 400:   # the generator's cut-off files: not a notebook, so never handed in
-            assert "this is not a Jupyter notebook" in answer["error"]
+        try:
+            cells = code_cells(nbformat.reads(data.decode(), as_version=4))
+        except Exception:   # the generator's cut-off files: not a notebook, so never handed in
+            status, answer = call(f"{api}/assignments/{ASSIGNMENT}/handins", tokens[s], "POST", raw=data)
+            assert status == 400 and "the file handed in is not valid JSON" in answer["error"], answer
             refused += 1
             continue
-        assert status == 201, answer
-        cells = code_cells(nbformat.reads(data.decode(), as_version=4))
         names = observed_names(key, cells, s, worker)
         for ex in {c.exercise for c in key.checks if c.kind == "predict" and c.name}:
             mine = {c.name: names[c.name] for c in key.checks if c.exercise == ex and c.kind == "predict" and c.name}
@@ -402,6 +455,11 @@ def test_staff_see_the_class_view_live_with_the_planted_counts_and_a_student_get
                     "labels": [""] * len(cells), "results": _names(mine, len(cells))}
             status, answer = call(f"{api}/predictions", tokens[s], "POST", body)
             assert status == 200 and answer["kind"] == "commit", answer
+    time.sleep(1.1)   # a commit's time is to the second: the hand-ins come after every commit
+    for s in students:
+        data = (tmp_path / "subs" / f"{s}.ipynb").read_bytes()
+        if call(f"{api}/assignments/{ASSIGNMENT}/handins", tokens[s], "POST", raw=data)[0] != 400:
+            assert call(f"{api}/students/{s}/assignments/{ASSIGNMENT}/handins", tokens[s])[1]["handins"]
     assert refused == planted["not_gradable"] == 1
     r = run_cli("grade", "--service", svc.url, "--assignment", ASSIGNMENT, "--key", str(key_path), "--out",
                 str(tmp_path / "out"), env={"AUTOGRAD_LAB_TOKEN": staff}, timeout=1200)
@@ -420,6 +478,13 @@ def test_staff_see_the_class_view_live_with_the_planted_counts_and_a_student_get
     browser.find_element(By.ID, "token").send_keys(staff)
     browser.find_element(By.ID, "signin").click()
     WebDriverWait(browser, 60).until(lambda d: d.current_url == stats)
+    import base64
+
+    cookie = browser.get_cookie("autograd_lab_staff")   # a random session id: the token never leaves the service
+    assert cookie["httpOnly"] is True and staff not in cookie["value"]
+    held = base64.b64decode(cookie["value"].strip('"').split("|")[4].split(":", 1)[1]).decode()   # tornado's v2 form
+    assert len(held) == 43 and held != staff
+    assert call(f"{api}/me", cookie["value"])[0] == 403
     assert browser.find_element(By.ID, "counted").text.startswith(str(n - 1))
     shown = {}
     for li in browser.find_elements(By.CSS_SELECTOR, "tr.agl-item li.agl-misc"):
@@ -479,3 +544,25 @@ def test_grade_follow_grades_each_hand_in_as_it_arrives_and_stops_when_none_came
             follow.kill()
     assert follow.returncode == 0 and "no new hand-in for 20 s: stopped following" in err, err
     assert f"following the hand-ins of {ASSIGNMENT} on {c.svc.url}" in err and "reports: 1 new sent" in err
+
+
+def test_a_prediction_committed_after_the_hand_in_is_not_part_of_it(lab_course, tmp_path):
+    """gus commits exercise 1 before he hands in; fay hands in first and commits afterwards (after the deadline,
+    or after reading released feedback): her commit is not part of the notebook she handed in."""
+    c = lab_course
+    api = c.svc.url + "/api/v1"
+    assert call(f"{api}/predictions", c.tokens["gus"], "POST", _body("gus", 1.25))[1]["kind"] == "commit"
+    for who in ("gus", "fay"):
+        r = _submit(_saved(c, tmp_path, who), c.tokens[who])
+        assert r.returncode == 0, r.stderr
+    time.sleep(1.1)   # a commit's time is to the second
+    assert call(f"{api}/predictions", c.tokens["fay"], "POST", _body("fay", 1.25))[1]["kind"] == "commit"
+    out = tmp_path / "out"
+    r = run_cli("grade", "--service", c.svc.url, "--assignment", ASSIGNMENT, "--key", str(c.key_path), "--out",
+                str(out), env={"AUTOGRAD_LAB_TOKEN": c.staff})
+    assert r.returncode == 0, r.stderr
+    assert "late penalties are the course service's" in r.stderr
+    gus = _outcomes(json.loads((out / "reports" / "gus.json").read_text()))["1.predict.grad"]
+    fay = _outcomes(json.loads((out / "reports" / "fay.json").read_text()))["1.predict.grad"]
+    assert gus["observed"] == "1.25"
+    assert (fay["status"], fay["score"]) == ("missing", 0) and "1.25" not in str(fay["observed"])   # her notebook's `...`

@@ -21,7 +21,9 @@ Routes (JSON in and out; the token in the header `Authorization: token <token>` 
     GET  /api/v1/users                                       staff: {users: [{name, role}]}
     POST /api/v1/users                                       staff: {name, role} -> {name, role, token}
     POST /api/v1/assignments/<id>/handins                    hand in: the notebook's bytes -> its receipt {id,
-                                                             received, size, digest, late_by, penalty, why, counts}
+                                                             received, size, digest, late_by, penalty, why, counts,
+                                                             again} (201; 200 with again: the same bytes as the
+                                                             last hand-in, kept once; 409 past store.MAX_HANDINS)
     GET  /api/v1/students/<name>/assignments/<id>/handins    {handins: [receipt]} (self or staff)
     GET  /api/v1/students/<name>/assignments/<id>/feedback   the graded report of the hand-in that counts, once
                                                              released: {released, handin, report, final_score}
@@ -31,7 +33,7 @@ Routes (JSON in and out; the token in the header `Authorization: token <token>` 
     POST /api/v1/handins/<n>                                 staff: its graded report (the Report's JSON)
     PUT  /api/v1/assignments/<id>/feedback                   staff: release the graded feedback to students
     GET  /api/v1/assignments/<id>/gradebook[?format=csv]     staff: one row per student (GRADEBOOK_COLUMNS)
-    GET  /api/v1/assignments/<id>/stats                      staff: the class view (HTML), made at each request
+    GET  /api/v1/assignments/<id>/stats                      staff: the class view (HTML), as of the last report
     GET, POST /api/v1/login                                  a browser signs in with a staff token (a cookie for
                                                              the staff pages, GET only)
 """
@@ -130,8 +132,9 @@ class Base(tornado.web.RequestHandler):
         auth = self.request.headers.get("Authorization", "")
         if not auth and self.request.method == "GET":   # a browser signed in at /login: its cookie (GET only)
             signed = self.get_signed_cookie(COOKIE, max_age_days=1)
-            if signed:
-                return signed.decode("utf-8", "replace")
+            session = self.service.sessions.get(signed.decode("ascii", "replace")) if signed else None
+            if session is not None and session[1] > time.time():
+                return session[0]   # the token stays on the service; the cookie holds a random session id
         kind, _, token = auth.partition(" ")
         if kind.lower() not in ("token", "bearer") or not token.strip():
             raise HTTPError(401, "this service needs a token: send the header 'Authorization: token <your token>'")
@@ -175,6 +178,19 @@ class Base(tornado.web.RequestHandler):
             raise HTTPError(429, f"too many requests: wait {wait:.1f} s", wait)
         self.user = user
 
+    async def run_alone(self, fn: Callable[[], Awaitable[None]],
+                        busy: str = "your previous check is still under way: run this cell again when it has finished"
+                        ) -> None:
+        """Run `fn` unless this user has a check, a commit or a hand-in under way (then 429, saying `busy`): one
+        student's requests never queue up in front of everyone else's."""
+        if self.user.name in self.service.busy:
+            raise HTTPError(429, busy, 2)
+        self.service.busy.add(self.user.name)
+        try:
+            await fn()
+        finally:
+            self.service.busy.discard(self.user.name)
+
     def body(self) -> dict[str, Any]:
         """The request's JSON object. Raises HTTPError 400 when it is not one."""
         if getattr(self, "_size", 0) > self.max_body:
@@ -188,6 +204,11 @@ class Base(tornado.web.RequestHandler):
             raise HTTPError(400, "the body's JSON is nested too deeply") from None
         if not isinstance(data, dict):
             raise HTTPError(400, "the body must be a JSON object")
+        if _SURROGATE.search(b"".join(getattr(self, "_chunks", []))):   # a lone one is no text: 400, not a 500 later
+            try:
+                json.dumps(data, ensure_ascii=False).encode("utf-8")
+            except UnicodeEncodeError:
+                raise HTTPError(400, "the body's JSON holds a lone surrogate (\\ud800-\\udfff): it is not text") from None
         return data
 
     def need_staff(self) -> None:
@@ -255,17 +276,6 @@ class Me(Base):
 
 class _Exercise(Base):
     """The body of a predictions or check request, read and checked."""
-
-    async def run_alone(self, fn: Callable[[], Awaitable[None]]) -> None:
-        """Run `fn` unless this user has a check or a commit under way (then 429): one student's requests never
-        queue up in front of everyone else's."""
-        if self.user.name in self.service.busy:
-            raise HTTPError(429, "your previous check is still under way: run this cell again when it has finished", 2)
-        self.service.busy.add(self.user.name)
-        try:
-            await fn()
-        finally:
-            self.service.busy.discard(self.user.name)
 
     def parsed(self) -> tuple[Any, str, str, list[str], list[str], bytes]:
         from autograder.grading.identity import PLACEHOLDER_ID
@@ -407,7 +417,9 @@ class Users(Base):
         self.reply({"name": name, "role": role, "token": token}, 201)
 
 
+_SURROGATE = re.compile(rb"\\[uU][dD][89a-fA-F]")   # a JSON escape of a UTF-16 surrogate
 MAX_HANDIN = 20_000_000   # bytes of a handed-in notebook
+MAX_UPLOADS = 200_000_000   # bytes of hand-ins arriving at once, all students together (one each at a time)
 COOKIE = "autograd_lab_staff"
 
 
@@ -440,16 +452,63 @@ class HandIns(Base):
 
     max_body = MAX_HANDIN
 
+    async def prepare(self) -> None:
+        await super().prepare()
+        if self.request.method != "POST":
+            return
+        declared = int(self.request.headers.get("Content-Length") or MAX_HANDIN)   # chunked: counted at its most
+        held = min(declared, MAX_HANDIN)
+        uploads = self.service.uploads
+        if self.user.name in uploads:
+            raise HTTPError(429, "not handed in: your previous hand-in is still arriving; hand in again when it has "
+                                 "finished (your work stays in your notebook)", 5)
+        if sum(uploads.values()) + held > MAX_UPLOADS:
+            raise HTTPError(503, "not handed in: the course service is receiving many hand-ins right now; hand in "
+                                 "again in a few seconds (your work stays in your notebook)", 5)
+        uploads[self.user.name] = held
+        self._upload = True
+
+    def on_finish(self) -> None:
+        self._done_uploading()
+
+    def on_connection_close(self) -> None:
+        self._done_uploading()
+        super().on_connection_close()
+
+    def _done_uploading(self) -> None:
+        if getattr(self, "_upload", False):
+            self.service.uploads.pop(self.user.name, None)
+            self._upload = False
+
+    def raw_body(self) -> bytes:
+        if getattr(self, "_size", 0) > self.max_body:
+            raise HTTPError(413, f"not handed in: the notebook is over {self.max_body // 1_000_000} MB (it is "
+                                 f"{self._size / 1e6:.1f} MB: a large output or image in it?); your work stays in "
+                                 f"your notebook")
+        return super().raw_body()
+
     async def post(self, assignment: str) -> None:
+        from autograder.service import db
+
+        arrived = db.now()   # the hand-in's time: when its last byte came, not when the database got to it
+        await self.run_alone(lambda: self._post(assignment, arrived), "your previous hand-in is still under way: "
+                                                                      "hand in again when it has finished")
+
+    async def _post(self, assignment: str, arrived: Any) -> None:
+        from autograder.service.store import TooManyHandIns
+
         await self.work(self._known, assignment)
         data = self.raw_body()
         problem = await self.work(_handin_problem, data, assignment, self.user.name)
         if problem:
             raise HTTPError(400, f"not handed in: {problem}; your work stays in your notebook")
-        receipt = await self.work(self.course.add_handin, assignment, self.user.name, data)
+        try:
+            receipt = await self.work(self.course.add_handin, assignment, self.user.name, data, arrived)
+        except TooManyHandIns as e:
+            raise HTTPError(409, f"not handed in: {e}; your work stays in your notebook") from None
         mine = await self.work(self.course.handins_of, assignment, self.user.name)
         shown = next(h for h in _with_counts(self.service, assignment, mine) if h["id"] == receipt["id"])
-        self.reply(shown, 201)
+        self.reply({**shown, "again": receipt["again"]}, 200 if receipt["again"] else 201)
 
     async def get(self, assignment: str) -> None:
         self.need_staff()
@@ -473,9 +532,9 @@ def _handin_problem(data: bytes, assignment: str, student: str) -> str:
     if not data:
         return "the request holds no notebook"
     try:
-        nb = parse_notebook(data, "notebook.ipynb", outputs=False)
+        nb = parse_notebook(data, "the file handed in", outputs=False)
     except NotebookError as e:
-        return f"this is not a Jupyter notebook ({e})"
+        return str(e)
     except RecursionError:
         return "this is not a Jupyter notebook (its JSON is nested too deeply)"
     other = declared_assignment(nb)
@@ -592,7 +651,8 @@ class Gradebook(Base):
 
 
 class Stats(Base):
-    """Staff: the class view (render.stats' page) of the graded hand-ins that count, made from them at each request."""
+    """Staff: the class view (render.stats' page) of the graded hand-ins that count, made again once a hand-in, a report,
+    the key or course.toml changed."""
 
     async def get(self, assignment: str) -> None:
         self.need_staff()
@@ -606,16 +666,24 @@ class Stats(Base):
 
 
 def _stats_page(service: Service, assignment: str) -> str | None:
+    """The class view of `assignment`, made again only when a hand-in, a graded report, the key or the deadlines
+    changed since the last one (None: nothing graded yet)."""
     from autograder.render.class_stats import class_stats
     from autograder.render.stats import to_html
     from autograder.report import Report
 
+    service.deadlines()   # course.toml looked at again first: its change makes the page again
+    key = service.course.key(assignment)
+    stamp = (service.course.handins_version(assignment), key.digest if key else "", service._deadlines[0])
+    cached = service.stats_pages.get(assignment)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
     graded = service.course.graded_of(assignment)
     counting = [r["handin"] for r in gradebook_rows(service, assignment)]
     reports = [Report.from_dict(graded[h]) for h in counting if h in graded]
-    if not reports:
-        return None
-    return to_html(class_stats(reports, assignment, service.course.key(assignment)))
+    page = to_html(class_stats(reports, assignment, key)) if reports else None
+    service.stats_pages[assignment] = (stamp, page)
+    return page
 
 
 LOGIN_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>autograd-lab: sign in</title></head>
@@ -627,7 +695,9 @@ LOGIN_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><titl
 
 class Login(tornado.web.RequestHandler):
     """A browser signs in with a staff token (the form's POST body, never the URL) and gets a signed, HTTP-only cookie
-    for the staff pages (GET only). The one route without a token: it is where one is given."""
+    for the staff pages (GET only, for a day). The cookie holds a random session id and the token stays in the
+    service's memory: whoever reads the cookie can read those pages, never use the token's other powers, and a
+    revoked token signs the browser out. The one route without a token: it is where one is given."""
 
     def initialize(self, service: Service) -> None:
         self.service = service
@@ -655,8 +725,16 @@ class Login(tornado.web.RequestHandler):
             if self.service.bad.allow(self.request.remote_ip or "?") > 0:
                 return self._page("Too many wrong tokens from this address: wait a minute.", 429)
             return self._page("That is not a staff token of this course.", 403)
-        self.set_signed_cookie(COOKIE, token, expires_days=1, httponly=True, samesite="Strict",
-                               secure=self.request.protocol == "https")
+        import secrets
+
+        now = time.time()
+        for sid in [sid for sid, (_, until) in self.service.sessions.items() if until <= now]:
+            del self.service.sessions[sid]
+        sid = secrets.token_urlsafe(32)
+        self.service.sessions[sid] = (token, now + 86400)
+        https = self.request.protocol == "https" or (
+            self.service.behind_proxy and self.request.headers.get("X-Forwarded-Proto", "").lower() == "https")
+        self.set_signed_cookie(COOKIE, sid, expires_days=1, httponly=True, samesite="Strict", secure=https)
         nxt = self.get_body_argument("next", "")
         self.redirect(nxt if nxt.startswith(API + "/") else f"{API}/me")
 
@@ -694,6 +772,9 @@ class Service:
         self.busy: set[str] = set()   # users with a check or commit under way (the event loop's thread only)
         self.config = config
         self._deadlines: tuple[float, dict[str, Any]] = (-1.0, {})
+        self.stats_pages: dict[str, tuple[Any, str | None]] = {}   # assignment -> (what it was made from, the page)
+        self.uploads: dict[str, int] = {}   # user -> bytes of their hand-in arriving now (the event loop's thread only)
+        self.sessions: dict[str, tuple[str, float]] = {}   # a browser's sign-in: session id -> (token, expiry)
         import secrets
 
         self.cookie_secret = secrets.token_hex(32)   # a browser's sign-in lasts until the service restarts
@@ -711,10 +792,17 @@ class Service:
             return self._deadlines[1]
         if stamp != self._deadlines[0]:
             try:
-                self._deadlines = (stamp, late.load(self.config))
+                loaded = late.load(self.config)
             except late.ConfigError as e:
-                log.error("%s", e)
+                log.error("%s; the service keeps the deadlines it read last", e)
                 self._deadlines = (stamp, self._deadlines[1])
+            else:
+                self._deadlines = (stamp, loaded)
+                log.info("%s: the deadlines of %s", self.config, ", ".join(sorted(loaded)) or "no assignment")
+                unknown = sorted(a for a in loaded if self.course.key(a) is None)
+                if unknown:
+                    log.warning("%s names %s, not released on this service (yet): a typo in an id?", self.config,
+                                ", ".join(unknown))
         return self._deadlines[1]
 
     async def identify(self, token: str) -> User | None:

@@ -294,6 +294,8 @@ def submit(args: argparse.Namespace) -> int:
     try:
         receipt = hand_in(args.notebook)
     except RuntimeError as e:
+        if args.json:
+            print(json.dumps({"error": str(e)}))
         return _fail(str(e))
     if args.json:
         print(json.dumps(receipt, indent=1))
@@ -362,11 +364,28 @@ def _into_nbgrader(args: argparse.Namespace, client: Any, rows: list[dict[str, A
 @dataclass(frozen=True)
 class HandIns:
     """The hand-ins that count, as `fetch_handins` found them: student -> hand-in id; hand-in id -> the fingerprint
-    of the graded report the service holds (None: not graded yet); how many notebook files changed on disk."""
+    of the graded report the service holds (None: not graded yet); how many notebook files changed on disk;
+    student -> when the service received that hand-in (ISO 8601)."""
 
     ids: dict[str, int]
     graded: dict[int, str | None]
     changed: int
+    received: dict[str, str]
+
+    def commits_by_hand_in(self, commits: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+        """`commits` (student -> the service's commit records) without those made after the student's hand-in that
+        counts: a prediction committed later (after the deadline, after the feedback was released) is not part of
+        the notebook handed in."""
+        import datetime as dt
+
+        def when(text: str) -> dt.datetime:
+            return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+        out = {}
+        for student, records in commits.items():
+            handed = self.received.get(student)
+            out[student] = records if handed is None else [r for r in records if when(str(r.get("time", ""))) <= when(handed)]
+        return out
 
 
 def fetch_handins(service: str, assignment: str, folder: Path) -> HandIns:
@@ -382,7 +401,7 @@ def fetch_handins(service: str, assignment: str, folder: Path) -> HandIns:
     try:
         handins = [h for h in client.get(f"/assignments/{assignment}/handins")["handins"] if h.get("counts")]
         folder.mkdir(parents=True, exist_ok=True)
-        ids, graded, changed = {}, {}, 0
+        ids, graded, changed, received = {}, {}, 0, {}
         for h in handins:
             path = folder / f"{h['student']}.ipynb"
             try:
@@ -398,11 +417,12 @@ def fetch_handins(service: str, assignment: str, folder: Path) -> HandIns:
                 changed += 1
             ids[str(h["student"])] = int(h["id"])
             graded[int(h["id"])] = h.get("graded")
+            received[str(h["student"])] = str(h["received"])
     except ServiceError as e:
         raise RuntimeError(f"the hand-ins could not be read: {e}") from None
     except OSError as e:
         raise RuntimeError(f"the hand-ins could not be written into {folder}: {e}") from None
-    return HandIns(ids, graded, changed)
+    return HandIns(ids, graded, changed, received)
 
 
 def send_reports(service: str, handins: HandIns, reports: list[Any]) -> int:

@@ -24,6 +24,7 @@ Role = Literal["student", "staff"]
 ROLES = ("student", "staff")
 PredictionKind = Literal["commit", "same", "revision", "incomplete"]
 MAX_NAME = 100
+MAX_HANDINS = 100     # hand-ins kept per student and assignment (20 MB each at most: 2 GB per student at worst)
 MAX_SENDINGS = 1000   # prediction rows kept per student and exercise (the first commit is kept whatever happens)
 
 
@@ -65,6 +66,10 @@ class User:
     @property
     def staff(self) -> bool:
         return self.role == "staff"
+
+
+class TooManyHandIns(ValueError):
+    """A student has handed in an assignment MAX_HANDINS times; the message says so, for the student."""
 
 
 class Course:
@@ -268,15 +273,30 @@ class Course:
 
     # ------------------------------------------------------------------------------------------ hand-ins
 
-    def add_handin(self, assignment: str, student: str, data: bytes) -> dict[str, Any]:
-        """Keep a handed-in notebook's bytes with the service's time, in one transaction; returns its receipt:
-        {id, assignment, student, received (ISO 8601), size, digest (sha256 hex)}."""
-        digest, received = hashlib.sha256(data).hexdigest(), db.now()
+    def add_handin(self, assignment: str, student: str, data: bytes, received: Any = None) -> dict[str, Any]:
+        """Keep a handed-in notebook's bytes with the service's time (`received`: when its last byte arrived, an
+        aware datetime; default now), in one transaction; returns its receipt:
+        {id, assignment, student, received (ISO 8601), size, digest (sha256 hex), again}. The same bytes as the
+        student's last hand-in are kept once: its receipt comes back, with again = True. Raises TooManyHandIns past
+        MAX_HANDINS hand-ins of one student and assignment."""
+        digest = hashlib.sha256(data).hexdigest()
+        h = db.handins.c
+        mine = sa.and_(h.assignment == assignment, h.student == student)
         with self.engine.begin() as conn:
+            last = conn.execute(sa.select(h.id, h.received, h.size, h.digest).where(mine).order_by(h.id.desc())
+                                .limit(1)).first()
+            if last is not None and last.digest == digest:
+                return {"id": int(last.id), "assignment": assignment, "student": student, "received": _iso(last.received),
+                        "size": int(last.size), "digest": digest, "again": True}
+            many = conn.execute(sa.select(sa.func.count()).select_from(db.handins).where(mine)).scalar()
+            if many >= MAX_HANDINS:
+                raise TooManyHandIns(f"you have handed in {assignment} {many} times, the most this course keeps: "
+                                     f"your course staff can grade the last of them")
+            received = received or db.now()
             hid = conn.execute(db.handins.insert().values(assignment=assignment, student=student, received=received,
                                                           size=len(data), digest=digest, notebook=data)).inserted_primary_key[0]
         return {"id": int(hid), "assignment": assignment, "student": student, "received": _iso(received),
-                "size": len(data), "digest": digest}
+                "size": len(data), "digest": digest, "again": False}
 
     def handins_of(self, assignment: str, student: str | None = None) -> list[dict[str, Any]]:
         """The hand-ins of `assignment` (one student's, with `student`), oldest first: receipts, with `when` (an
@@ -319,6 +339,14 @@ class Course:
             for row in conn.execute(sa.select(g.handin, g.report).where(g.assignment == assignment).order_by(g.id)):
                 out[int(row.handin)] = json.loads(row.report)
         return out
+
+    def handins_version(self, assignment: str) -> tuple[int, int]:
+        """(the last hand-in id, the last graded-report id) of `assignment`: what the class view is made from
+        changes only when one of them does (rows are never updated or deleted)."""
+        with self.engine.connect() as conn:
+            last = conn.execute(sa.select(sa.func.max(db.handins.c.id)).where(db.handins.c.assignment == assignment)).scalar()
+            graded = conn.execute(sa.select(sa.func.max(db.graded.c.id)).where(db.graded.c.assignment == assignment)).scalar()
+        return int(last or 0), int(graded or 0)
 
     def release_feedback(self, assignment: str) -> str:
         """Let students see their graded feedback of `assignment` from now on; returns when (ISO 8601)."""

@@ -24,6 +24,8 @@ def hand_in(notebook: str | Path, token: str | None = None) -> dict[str, Any]:
     from autograder.student.service_client import Client, ServiceError, find_token
 
     notebook = Path(notebook)
+    if notebook.is_dir():
+        raise RuntimeError(f"{notebook} is a folder: give the notebook file itself (its .ipynb)")
     course = _course_here(notebook)
     token = token or find_token(course.auth, course.service)
     if token is None:
@@ -41,7 +43,13 @@ def hand_in(notebook: str | Path, token: str | None = None) -> dict[str, Any]:
 def receipt_text(r: dict[str, Any]) -> str:
     """A hand-in's receipt in words, for the student."""
     late = "" if not r.get("late_by") else f"; {r.get('why')}"
+    late = late or ("; on time" if r.get("due") else "")
     due = f"; due {r['due']}" if r.get("due") else ""
+    if r.get("again"):
+        return (f"{r['assignment']}: this is the same notebook as your last hand-in, of {r['received']} (sha256 "
+                f"{r['digest'][:16]}…), so it is kept once{due}{late}. "
+                + ("It is the hand-in that counts now." if r.get("counts") else
+                   "An earlier hand-in, made before the deadline, still counts."))
     return (f"handed in {r['assignment']} as {r['student']} at {r['received']} (the course's clock): {r['size']:,} bytes, "
             f"sha256 {r['digest'][:16]}…{due}{late}. "
             + ("It is the hand-in that counts now." if r.get("counts") else

@@ -102,6 +102,7 @@ class Lab:
         self.assignment, self.student = assignment, str(student_id).strip()
         if inside_probe():
             self.key_path = None
+            self.course = None   # the grader's run: lab.submit() and lab.feedback() do nothing there
             self._plan: plan.ProbePlan | None = None
             self.parameters = Parameters(json.loads(os.environ.get("AUTOGRAD_LAB_PARAMETERS", "{}")))
             return
@@ -200,6 +201,8 @@ class Lab:
         course's time, the size, the digest, and whether it is the hand-in that counts. In self-study there is
         nothing to hand in to. `notebook`: the file (default: the one this kernel runs, as Jupyter says, else
         course.json's notebook in this folder)."""
+        if inside_probe():
+            return SelfCheck("(a hand-in does nothing while the notebook is graded)")
         if self.course is None:
             return SelfCheck("this is self-study: there is no course service to hand in to (hand in the saved "
                              "notebook the way your course says)")
@@ -209,7 +212,7 @@ class Lab:
         try:
             receipt = hand_in(path)
         except RuntimeError as e:
-            return SelfCheck(f"{path.name} was not handed in: {e}")
+            return SelfCheck(f"{path.name} was not handed in: {str(e).removeprefix('not handed in: ')}")
         import time as _time
 
         saved = _time.strftime("%H:%M:%S", _time.localtime(path.stat().st_mtime))
@@ -219,6 +222,8 @@ class Lab:
     def feedback(self) -> SelfCheck:
         """Your graded feedback of the hand-in that counts, once your course staff have released it (hidden checks
         included), with its hand-in time and any late penalty."""
+        if inside_probe():
+            return SelfCheck("(feedback is not read while the notebook is graded)")
         if self.course is None:
             return SelfCheck("this is self-study: graded feedback comes from your course, not from this notebook")
         from autograder.report import Report
@@ -231,7 +236,9 @@ class Lab:
                 f"/students/{self.student}/assignments/{self.assignment}/feedback")
             report = Report.from_dict(answer["report"])
         except ServiceError as e:
-            return SelfCheck(f"no feedback yet: {e.reason}")
+            if e.status == 404:
+                return SelfCheck(f"no feedback yet: {e.reason}")
+            return SelfCheck(f"your feedback could not be read now: {e.reason}; your hand-in is safe on the service")
         except (KeyError, TypeError, ValueError):
             return SelfCheck("the course service's feedback could not be read; tell your course staff")
         h = answer.get("handin", {})
