@@ -519,10 +519,9 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
         from autograder.service.commands import fetch_roster
 
         try:
-            course_commits = fetch_commits(args.service, key.assignment)
+            # grading hand-ins: a commit made after the hand-in that counts is not part of it
+            course_commits = fetch_commits(args.service, key.assignment, by_hand_in=args.handins is not None)
             roster = set(fetch_roster(args.service))
-            if args.handins is not None:   # a commit made after the hand-in is not part of it
-                course_commits = args.handins.commits_by_hand_in(course_commits)
         except RuntimeError as e:
             return _fail(str(e))
         if not args.json:

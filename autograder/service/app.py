@@ -17,7 +17,8 @@ Routes (JSON in and out; the token in the header `Authorization: token <token>` 
     GET  /api/v1/students/<name>/assignments/<id>/reports    {reports: [{exercise, made, report}]} (self or staff)
     PUT  /api/v1/assignments/<id>/key                        staff: the full key's JSON -> {assignment, digest}
     GET  /api/v1/assignments                                 staff: {assignments: [id]}
-    GET  /api/v1/assignments/<id>/commits                    staff: {commits: {student: [record]}}
+    GET  /api/v1/assignments/<id>/commits[?until=handin]     staff: {commits: {student: [record]}} (with until:
+                                                             only commits made before the hand-in that counts)
     GET  /api/v1/users                                       staff: {users: [{name, role}]}
     POST /api/v1/users                                       staff: {name, role} -> {name, role, token}
     POST /api/v1/assignments/<id>/handins                    hand in: the notebook's bytes -> its receipt {id,
@@ -144,14 +145,39 @@ class Base(tornado.web.RequestHandler):
 
     def data_received(self, chunk: bytes) -> None:
         self._size = getattr(self, "_size", 0) + len(chunk)
-        if self._size <= self.max_body:
-            self._chunks = [*getattr(self, "_chunks", []), chunk]
+        if self._size > self.max_body or getattr(self, "_crowded", False):
+            return   # read and dropped: answered 413 (or 503) once it has all come
+        if self.service.arriving + len(chunk) > MAX_ARRIVING:   # the bytes all requests hold while they arrive
+            self._crowded = True
+            self._release()
+            return
+        self.service.arriving += len(chunk)
+        self._held = getattr(self, "_held", 0) + len(chunk)
+        self._chunks = [*getattr(self, "_chunks", []), chunk]
 
     def raw_body(self) -> bytes:
-        """The request's bytes. Raises HTTPError 413 over this route's limit."""
+        """The request's bytes. Raises HTTPError 413 over this route's limit, 503 when the service held too much."""
+        if getattr(self, "_crowded", False):
+            raise HTTPError(503, "the course service is receiving a lot right now: send this again in a few "
+                                 "seconds (nothing of it was recorded)", 5)
         if getattr(self, "_size", 0) > self.max_body:
             raise HTTPError(413, f"the request is over {self.max_body} bytes")
         return b"".join(getattr(self, "_chunks", []))
+
+    def _release(self) -> None:
+        """Give back what this request holds: its place as the user's one request arriving, and its bytes."""
+        self.service.arriving -= getattr(self, "_held", 0)
+        self._held = 0
+        if getattr(self, "_sending", False):
+            self.service.sending.discard(self.user.name)
+            self._sending = False
+
+    def on_finish(self) -> None:
+        self._release()
+
+    def on_connection_close(self) -> None:
+        self._release()
+        super().on_connection_close()
 
     async def prepare(self) -> None:
         length = self.request.headers.get("Content-Length", "0")
@@ -159,6 +185,12 @@ class Base(tornado.web.RequestHandler):
             raise HTTPError(400, "the Content-Length header is not a number")
         if int(length) > READ_AT_MOST:
             raise HTTPError(413, f"the request is over {MAX_BODY} bytes")
+        method = (self.request.method or "").lower()
+        if getattr(type(self), method, None) is getattr(tornado.web.RequestHandler, method, None):
+            raise HTTPError(405, "this route does not take that method")   # now, before any body is read
+        with_body = int(length) > 0 or "chunked" in self.request.headers.get("Transfer-Encoding", "").lower()
+        if with_body and method in ("get", "head", "delete", "options"):
+            raise HTTPError(400, f"a {method.upper()} request has no body")
         token = self._token()
         where = self.request.remote_ip or "?"
         try:
@@ -177,6 +209,12 @@ class Base(tornado.web.RequestHandler):
         if wait > 0:
             raise HTTPError(429, f"too many requests: wait {wait:.1f} s", wait)
         self.user = user
+        if with_body:   # one request with a body arriving per user at a time (its bytes count from the first one)
+            if user.name in self.service.sending:
+                raise HTTPError(429, "your previous request (a check or a hand-in) is still arriving: send this "
+                                     "again when it has finished", 5)
+            self.service.sending.add(user.name)
+            self._sending = True
 
     async def run_alone(self, fn: Callable[[], Awaitable[None]],
                         busy: str = "your previous check is still under way: run this cell again when it has finished"
@@ -192,13 +230,17 @@ class Base(tornado.web.RequestHandler):
             self.service.busy.discard(self.user.name)
 
     def body(self) -> dict[str, Any]:
-        """The request's JSON object. Raises HTTPError 400 when it is not one."""
+        """The request's JSON object, from UTF-8 text. Raises HTTPError 400 when it is not one."""
+        if getattr(self, "_crowded", False):
+            self.raw_body()   # the 503
         if getattr(self, "_size", 0) > self.max_body:
             raise HTTPError(413, f"the request is over {self.max_body} bytes (a check's cells and results are far "
                                  f"less: is a cell's output pasted into its code?)")
-        try:
-            data = json.loads(b"".join(getattr(self, "_chunks", [])) or b"")
-        except (ValueError, UnicodeDecodeError) as e:
+        try:   # strict UTF-8 first: json.loads of bytes would take UTF-16 and encoded surrogates too
+            data = json.loads((b"".join(getattr(self, "_chunks", [])) or b"").decode("utf-8"))
+        except UnicodeDecodeError as e:
+            raise HTTPError(400, f"the body is not UTF-8 text (at byte {e.start})") from None
+        except ValueError as e:
             raise HTTPError(400, f"the body is not JSON ({type(e).__name__} at byte {getattr(e, 'pos', '?')})") from None
         except RecursionError:
             raise HTTPError(400, "the body's JSON is nested too deeply") from None
@@ -395,9 +437,17 @@ class Assignments(Base):
 
 
 class AssignmentCommits(Base):
+    """Staff: everyone's commits; with ?until=handin, only those made before each student's hand-in that counts (a
+    prediction committed later is not part of the notebook handed in)."""
+
     async def get(self, assignment: str) -> None:
         self.need_staff()
-        self.reply({"commits": await self.work(self.course.commits_of, assignment)})
+        until = None
+        if self.get_query_argument("until", "") == "handin":
+            handins = await self.work(self.course.handins_of, assignment)
+            when = {h["id"]: h["when"] for h in handins}
+            until = {h["student"]: when[h["id"]] for h in _with_counts(self.service, assignment, handins) if h["counts"]}
+        self.reply({"commits": await self.work(self.course.commits_of, assignment, None, until)})
 
 
 class Users(Base):
@@ -419,7 +469,7 @@ class Users(Base):
 
 _SURROGATE = re.compile(rb"\\[uU][dD][89a-fA-F]")   # a JSON escape of a UTF-16 surrogate
 MAX_HANDIN = 20_000_000   # bytes of a handed-in notebook
-MAX_UPLOADS = 200_000_000   # bytes of hand-ins arriving at once, all students together (one each at a time)
+MAX_ARRIVING = 200_000_000   # bytes all requests arriving at once may hold, together (one per user at a time)
 COOKIE = "autograd_lab_staff"
 
 
@@ -452,40 +502,16 @@ class HandIns(Base):
 
     max_body = MAX_HANDIN
 
-    async def prepare(self) -> None:
-        await super().prepare()
-        if self.request.method != "POST":
-            return
-        declared = int(self.request.headers.get("Content-Length") or MAX_HANDIN)   # chunked: counted at its most
-        held = min(declared, MAX_HANDIN)
-        uploads = self.service.uploads
-        if self.user.name in uploads:
-            raise HTTPError(429, "not handed in: your previous hand-in is still arriving; hand in again when it has "
-                                 "finished (your work stays in your notebook)", 5)
-        if sum(uploads.values()) + held > MAX_UPLOADS:
-            raise HTTPError(503, "not handed in: the course service is receiving many hand-ins right now; hand in "
-                                 "again in a few seconds (your work stays in your notebook)", 5)
-        uploads[self.user.name] = held
-        self._upload = True
-
-    def on_finish(self) -> None:
-        self._done_uploading()
-
-    def on_connection_close(self) -> None:
-        self._done_uploading()
-        super().on_connection_close()
-
-    def _done_uploading(self) -> None:
-        if getattr(self, "_upload", False):
-            self.service.uploads.pop(self.user.name, None)
-            self._upload = False
-
     def raw_body(self) -> bytes:
         if getattr(self, "_size", 0) > self.max_body:
             raise HTTPError(413, f"not handed in: the notebook is over {self.max_body // 1_000_000} MB (it is "
                                  f"{self._size / 1e6:.1f} MB: a large output or image in it?); your work stays in "
                                  f"your notebook")
-        return super().raw_body()
+        try:
+            return super().raw_body()
+        except HTTPError as e:
+            raise HTTPError(e.status_code, f"not handed in: {e.why}; your work stays in your notebook",
+                            e.retry_after) from None
 
     async def post(self, assignment: str) -> None:
         from autograder.service import db
@@ -693,6 +719,7 @@ LOGIN_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><titl
 <p>{note}</p></body></html>"""
 
 
+@tornado.web.stream_request_body
 class Login(tornado.web.RequestHandler):
     """A browser signs in with a staff token (the form's POST body, never the URL) and gets a signed, HTTP-only cookie
     for the staff pages (GET only, for a day). The cookie holds a random session id and the token stays in the
@@ -701,6 +728,27 @@ class Login(tornado.web.RequestHandler):
 
     def initialize(self, service: Service) -> None:
         self.service = service
+        self._form, self._size = b"", 0
+
+    def prepare(self) -> None:   # before its body is read
+        length = self.request.headers.get("Content-Length", "0")
+        if not length.isdigit() or int(length) > 4096:
+            raise tornado.web.HTTPError(413 if length.isdigit() else 400)
+
+    def data_received(self, chunk: bytes) -> None:   # a sign-in form is a few hundred bytes: keep at most 4 kB
+        self._size += len(chunk)
+        if self._size <= 4096:
+            self._form += chunk
+
+    def _field(self, name: str) -> str:
+        from urllib.parse import parse_qs
+
+        if self._size > 4096:
+            raise tornado.web.HTTPError(413)
+        try:
+            return parse_qs(self._form.decode("utf-8"), max_num_fields=10).get(name, [""])[0]
+        except (UnicodeDecodeError, ValueError):
+            raise tornado.web.HTTPError(400) from None
 
     def set_default_headers(self) -> None:
         self.set_header("Cache-Control", "no-store")
@@ -719,7 +767,7 @@ class Login(tornado.web.RequestHandler):
         self._page()
 
     async def post(self) -> None:
-        token = self.get_body_argument("token", "").strip()
+        token = self._field("token").strip()
         user = await self.service.identify(token) if token else None
         if user is None or not user.staff:
             if self.service.bad.allow(self.request.remote_ip or "?") > 0:
@@ -735,7 +783,7 @@ class Login(tornado.web.RequestHandler):
         https = self.request.protocol == "https" or (
             self.service.behind_proxy and self.request.headers.get("X-Forwarded-Proto", "").lower() == "https")
         self.set_signed_cookie(COOKIE, sid, expires_days=1, httponly=True, samesite="Strict", secure=https)
-        nxt = self.get_body_argument("next", "")
+        nxt = self._field("next")
         self.redirect(nxt if nxt.startswith(API + "/") else f"{API}/me")
 
 
@@ -771,9 +819,10 @@ class Service:
         self._public: dict[str, Any] = {}
         self.busy: set[str] = set()   # users with a check or commit under way (the event loop's thread only)
         self.config = config
-        self._deadlines: tuple[float, dict[str, Any]] = (-1.0, {})
+        self._deadlines: tuple[Any, dict[str, Any]] = (None, {})
         self.stats_pages: dict[str, tuple[Any, str | None]] = {}   # assignment -> (what it was made from, the page)
-        self.uploads: dict[str, int] = {}   # user -> bytes of their hand-in arriving now (the event loop's thread only)
+        self.sending: set[str] = set()   # users with a request body arriving now (the event loop's thread only)
+        self.arriving = 0   # bytes those bodies hold so far
         self.sessions: dict[str, tuple[str, float]] = {}   # a browser's sign-in: session id -> (token, expiry)
         import secrets
 
@@ -787,7 +836,8 @@ class Service:
         from autograder.service import late
 
         try:
-            stamp = os.stat(self.config).st_mtime
+            st = os.stat(self.config)
+            stamp = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)   # an edit that keeps the time still shows
         except OSError:
             return self._deadlines[1]
         if stamp != self._deadlines[0]:

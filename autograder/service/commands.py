@@ -364,28 +364,11 @@ def _into_nbgrader(args: argparse.Namespace, client: Any, rows: list[dict[str, A
 @dataclass(frozen=True)
 class HandIns:
     """The hand-ins that count, as `fetch_handins` found them: student -> hand-in id; hand-in id -> the fingerprint
-    of the graded report the service holds (None: not graded yet); how many notebook files changed on disk;
-    student -> when the service received that hand-in (ISO 8601)."""
+    of the graded report the service holds (None: not graded yet); how many notebook files changed on disk."""
 
     ids: dict[str, int]
     graded: dict[int, str | None]
     changed: int
-    received: dict[str, str]
-
-    def commits_by_hand_in(self, commits: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
-        """`commits` (student -> the service's commit records) without those made after the student's hand-in that
-        counts: a prediction committed later (after the deadline, after the feedback was released) is not part of
-        the notebook handed in."""
-        import datetime as dt
-
-        def when(text: str) -> dt.datetime:
-            return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-
-        out = {}
-        for student, records in commits.items():
-            handed = self.received.get(student)
-            out[student] = records if handed is None else [r for r in records if when(str(r.get("time", ""))) <= when(handed)]
-        return out
 
 
 def fetch_handins(service: str, assignment: str, folder: Path) -> HandIns:
@@ -401,7 +384,7 @@ def fetch_handins(service: str, assignment: str, folder: Path) -> HandIns:
     try:
         handins = [h for h in client.get(f"/assignments/{assignment}/handins")["handins"] if h.get("counts")]
         folder.mkdir(parents=True, exist_ok=True)
-        ids, graded, changed, received = {}, {}, 0, {}
+        ids, graded, changed = {}, {}, 0
         for h in handins:
             path = folder / f"{h['student']}.ipynb"
             try:
@@ -417,12 +400,11 @@ def fetch_handins(service: str, assignment: str, folder: Path) -> HandIns:
                 changed += 1
             ids[str(h["student"])] = int(h["id"])
             graded[int(h["id"])] = h.get("graded")
-            received[str(h["student"])] = str(h["received"])
     except ServiceError as e:
         raise RuntimeError(f"the hand-ins could not be read: {e}") from None
     except OSError as e:
         raise RuntimeError(f"the hand-ins could not be written into {folder}: {e}") from None
-    return HandIns(ids, graded, changed, received)
+    return HandIns(ids, graded, changed)
 
 
 def send_reports(service: str, handins: HandIns, reports: list[Any]) -> int:
@@ -455,15 +437,16 @@ def fetch_roster(service: str) -> list[str]:
     return [str(u.get("name")) for u in answer.get("users", []) if isinstance(u, dict)]
 
 
-def fetch_commits(service: str, assignment: str) -> dict[str, list[dict[str, Any]]]:
-    """student -> their commit records, as the service holds them (a staff token). Raises RuntimeError."""
+def fetch_commits(service: str, assignment: str, by_hand_in: bool = False) -> dict[str, list[dict[str, Any]]]:
+    """student -> their commit records, as the service holds them (a staff token); with `by_hand_in`, only those
+    made before each student's hand-in that counts. Raises RuntimeError."""
     from autograder.student.service_client import Client, ServiceError, find_token
 
     token = find_token("token", service)
     if token is None:
         raise RuntimeError("--service needs a staff token: set $AUTOGRAD_LAB_TOKEN or run `autograder login`")
     try:
-        answer = Client(service, token).get(f"/assignments/{assignment}/commits")
+        answer = Client(service, token).get(f"/assignments/{assignment}/commits" + ("?until=handin" if by_hand_in else ""))
     except ServiceError as e:
         raise RuntimeError(f"the service's commits could not be read: {e}") from None
     commits = answer.get("commits") if isinstance(answer, dict) else None

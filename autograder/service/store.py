@@ -243,14 +243,20 @@ class Course:
             conn.execute(db.reports.insert().values(assignment=assignment, student=student, exercise=exercise,
                                                     report=json.dumps(report), made=db.now(), revealed=revealed))
 
-    def commits_of(self, assignment: str, student: str | None = None) -> dict[str, list[dict[str, Any]]]:
-        """student -> their commit records of `assignment` (one student's only, with `student`)."""
-        q = sa.select(db.commits.c.student, db.commits.c.record).where(db.commits.c.assignment == assignment)
+    def commits_of(self, assignment: str, student: str | None = None,
+                   until: dict[str, Any] | None = None) -> dict[str, list[dict[str, Any]]]:
+        """student -> their commit records of `assignment` (one student's only, with `student`). `until`: student ->
+        an aware datetime; that student's commits made after it (the service's own time, to the microsecond) are
+        left out."""
+        q = sa.select(db.commits.c.student, db.commits.c.record, db.commits.c.committed).where(
+            db.commits.c.assignment == assignment)
         if student is not None:
             q = q.where(db.commits.c.student == student)
         out: dict[str, list[dict[str, Any]]] = {}
         with self.engine.connect() as conn:
             for row in conn.execute(q.order_by(db.commits.c.id)):
+                if until is not None and row.student in until and _aware(row.committed) > until[row.student]:
+                    continue
                 out.setdefault(row.student, []).append(json.loads(row.record))
         return out
 
