@@ -514,9 +514,7 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
     out = Path(args.out)
     course_commits = None
     if args.service:
-        from autograder.service.commands import fetch_commits
-
-        from autograder.service.commands import fetch_roster
+        from autograder.service.commands import fetch_commits, fetch_roster
 
         try:
             # grading hand-ins: a commit made after the hand-in that counts is not part of it

@@ -23,7 +23,7 @@ from autograder.keyfile import load_key
 from autograder.service.commands import publish
 from autograder.student.lab import REPORT_MIME
 from conftest import ASSIGNMENT, run_cli
-from servers.course import Service, call
+from servers.course import Service, busy_course, call
 
 NB = "backward-vs-grad.ipynb"
 
@@ -420,11 +420,8 @@ def test_requests_over_the_rate_are_refused_with_429_and_retry_after(course, tmp
 @pytest.mark.parametrize("database", ["sqlite", "postgresql"])
 def test_a_commit_the_service_acknowledged_survives_kill_9_under_load(course, tmp_path, database, request):
     db = None if database == "sqlite" else _fresh_database(request.getfixturevalue("postgres_url"), tmp_path.name)
-    svc = Service(tmp_path / "service", db=db, args=("--burst", "1000", "--rate", "1000"))
-    staff = svc.add("prof", staff=True)["prof"]
-    students = [f"s{i:03d}" for i in range(60)]
-    tokens = svc.add(*students)
-    publish(course.key_path, svc.url, tmp_path / "student", "token", course.student / NB, token=staff)
+    svc, staff, tokens = busy_course(tmp_path, course.key_path, course.student / NB, 60, db)
+    students = list(tokens)
     acked: dict[str, dict] = {}
     lock = threading.Lock()
 

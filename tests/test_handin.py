@@ -22,7 +22,7 @@ import pytest
 from autograder.keyfile import load_key, to_json, with_digest
 from autograder.service.commands import publish
 from conftest import ASSIGNMENT, EXAMPLES, ROOT, run_cli
-from servers.course import Service, call
+from servers.course import Service, busy_course, call
 from test_course import _body, _cell, _fresh_database, _names, _outcomes, _run
 
 NB = "backward-vs-grad.ipynb"
@@ -360,11 +360,8 @@ def test_the_gradebook_names_late_hand_ins_as_csv_and_in_nbgraders_gradebook(lab
 def test_a_hand_in_the_service_acknowledged_survives_kill_9_during_200_at_once(lab_course, tmp_path, database,
                                                                                 request):
     db = None if database == "sqlite" else _fresh_database(request.getfixturevalue("postgres_url"), tmp_path.name)
-    svc = Service(tmp_path / "service", db=db, args=("--burst", "1000", "--rate", "1000"))
-    staff = svc.add("prof", staff=True)["prof"]
-    students = [f"s{i:03d}" for i in range(200)]
-    tokens = svc.add(*students)
-    publish(lab_course.key_path, svc.url, tmp_path / "student", "token", lab_course.student / NB, token=staff)
+    svc, staff, tokens = busy_course(tmp_path, lab_course.key_path, lab_course.student / NB, 200, db)
+    students = list(tokens)
     released = nbformat.read(lab_course.student / NB, as_version=4)
     bodies = {}
     for s in students:
@@ -435,13 +432,10 @@ def test_staff_see_the_class_view_live_with_the_planted_counts_and_a_student_get
 
     n = 60
     planted = _class_batch().make_class(ASSIGNMENT, n, tmp_path / "subs", seed=7, missing=0.0)
-    svc = Service(tmp_path / "service", args=("--burst", "2000", "--rate", "1000"))
-    staff = svc.add("prof", staff=True)["prof"]
-    students = [f"s{i:03d}" for i in range(n)]
-    tokens = svc.add(*students)
     key_path = released[1]
     key = load_key(key_path)
-    publish(key_path, svc.url, tmp_path / "student", "token", released[0] / NB, token=staff)
+    svc, staff, tokens = busy_course(tmp_path, key_path, released[0] / NB, n, burst=2000)
+    students = list(tokens)
     api = svc.url + "/api/v1"
     stats = f"{api}/assignments/{ASSIGNMENT}/stats"
     assert call(stats, staff)[0] == 404   # nothing graded yet

@@ -473,10 +473,10 @@ MAX_ARRIVING = 200_000_000   # bytes all requests arriving at once may hold, tog
 COOKIE = "autograd_lab_staff"
 
 
-def _lateness(service: Service, assignment: str, student: str, when: Any) -> dict[str, Any]:
+def _lateness(deadline: Any, student: str, when: Any) -> dict[str, Any]:
+    """A hand-in's lateness under `deadline` (a late.Deadline, or None), with the student's own due time."""
     from autograder.service import late
 
-    deadline = service.deadlines().get(assignment)
     out = late.lateness(when, deadline, student).to_dict()
     if deadline is not None:
         out["due"] = deadline.due_for(student).isoformat()
@@ -492,7 +492,7 @@ def _with_counts(service: Service, assignment: str, handins: list[dict[str, Any]
     for h in handins:
         by_student.setdefault(h["student"], []).append((h["id"], h["when"]))
     counting = {late.counted(v, deadline, s) for s, v in by_student.items()}
-    return [{**{k: v for k, v in h.items() if k != "when"}, **_lateness(service, assignment, h["student"], h["when"]),
+    return [{**{k: v for k, v in h.items() if k != "when"}, **_lateness(deadline, h["student"], h["when"]),
              "counts": h["id"] in counting} for h in handins]
 
 
@@ -700,13 +700,14 @@ def _stats_page(service: Service, assignment: str) -> str | None:
 
     service.deadlines()   # course.toml looked at again first: its change makes the page again
     key = service.course.key(assignment)
-    stamp = (service.course.handins_version(assignment), key.digest if key else "", service._deadlines[0])
+    stamp = (service.course.handins_version(assignment), key.digest if key else "", service.deadlines_stamp)
     cached = service.stats_pages.get(assignment)
     if cached is not None and cached[0] == stamp:
         return cached[1]
     graded = service.course.graded_of(assignment)
-    counting = [r["handin"] for r in gradebook_rows(service, assignment)]
-    reports = [Report.from_dict(graded[h]) for h in counting if h in graded]
+    counting = sorted((h for h in _with_counts(service, assignment, service.course.handins_of(assignment))
+                       if h["counts"] and h["id"] in graded), key=lambda h: h["student"])
+    reports = [Report.from_dict(graded[h["id"]]) for h in counting]
     page = to_html(class_stats(reports, assignment, key)) if reports else None
     service.stats_pages[assignment] = (stamp, page)
     return page
@@ -817,7 +818,9 @@ class Service:
         self.judging = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="course-judge")   # sympy's caches
         self._identify = identify
         self._public: dict[str, Any] = {}
-        self.busy: set[str] = set()   # users with a check or commit under way (the event loop's thread only)
+        # users with a check, commit or hand-in being worked on: held to its end even if the client hangs up
+        # (`sending` below holds a user's body while it arrives, and lets go when the client hangs up)
+        self.busy: set[str] = set()   # (the event loop's thread only)
         self.config = config
         self._deadlines: tuple[Any, dict[str, Any]] = (None, {})
         self.stats_pages: dict[str, tuple[Any, str | None]] = {}   # assignment -> (what it was made from, the page)
@@ -854,6 +857,11 @@ class Service:
                     log.warning("%s names %s, not released on this service (yet): a typo in an id?", self.config,
                                 ", ".join(unknown))
         return self._deadlines[1]
+
+    @property
+    def deadlines_stamp(self) -> Any:
+        """What course.toml was when deadlines() last read it (its time, size, inode and ctime)."""
+        return self._deadlines[0]
 
     async def identify(self, token: str) -> User | None:
         if self._identify is not None:

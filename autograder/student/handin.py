@@ -42,15 +42,12 @@ def hand_in(notebook: str | Path, token: str | None = None) -> dict[str, Any]:
 
 def receipt_text(r: dict[str, Any]) -> str:
     """A hand-in's receipt in words, for the student."""
-    late = "" if not r.get("late_by") else f"; {r.get('why')}"
-    late = late or ("; on time" if r.get("due") else "")
+    late = f"; {r.get('why')}" if r.get("late_by") else ("; on time" if r.get("due") else "")
     due = f"; due {r['due']}" if r.get("due") else ""
+    which = ("It is the hand-in that counts now." if r.get("counts") else
+             "An earlier hand-in, made before the deadline, still counts.")
     if r.get("again"):
         return (f"{r['assignment']}: this is the same notebook as your last hand-in, of {r['received']} (sha256 "
-                f"{r['digest'][:16]}…), so it is kept once{due}{late}. "
-                + ("It is the hand-in that counts now." if r.get("counts") else
-                   "An earlier hand-in, made before the deadline, still counts."))
+                f"{r['digest'][:16]}…), so it is kept once{due}{late}. {which}")
     return (f"handed in {r['assignment']} as {r['student']} at {r['received']} (the course's clock): {r['size']:,} bytes, "
-            f"sha256 {r['digest'][:16]}…{due}{late}. "
-            + ("It is the hand-in that counts now." if r.get("counts") else
-               "An earlier hand-in, made before the deadline, still counts."))
+            f"sha256 {r['digest'][:16]}…{due}{late}. {which}")

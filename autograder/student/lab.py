@@ -102,7 +102,6 @@ class Lab:
         self.assignment, self.student = assignment, str(student_id).strip()
         if inside_probe():
             self.key_path = None
-            self.course = None   # the grader's run: lab.submit() and lab.feedback() do nothing there
             self._plan: plan.ProbePlan | None = None
             self.parameters = Parameters(json.loads(os.environ.get("AUTOGRAD_LAB_PARAMETERS", "{}")))
             return

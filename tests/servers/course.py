@@ -86,3 +86,18 @@ def call(url: str, token: str | None, method: str = "GET", body: Any = None, raw
             return e.code, json.loads(text)
         except ValueError:
             return e.code, text.decode("utf-8", "replace")
+
+
+def busy_course(folder: Path, key_path: Path, notebook: Path, n: int, db: str | None = None,
+                burst: int = 1000) -> tuple[Service, str, dict[str, str]]:
+    """A service in `folder` for a crowd (rate limits off: `burst` at once, 1000/s), with staff prof and students
+    s000 ... s<n-1>, and `key_path`'s assignment published for it (its course folder in folder/student):
+    (service, staff token, student -> token)."""
+    from autograder.service.commands import publish
+
+    svc = Service(folder / "service", db=db, args=("--burst", str(burst), "--rate", "1000"))
+    staff = svc.add("prof", staff=True)["prof"]
+    tokens = svc.add(*(f"s{i:03d}" for i in range(n)))
+    publish(key_path, svc.url, folder / "student", "token", notebook, token=staff)
+    return svc, staff, tokens
+
