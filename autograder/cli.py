@@ -283,7 +283,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _check_with(args: argparse.Namespace, path: Path, key_path: Path, start: Any) -> int:
-    from autograder.grading.grade import grade_notebook, prepare_judging
+    from autograder.grading.grade import grade_notebook, prepare_grading
     from autograder.render.terminal import render
 
     key = _load_key(key_path, args.limit)
@@ -293,7 +293,7 @@ def _check_with(args: argparse.Namespace, path: Path, key_path: Path, start: Any
     unknown = [e for e in args.exercise or [] if e not in known]
     if unknown:
         return _fail(f"no exercise {', '.join(unknown)}; the exercises are {', '.join(known)}")
-    prepare_judging(key)
+    prepare_grading(key)
     try:
         worker = start.get()
     except OSError:
@@ -547,6 +547,10 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
             return _fail(str(e))
         if not args.json:
             print(cluster.describe(grid), file=sys.stderr)
+    if started is not None:   # while the worker imports torch: sympy, the key's expressions, nbformat's reader
+        from autograder.grading.grade import prepare_grading
+
+        prepare_grading(key)
     try:
         result = grade_batch(subs, key, out, args.jobs, conceal=_conceal_for(key_path), force=args.force, grid=grid,
                              started=started, course_commits=course_commits)

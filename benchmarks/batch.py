@@ -11,9 +11,14 @@ grades), and prints submissions per second for each, their ratio, the per-submis
 of our sandbox (fork to JSON back, on an empty request), the peak memory of each grader's whole
 process tree and a cold `autograder check` against a bare `import torch` (--cold).
 
+It ends with issue 32's targets, each "met", "not met" or "not measured": the rate against the code before
+(--against REV: the project at that git revision grades the same batch, alternating round by round with this tree),
+against nbgrader, the empty run, the cold check and the tree's peak memory (PSS summed; RSS summed too).
+
 Run (after `autograder release solutions/01-backward-vs-grad`):
     .venv/bin/python benchmarks/batch.py                  # N = 200; nbgrader takes ~15 min
     .venv/bin/python benchmarks/batch.py --n 40 --nbgrader-n 10
+    .venv/bin/python benchmarks/batch.py --nbgrader-n 10 --against main~1 --profile   # against the code before
     .venv/bin/python benchmarks/batch.py --nbgrader-n 0 --scheduler local:2   # and on Dask, in the same run
 
 With --scheduler ADDRESS|local:N it also grades the same submissions on Dask (`grade --scheduler`), prints
@@ -78,11 +83,15 @@ def make_submissions(n: int, folder: Path) -> dict[str, int]:
 
 
 class PeakMemory(threading.Thread):
-    """Samples the summed resident memory (bytes) of a process and all its descendants."""
+    """Samples the memory of a process and all its descendants every 0.1 s; keeps two peaks, in bytes:
+    `peak`, the resident memory summed over the tree (RSS: a page the worker shares with its children is counted
+    once per process that maps it, so each forked run adds the warm worker's whole size), and `peak_pss`, the
+    proportional set size summed (PSS, /proc/<pid>/smaps_rollup: each shared page split among the processes that
+    share it; what the tree really holds)."""
 
     def __init__(self, pid: int) -> None:
         super().__init__(daemon=True)
-        self.pid, self.peak, self.done = pid, 0, threading.Event()
+        self.pid, self.peak, self.peak_pss, self.done = pid, 0, 0, threading.Event()
 
     def run(self) -> None:
         page = os.sysconf("SC_PAGE_SIZE")
@@ -103,13 +112,62 @@ class PeakMemory(threading.Thread):
                 grew = bool(more)
                 tree |= more
             self.peak = max(self.peak, sum(rss.get(p, 0) for p in tree))
+            self.peak_pss = max(self.peak_pss, sum(map(_pss, tree)))
 
 
+def _pss(pid: int) -> int:
+    """Bytes of proportional set size of `pid` (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
+            for line in f:
+                if line.startswith(b"Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+MEMORY = {"pss": 0}   # the last `timed` command's peak PSS summed over its tree (bytes)
 CPU = {"last": 0.0}   # CPU seconds (user + system) the last `timed` command and the children it reaped used
 
 
+def machine_busy() -> tuple[float, float]:
+    """(busy, total) core-seconds of the whole machine so far, from /proc/stat (busy: everything but idle and
+    iowait)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    hz = os.sysconf("SC_CLK_TCK")
+    return (sum(v[:8]) - v[3] - v[4]) / hz, sum(v[:8]) / hz
+
+
+def baseline_tree(rev: str, tmp: Path) -> tuple[str, Path]:
+    """The project at git revision `rev` (e.g. main~3), to time against in the same run: its files (git archive)
+    and a venv of its own whose site-packages are hard links to this one's, less this project's editable install,
+    plus a .pth naming the old files (the sandbox's worker imports the package through its venv, so it runs the
+    old code too). Returns (its python, its folder). Exits when `rev` is unknown."""
+    src, venv = tmp / "baseline", tmp / "baseline-venv"
+    src.mkdir()
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True)
+    if archive.returncode != 0:
+        sys.exit(f"--against {rev}: {archive.stderr.decode(errors='replace').strip()}")
+    subprocess.run(["tar", "-x", "-C", str(src)], input=archive.stdout, check=True)
+    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip", str(venv)],
+                   check=True)
+    import sysconfig
+
+    mine = Path(sysconfig.get_paths()["purelib"])
+    theirs = venv / mine.relative_to(sys.prefix)
+    if subprocess.run(["cp", "-al", f"{mine}/.", str(theirs)], capture_output=True).returncode != 0:
+        subprocess.run(["cp", "-a", f"{mine}/.", str(theirs)], check=True)   # another file system: copies
+    for p in [*theirs.glob("__editable__*autograd_lab*"), *theirs.glob("autograd_lab-*.dist-info")]:
+        shutil.rmtree(p) if p.is_dir() else p.unlink()
+    (theirs / "autograd_lab_baseline.pth").write_text(f"{src}\n")
+    return str(venv / "bin" / "python"), src
+
+
 def timed(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, int, subprocess.CompletedProcess]:
-    """Run `cmd`; returns (wall seconds, peak tree memory in bytes, the completed process). CPU["last"] is then
+    """Run `cmd`; returns (wall seconds, peak tree memory in bytes (RSS summed), the completed process).
+    MEMORY["pss"] is then the peak of the tree's PSS summed, in bytes. CPU["last"] is then
     the CPU seconds it and the children it reaped used (getrusage). The sandboxed worker's CPU is not among
     them: it is not reaped back through bwrap (measured: a cold `check` reports less CPU than its worker's
     torch import); --profile measures it per run instead."""
@@ -124,25 +182,35 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple
     seconds = time.monotonic() - start
     mem.done.set()
     mem.join()
+    MEMORY["pss"] = mem.peak_pss
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     CPU["last"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return seconds, mem.peak, subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
-def sandbox_overhead(runs: int = 50) -> tuple[float, float]:
-    """Median and 90th percentile milliseconds of one empty run (fork to JSON back) through a warm worker."""
+def sandbox_overhead(runs: int = 50) -> tuple[float, float, str]:
+    """Median and 90th percentile milliseconds of one empty run (fork to JSON back) through a warm worker, once it
+    has moved into huge pages (it does so between runs in its first half second, where the kernel offers them);
+    and what the worker says of its pages (e.g. "huge pages: 118 MiB of the warm worker")."""
     from autograder.sandbox import client as sandbox
 
     request = {"v": 1, "cells": [], "names": [], "calls": [], "parameters": {}, "call_timeout": 5, "cell_timeout": 5}
     with sandbox.Worker() as worker:
-        worker.run(request)
+        run = worker.run(request)
+        for _ in range(20):   # at most 2 s for the collapse
+            if worker.huge_pages != "yes" or run.worker_huge_bytes:
+                break
+            time.sleep(0.1)
+            run = worker.run(request)
         times = []
         for _ in range(runs):
             start = time.perf_counter()
-            worker.run(request)
+            run = worker.run(request)
             times.append((time.perf_counter() - start) * 1000)
+        pages = (f"huge pages: {run.worker_huge_bytes >> 20} MiB of the warm worker" if worker.huge_pages == "yes"
+                 else f"no huge pages: {worker.huge_pages}")
     times.sort()
-    return statistics.median(times), times[int(len(times) * 0.9)]
+    return statistics.median(times), times[int(len(times) * 0.9)], pages
 
 
 def dask_overhead(address: str, size: int, tasks: int = 400) -> tuple[float, float]:
@@ -231,7 +299,7 @@ BREAKDOWN = [
     ("probe request", _stage("request")),
     ("sandbox, in all (request sent to status back)", _stage("sandbox")),
     ("· grader to worker (worker loop, fds)", lambda st, pr: (pr["fork_start"] - pr["sent"]) * 1000 if "sent" in pr else None),
-    ("· fork", _probe("fork_start", "child_start")),
+    ("· fork, or hand-over to the child forked ahead", _probe("fork_start", "child_start")),
     ("· sandbox set-up (namespaces, mounts, limits, uid, request)", _probe("child_start", "probe_start")),
     ("· cells (IPython run_cell)", lambda st, pr: pr.get("cells", 0.0) * 1000 if pr else None),
     ("· calls: the produce functions themselves", lambda st, pr: pr.get("calls", 0.0) * 1000 if pr else None),
@@ -325,6 +393,10 @@ def main() -> None:
                          "torch'`, K runs of each, alternating (default 5; 0: skip)")
     ap.add_argument("--profile", action="store_true", help="also grade the batch once more with AUTOGRAD_LAB_PROFILE "
                     "and print where each submission's milliseconds go, stage by stage")
+    ap.add_argument("--rounds", type=int, default=3, metavar="R",
+                    help="grade the batch R times and report the median rate (default 3)")
+    ap.add_argument("--against", metavar="REV", help="also grade it with the project at git revision REV (e.g. "
+                    "main~1), alternating with this tree round by round, and print the ratio of the medians")
     args = ap.parse_args()
     nb_n = args.n if args.nbgrader_n is None else min(args.n, args.nbgrader_n)
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
@@ -338,23 +410,53 @@ def main() -> None:
         burn = burn_seconds()
         print(f"the slow submissions' extra cell: {burn:.3f} s of CPU here (the median of 5 runs in this process)")
 
-        median, p90 = sandbox_overhead()
-        print(f"sandbox overhead (empty run, fork to JSON back): median {median:.1f} ms, p90 {p90:.1f} ms")
+        median, p90, pages = sandbox_overhead()
+        print(f"sandbox overhead (empty run, fork to JSON back): median {median:.1f} ms, p90 {p90:.1f} ms ({pages})")
 
         key = ROOT / "build" / ASSIGNMENT / "key.json"
         cmd = [sys.executable, "-m", "autograder", "grade", str(subs_dir), "--out", str(tmp / "ours"),
                "--key", str(key), "--jobs", str(args.jobs), "--force"]
-        ours_s, ours_mem, done = timed(cmd, ROOT)
-        if done.returncode != 0:
-            sys.exit(f"autograder grade failed:\n{done.stderr[-2000:]}")
-        ours_rate = args.n / ours_s
-        ours_cpu = CPU["last"]
-        print(f"autograd-lab grade --jobs {args.jobs}: {args.n} in {ours_s:.2f} s = {ours_rate:.1f} submissions/s, "
-              f"peak memory {ours_mem / 2**20:.0f} MiB, CPU reaped by the grader {ours_cpu:.2f} s "
+        trees = [("this tree", cmd, ROOT)]
+        if args.against:
+            python, old_root = baseline_tree(args.against, tmp)
+            trees.append((f"at {args.against}", [python, *cmd[1:6], str(tmp / "theirs"), *cmd[7:]], old_root))
+        rates: dict[str, list[float]] = {name: [] for name, _, _ in trees}
+        peaks: dict[str, list[tuple[int, int]]] = {name: [] for name, _, _ in trees}
+        busy: list[float] = []
+        for r in range(max(1, args.rounds)):
+            for name, command, cwd in (trees if r % 2 == 0 else trees[::-1]):   # each goes first every other round
+                b0, t0 = machine_busy()
+                seconds, mem, done = timed(command, cwd)
+                b1, t1 = machine_busy()
+                if done.returncode != 0:
+                    sys.exit(f"autograder grade ({name}) failed:\n{done.stderr[-2000:]}")
+                rates[name].append(args.n / seconds)
+                peaks[name].append((mem, MEMORY["pss"]))
+                if name == "this tree":
+                    busy.append((b1 - b0) / (t1 - t0))
+                    ours_cpu = CPU["last"]
+        for name, _, _ in trees:
+            rss, pss = max(m for m, _ in peaks[name]), max(p for _, p in peaks[name])
+            print(f"autograd-lab grade --jobs {args.jobs} ({name}): {args.n} submissions, median "
+                  f"{statistics.median(rates[name]):.1f} submissions/s over {len(rates[name])} rounds "
+                  f"({', '.join(f'{x:.1f}' for x in rates[name])}); peak memory {rss / 2**20:.0f} MiB RSS summed over the "
+                  f"process tree (a page the worker shares with a run counts once per process), {pss / 2**20:.0f} MiB "
+                  f"PSS summed (shared pages split among their sharers)")
+        ours_rate = statistics.median(rates["this tree"])
+        ours_mem = max(m for m, _ in peaks["this tree"])
+        ours_pss = max(p for _, p in peaks["this tree"])
+        print(f"this tree: the machine's cores busy {100 * statistics.median(busy):.0f}% of the batch's wall time "
+              f"(/proc/stat, the worker's start included); CPU reaped by the grader {ours_cpu:.2f} s "
               f"({1000 * ours_cpu / args.n:.1f} ms per submission; the sandbox's is in --profile)")
+        speedup = None
+        if args.against:
+            speedup = ours_rate / statistics.median(rates[trees[1][0]])
+            print(f"speed-up against {args.against}: {speedup:.2f}x (ratio of the medians)")
+        cold_ratio = None
 
         if args.cold:
             check, bare = cold_start(args.cold, sorted(subs_dir.glob("*.ipynb"))[0])
+            cold_ratio = statistics.median(check) / statistics.median(bare)
             print(f"cold start, {args.cold} alternating runs of each: `autograder check` on one notebook median "
                   f"{statistics.median(check):.2f} s ({', '.join(f'{x:.2f}' for x in check)}); `python -c 'import torch'` "
                   f"median {statistics.median(bare):.2f} s ({', '.join(f'{x:.2f}' for x in bare)}); ratio "
@@ -392,26 +494,54 @@ def main() -> None:
             print(f"Dask per-task overhead ({size} bytes each way): {alone:.1f} ms round trip alone (median), "
                   f"{many:.2f} ms per task when 400 are sent at once")
 
-        if nb_n == 0:
-            return
-        course = tmp / "course"
-        course.mkdir()
-        chosen = sorted(subs_dir.glob("*.ipynb"))[:nb_n]
-        nbgrader_course(chosen, course)
-        nbg = [sys.executable, "-m", "nbgrader"]
-        env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-        for step in (["db", "assignment", "add", ASSIGNMENT], ["generate_assignment", ASSIGNMENT, "--force"]):
-            prep = subprocess.run(nbg + step, cwd=course, capture_output=True, text=True, env=env)
-            if prep.returncode != 0:
-                sys.exit(f"nbgrader {' '.join(step)} failed:\n{prep.stderr[-2000:]}")
-        nb_s, nb_mem, done = timed(nbg + ["autograde", ASSIGNMENT, "--create", "--force"], course, env)
-        autograded = len(list((course / "autograded").glob(f"*/{ASSIGNMENT}/*.ipynb")))
-        nb_rate = nb_n / nb_s
-        print(f"nbgrader autograde: {nb_n} in {nb_s:.1f} s = {nb_rate:.3f} submissions/s "
-              f"({autograded} autograded notebooks written), peak memory {nb_mem / 2**20:.0f} MiB")
-        print(f"ratio: {ours_rate / nb_rate:.0f}x")
-        print("(nbgrader ran every notebook in a kernel; there the check cells refuse to grade, since code in the "
-              "notebook could set its own score: its scores are not grades and are not compared)")
+        nb_ratio = None
+        if nb_n:
+            nb_ratio = nbgrader_ratio(subs_dir, nb_n, tmp, ours_rate)
+        targets(speedup, nb_ratio, median, cold_ratio, ours_mem, ours_pss, pages)
+
+
+def targets(speedup: float | None, nb_ratio: float | None, empty_ms: float, cold_ratio: float | None, rss: int,
+            pss: int, pages: str) -> None:
+    """Print issue 32's targets against what this run measured (each "met", "not met" or "not measured")."""
+    def line(what: str, value: str, ok: bool | None, goal: str) -> str:
+        verdict = "not measured" if ok is None else ("met" if ok else "not met")
+        return f"- {what}: {value} (target {goal}): {verdict}"
+    print("\ntargets:")
+    print(line("200-mix rate against the code before", "-" if speedup is None else f"{speedup:.2f}x",
+               None if speedup is None else speedup >= 2.0, "at least 2x; --against REV"))
+    print(line("against nbgrader autograde", "-" if nb_ratio is None else f"{nb_ratio:.0f}x",
+               None if nb_ratio is None else nb_ratio >= 250, "at least 250x"))
+    print(line("empty run, median", f"{empty_ms:.1f} ms", empty_ms <= 6.0, "at most 6 ms"))
+    print(line("cold `autograder check` against a bare `import torch`", "-" if cold_ratio is None else
+               f"{cold_ratio:.2f}x", None if cold_ratio is None else cold_ratio <= 1.1, "at most 1.1x"))
+    print(line("peak memory of the whole tree, PSS summed", f"{pss / 2**20:.0f} MiB", pss <= 700 * 2**20,
+               "at most 700 MiB"))
+    print(f"  (RSS summed, which counts the warm worker's pages once per run that maps them: {rss / 2**20:.0f} MiB)")
+    print(f"- {pages}")
+
+
+def nbgrader_ratio(subs_dir: Path, nb_n: int, tmp: Path, ours_rate: float) -> float:
+    """Grade the first `nb_n` submissions with `nbgrader autograde`; print its rate and ours against it; returns
+    the ratio."""
+    course = tmp / "course"
+    course.mkdir()
+    chosen = sorted(subs_dir.glob("*.ipynb"))[:nb_n]
+    nbgrader_course(chosen, course)
+    nbg = [sys.executable, "-m", "nbgrader"]
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    for step in (["db", "assignment", "add", ASSIGNMENT], ["generate_assignment", ASSIGNMENT, "--force"]):
+        prep = subprocess.run(nbg + step, cwd=course, capture_output=True, text=True, env=env)
+        if prep.returncode != 0:
+            sys.exit(f"nbgrader {' '.join(step)} failed:\n{prep.stderr[-2000:]}")
+    nb_s, nb_mem, done = timed(nbg + ["autograde", ASSIGNMENT, "--create", "--force"], course, env)
+    autograded = len(list((course / "autograded").glob(f"*/{ASSIGNMENT}/*.ipynb")))
+    nb_rate = nb_n / nb_s
+    print(f"nbgrader autograde: {nb_n} in {nb_s:.1f} s = {nb_rate:.3f} submissions/s "
+          f"({autograded} autograded notebooks written), peak memory {nb_mem / 2**20:.0f} MiB")
+    print(f"ratio: {ours_rate / nb_rate:.0f}x")
+    print("(nbgrader ran every notebook in a kernel; there the check cells refuse to grade, since code in the "
+          "notebook could set its own score: its scores are not grades and are not compared)")
+    return ours_rate / nb_rate
 
 
 if __name__ == "__main__":

@@ -22,9 +22,11 @@ SECRET = "-golden-reports"   # seeds the graded fresh points of every golden rep
 
 
 def normalised(report: dict) -> dict:
-    """A report's JSON form without what may differ between two correct runs: its wall time and the
-    installed sympy's version string."""
-    out = {**report, "seconds": 0.0, "versions": {**report.get("versions", {}), "sympy": "*"}}
+    """A report's JSON form without what may differ between two correct runs: its wall time, the
+    installed sympy's version string and the isolation line's clause on the warm worker's pages (huge pages where
+    the kernel offers them: the machine's, not the grading's)."""
+    out = {**report, "seconds": 0.0, "versions": {**report.get("versions", {}), "sympy": "*"},
+           "isolation": str(report.get("isolation", "")).split("; warm worker in ")[0]}
     return json.loads(json.dumps(out))   # as written: lists, not tuples
 
 

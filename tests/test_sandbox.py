@@ -118,3 +118,48 @@ def test_an_early_worker_is_used_only_for_folders_it_was_asked_to_conceal(tmp_pa
         assert not start.conceals([str(tmp_path / "subs" / "link")])   # really tmp_path/elsewhere
         assert not start.conceals([str(tmp_path / "subsidiary")])       # a longer name is not inside
         assert start.get().isolation
+
+
+def test_the_warm_worker_moves_into_huge_pages_where_the_kernel_offers_them_and_changes_nothing_where_not(tmp_path):
+    """This machine's kernel (THP `madvise`, Linux 6.1+) collapses a torch process's memory into huge pages; where
+    THP is `never` or absent, nothing is tried and the report's sandbox line says why."""
+    import subprocess
+    import sys
+
+    from autograder.sandbox.inside import hugepages
+
+    assert hugepages.supported() == ""
+    never = tmp_path / "enabled"
+    never.write_text("always madvise [never]\n")
+    assert hugepages.supported(str(never)) == "transparent huge pages are off here (THP never)"
+    assert hugepages.supported(str(tmp_path / "absent")) == "this kernel has no transparent huge pages"
+    assert hugepages.Collapser("transparent huge pages are off here (THP never)").pending is False
+    assert policy.memory_line("yes") == "; warm worker in huge pages"
+    assert policy.memory_line("this kernel has no MADV_COLLAPSE (Linux 6.1+)") == \
+        "; warm worker in 4 KiB pages (this kernel has no MADV_COLLAPSE (Linux 6.1+))"
+    done = subprocess.run([sys.executable, "-c", "import torch\nfrom autograder.sandbox.inside import hugepages\n"
+                           "h = hugepages.collapse()\nprint(h.applied, h.huge_bytes >> 20, h.anon_bytes >> 20)"],
+                          capture_output=True, text=True, timeout=300)
+    applied, huge, anon = done.stdout.split()
+    assert applied == "True" and int(huge) >= 50 and int(huge) <= int(anon)   # 116 of 143 MiB here
+    with sandbox.Worker() as fresh:
+        assert fresh.huge_pages == "yes" and fresh.isolation.endswith("; warm worker in huge pages")
+
+
+def test_each_run_is_a_fresh_child_of_the_pristine_worker_with_its_own_namespaces_and_limits_from_its_start(worker):
+    """The worker forks the next run's child ahead, while it is idle; that child is still a fresh fork of the worker,
+    never of an earlier run, gets a session and network namespace of its own, and its wall limit counts from when
+    its run was handed to it, not from when it was forked."""
+    import time
+
+    cells = ["import os, json\nmarked = hasattr(json, 'marked_by_a_run')\njson.marked_by_a_run = True\n"
+             "pid = os.getpid()\nnet = os.readlink('/proc/self/ns/net')\nleader = os.getsid(0) == os.getpid()"]
+    runs = [wire.parse_results(worker.run(request(cells, names=["marked", "pid", "net", "leader"])).results).names
+            for _ in range(3)]
+    assert [r["marked"]["v"] for r in runs] == [False, False, False]   # no run sees what an earlier one changed
+    assert len({r["pid"]["v"] for r in runs}) == 3 and len({r["net"]["v"] for r in runs}) == 3
+    assert all(r["leader"]["v"] for r in runs)
+    time.sleep(3)   # the spare waits meanwhile: its run's 2 s wall limit must not have started
+    run = worker.run(request(["import time\ntime.sleep(0.5)\nslept = True"], names=["slept"]),
+                     Limits(submission_timeout=2))
+    assert not run.timed_out and wire.parse_results(run.results).names["slept"] == {"t": "bool", "v": True}

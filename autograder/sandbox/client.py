@@ -53,6 +53,7 @@ class ProbeRun:
     isolation: str = ""
     stalled: bool = False
     over_memory: bool = False
+    worker_huge_bytes: int = 0   # the warm worker's memory in huge pages when the run ended (0: none, or not yet)
 
 
 @lru_cache(maxsize=1)
@@ -119,6 +120,7 @@ class Worker:
         self._proc: subprocess.Popen | None = None
         self._sock: socket.socket | None = None
         self.isolation = ""
+        self.huge_pages = ""   # "yes" where the worker's memory goes into huge pages, else why not (in words)
         self._start()
 
     def _start(self) -> None:
@@ -139,16 +141,22 @@ class Worker:
             child.close()
         parent.settimeout(self.START_TIMEOUT)
         try:
-            ready = parent.recv(64)
+            ready = parent.recv(1024)
         except (socket.timeout, OSError):
             ready = b""
-        if ready != b"ready":
+        try:
+            said = json.loads(ready[5:]) if ready.startswith(b"ready") else None
+        except ValueError:
+            said = None
+        if not isinstance(said, dict):
             self._proc.kill()
             self._proc.wait()
             self._log.seek(0)
             raise OSError(f"the sandbox worker did not start: {self._log.read()[-2000:].decode('utf-8', 'replace')}")
         parent.settimeout(None)
         self._sock = parent
+        self.huge_pages = str(said.get("huge_pages", ""))
+        self.isolation += policy.memory_line(self.huge_pages)
 
     def run(self, request: dict[str, Any], limits: Limits = Limits()) -> ProbeRun:
         """Run the probe on `request` in a fresh child of the worker.
@@ -217,12 +225,14 @@ class Worker:
             profile.add("cpu: the run's process", float(st.get("cpu", 0.0)))
             profile.add("worker cpu so far", float(st.get("worker_cpu", 0.0)))
             profile.add("page faults of the run's process (a count)", float(st.get("faults", 0)))
+            profile.add("huge pages of the worker (bytes)", float(st.get("worker_huge", 0)))
             results, cut = reader.result()
             size = out.seek(0, os.SEEK_END)
             out.seek(max(0, size - OUTPUT_TAIL_BYTES))
             tail = out.read(OUTPUT_TAIL_BYTES).decode("utf-8", "replace")
             return ProbeRun(results, tail, int(st["exit"]), bool(st["timed_out"]), float(st["seconds"]), cut,
-                            self.isolation, bool(st.get("stalled")), bool(st.get("over_memory")))
+                            self.isolation, bool(st.get("stalled")), bool(st.get("over_memory")),
+                            int(st.get("worker_huge", 0)))
         finally:
             for fd in (results_r, results_w, status_r, status_w):
                 if fd >= 0:

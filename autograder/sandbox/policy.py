@@ -51,6 +51,14 @@ def isolation(bwrap: bool, root: bool, why_not: str = "") -> str:
     return f"own process only ({why_not}): files and network are not isolated"
 
 
+def memory_line(huge_pages: str) -> str:
+    """The isolation line's last clause: whether the warm worker's memory is in huge pages ("yes"), or why not.
+    Runs are the same either way; only forking them costs less (sandbox.inside.hugepages)."""
+    if huge_pages == "yes":
+        return "; warm worker in huge pages"
+    return f"; warm worker in 4 KiB pages ({huge_pages})" if huge_pages else ""
+
+
 def environment(home: str) -> dict[str, str]:
     """A run's whole environment: nothing of the grader's passes through (no tokens, no PYTHONPATH); the
     working directory stays empty (IPython's files go to `home`)."""

@@ -1,5 +1,6 @@
 """worker: what runs INSIDE the sandbox, on the untrusted side: the warm worker's loop (imports torch,
-IPython and the probe once), one fresh fork per submission (private folders and namespaces, limits, an
+IPython and the probe once, then moves its memory into huge pages between runs), one fresh fork per submission
+(forked ahead while the loop is idle, with its session and namespaces; then private folders, limits, an
 unprivileged uid, then the probe) and the clean-up that kills everything a run started. Started by
 `sandbox.Worker` as `python -I -m autograder.sandbox.inside.worker --worker FD RUNS sandboxed|plain`; it talks to the
 grader over one SOCK_SEQPACKET socket (a JSON header, with the warm-ups the run's cells may need, and four
@@ -16,7 +17,8 @@ The worker, which no submission can reach, holds every limit of a run whatever t
 - the memory of all the run's processes together (private memory, from /proc/<pid>/smaps_rollup, every
   MEMORY_POLL seconds; `over_memory`).
 
-May import: stdlib, autograder.model, autograder.sandbox.policy, autograder.sandbox.inside.probe (and, by name, the
+May import: stdlib, autograder.model, autograder.sandbox.policy, autograder.sandbox.inside.probe,
+autograder.sandbox.inside.hugepages (and, by name, the
 modules policy.WARM_IMPORTS lists, to warm them).
 """
 from __future__ import annotations
@@ -35,6 +37,7 @@ import traceback
 from typing import Any
 
 from autograder.sandbox import policy
+from autograder.sandbox.inside import hugepages
 from autograder.model import Limits
 
 _random = random.SystemRandom()
@@ -71,14 +74,17 @@ def main(sock_fd: int, runs: str, sandboxed: bool) -> None:
     for name in policy.WARM_IMPORTS:   # what every notebook's setup cell imports: once here, for every child
         importlib.import_module(name)
 
-    gc.collect()
-    gc.freeze()   # what the worker holds is out of the children's collections: their gc copies none of its pages
+    gc.collect(1)   # the young generations only: a full collection here finds nothing and costs ~90 ms of every start
+    gc.freeze()     # what the worker holds is out of the children's collections: their gc copies none of its pages
+    why_not = hugepages.supported()   # the worker's memory goes into huge pages between runs (forks are cheaper)
+    collapser = hugepages.Collapser(why_not)
 
     sock = socket.socket(fileno=sock_fd)
-    sock.sendall(b"ready")
+    sock.sendall(b"ready" + json.dumps({"huge_pages": why_not or "yes"}).encode())
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     jobs: dict[int, dict[str, Any]] = {}   # pidfd -> job
     beats: dict[int, dict[str, Any]] = {}  # beat pipe -> job
+    spare: dict[str, Any] | None = None    # the next run's child, forked ahead (see _fork_spare)
     next_poll = time.monotonic()
     import select
 
@@ -88,7 +94,13 @@ def main(sock_fd: int, runs: str, sandboxed: bool) -> None:
         if deadlines:
             deadlines.append(next_poll)
         timeout = max(0.0, min(deadlines) - now) if deadlines else None
-        ready = select.select([sock, *jobs, *beats], [], [], timeout)[0]
+        idle_work = spare is None or collapser.pending
+        ready = select.select([sock, *jobs, *beats], [], [], 0.0 if idle_work else timeout)[0]
+        if not ready and idle_work:   # nothing to answer: fork the next run's child, else a step of the collapse
+            if spare is None:
+                spare = _fork_spare(runs, sandboxed, shell)
+            else:
+                collapser.step()   # about 5 ms
         if sock in ready:
             try:
                 msg, fds, _, _ = socket.recv_fds(sock, 1 << 16, 8)
@@ -97,14 +109,38 @@ def main(sock_fd: int, runs: str, sandboxed: bool) -> None:
             if not msg:   # the grader is gone: so are its runs
                 for job in jobs.values():
                     _kill_run(job, sandboxed)
+                if spare is not None:
+                    _discard(spare)
                 os._exit(0)
             header = json.loads(msg)
             if probe.warm_up(header.get("warm", ())):   # once per worker: every later run inherits it (it blocks
                 gc.collect()                             # this loop for a second or two, once)
                 gc.freeze()
-            job = _start_child(header, fds, runs, sandboxed, shell)
-            jobs[job["pidfd"]] = job
-            beats[job["beat"]] = job
+                collapser = hugepages.Collapser(why_not)   # what the warm-up added (the rest is quickly passed over)
+                if spare is not None:   # forked before the warm-up: it lacks it
+                    _discard(spare)
+                    spare = None
+            job = None
+            for _ in range(2):   # a spare that died meanwhile is replaced once
+                if spare is None:
+                    spare = _fork_spare(runs, sandboxed, shell)
+                try:
+                    job = _dispatch(spare, header, fds, sandboxed)
+                except OSError:
+                    _discard(spare)
+                    continue
+                finally:
+                    spare = None
+                break
+            if job is None:   # no child could take the run: it ends at once, with the code of a probe's fault
+                for fd in fds[:3]:
+                    os.close(fd)
+                _report(fds[3], {"exit": 70, "timed_out": False, "stalled": False, "over_memory": False,
+                                 "seconds": 0.0, "cpu": 0.0, "faults": 0, "worker_cpu": round(_own_cpu(), 6),
+                                 "worker_huge": collapser.held[0]})
+            else:
+                jobs[job["pidfd"]] = job
+                beats[job["beat"]] = job
         for fd in [fd for fd in ready if fd in beats]:
             job = beats[fd]
             try:
@@ -130,18 +166,11 @@ def main(sock_fd: int, runs: str, sandboxed: bool) -> None:
             _kill_run(job, sandboxed)   # what it left running goes too (before the reap: no pid reuse)
             _, status, usage = os.wait4(job["pid"], 0)
             os.close(pidfd)
-            code = os.waitstatus_to_exitcode(status)
-            try:
-                os.write(job["status"], json.dumps({"exit": code, "timed_out": job["killed"] == "wall",
-                                                    "stalled": job["killed"] == "step",
-                                                    "over_memory": job["killed"] == "memory",
-                                                    "seconds": round(time.monotonic() - job["start"], 6),
-                                                    "cpu": round(usage.ru_utime + usage.ru_stime, 6),
-                                                    "faults": usage.ru_minflt,
-                                                    "worker_cpu": round(_own_cpu(), 6)}).encode())
-            except OSError:
-                pass
-            os.close(job["status"])
+            _report(job["status"], {"exit": os.waitstatus_to_exitcode(status), "timed_out": job["killed"] == "wall",
+                                    "stalled": job["killed"] == "step", "over_memory": job["killed"] == "memory",
+                                    "seconds": round(time.monotonic() - job["start"], 6),
+                                    "cpu": round(usage.ru_utime + usage.ru_stime, 6), "faults": usage.ru_minflt,
+                                    "worker_cpu": round(_own_cpu(), 6), "worker_huge": collapser.held[0]})
         now = time.monotonic()
         poll = now >= next_poll
         if poll:
@@ -168,56 +197,120 @@ def _own_cpu() -> float:
     return u.ru_utime + u.ru_stime
 
 
-def _start_child(header: dict[str, Any], fds: list[int], runs: str, sandboxed: bool, shell: Any) -> dict[str, Any]:
-    req_fd, results_fd, output_fd, status_fd = fds
-    uid = policy.UID_BASE + _random.randrange(policy.UID_SPAN) if sandboxed else None
-    beat_r, beat_w = os.pipe()
-    limits = Limits(**header["limits"])
+def _report(status_fd: int, status: dict[str, Any]) -> None:
+    """Write a run's end on its status pipe and close it (a grader that stopped listening loses nothing else)."""
+    try:
+        os.write(status_fd, json.dumps(status).encode())
+    except OSError:
+        pass
+    os.close(status_fd)
+
+
+def _fork_spare(runs: str, sandboxed: bool, shell: Any) -> dict[str, Any]:
+    """Fork the next run's child ahead of its run, while the worker has nothing to answer: it closes what it
+    inherited of the worker and of other runs, takes its own session and namespaces (`_isolate`), then waits,
+    still root but running nothing of a submission, for one message on a socket of its own: the run's header
+    (with its uid) and the run's four fds. It then goes on as a child forked for that run would (`_child`). A
+    spare is used once, for one run; the worker holds at most one. Returns {"pid", "pidfd", "sock"}."""
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     sys.stdout.flush()
     sys.stderr.flush()
-    start = time.monotonic()
     pid = os.fork()
-    if pid == 0:   # the child: never returns
-        forked = time.monotonic()
+    if pid == 0:   # the spare: never returns
         try:
-            keep = {req_fd, results_fd, output_fd, beat_w}
+            keep = theirs.fileno()
             for name in os.listdir("/proc/self/fd"):   # nothing of the worker or of other runs
                 fd = int(name)
-                if fd > 2 and fd not in keep:
+                if fd > 2 and fd != keep:
                     try:
                         os.close(fd)
                     except OSError:
                         pass
-            _child(header, req_fd, results_fd, output_fd, beat_w, uid, runs, sandboxed, shell, (start, forked))
+            failed = ""
+            try:
+                _isolate(sandboxed)
+            except BaseException:   # said in the run's output once the run's fds are here
+                failed = traceback.format_exc()
+            msg, fds, _, _ = socket.recv_fds(theirs, 1 << 16, 4)
+            if not msg or len(fds) != 4:   # the worker discarded it, or is gone
+                os._exit(0)
+            received = time.monotonic()
+            theirs.close()
+            header = json.loads(msg)
+            req_fd, results_fd, output_fd, beat_w = fds
+            if failed:
+                os.write(output_fd, failed.encode())
+                os._exit(70)
+            _child(header, req_fd, results_fd, output_fd, beat_w, header["uid"], runs, sandboxed, shell,
+                   (header["start"], received))
         except BaseException:
             try:
                 traceback.print_exc()
             finally:
                 os._exit(70)
         os._exit(0)
+    theirs.close()
+    return {"pid": pid, "pidfd": os.pidfd_open(pid), "sock": mine}
+
+
+def _discard(spare: dict[str, Any]) -> None:
+    """End a spare that will run nothing (the worker's end, a warm-up it lacks, a failed hand-over) and reap it."""
+    try:
+        signal.pidfd_send_signal(spare["pidfd"], signal.SIGKILL)
+    except OSError:
+        pass
+    spare["sock"].close()
+    os.waitpid(spare["pid"], 0)
+    os.close(spare["pidfd"])
+
+
+def _dispatch(spare: dict[str, Any], header: dict[str, Any], fds: list[int], sandboxed: bool) -> dict[str, Any]:
+    """Give a run to `spare`: its uid (drawn now), its beat pipe's writing end and the grader's fds for the request,
+    results and output; the status fd stays here. Its limits count from now. Returns the job.
+    Raises OSError when the spare is gone (the caller discards it and forks another)."""
+    req_fd, results_fd, output_fd, status_fd = fds
+    uid = policy.UID_BASE + _random.randrange(policy.UID_SPAN) if sandboxed else None
+    limits = Limits(**header["limits"])
+    beat_r, beat_w = os.pipe()
+    start = time.monotonic()
+    try:
+        socket.send_fds(spare["sock"], [json.dumps({**header, "uid": uid, "start": start}).encode()],
+                        [req_fd, results_fd, output_fd, beat_w])
+    except OSError:
+        os.close(beat_r)
+        os.close(beat_w)
+        raise
+    spare["sock"].close()
     for fd in (req_fd, results_fd, output_fd, beat_w):
         os.close(fd)
     os.set_blocking(beat_r, False)
     step_max = limits.step_seconds(max(limits.cell_timeout, limits.call_timeout))
-    return {"pid": pid, "pidfd": os.pidfd_open(pid), "uid": uid, "status": status_fd, "start": start,
+    return {"pid": spare["pid"], "pidfd": spare["pidfd"], "uid": uid, "status": status_fd, "start": start,
             "deadline": start + float(header["wall"]), "killed": "", "beat": beat_r, "limits": limits,
             "step_max": step_max, "step_deadline": start + step_max}
 
 
-def _child(header: dict[str, Any], req_fd: int, results_fd: int, output_fd: int, beat_fd: int, uid: int | None,
-           runs: str, sandboxed: bool, shell: Any, times: tuple[float, float] = (0.0, 0.0)) -> None:
-    """One run, in a fresh fork of the worker: private folders and namespaces, limits, then the
-    probe as an unprivileged uid. Order matters: root is given up before any submission code runs.
-    `times`: when the worker forked and when the child began (monotonic seconds; a profiled request's probe
-    reports them)."""
-    from autograder.sandbox.inside import probe
-
+def _isolate(sandboxed: bool) -> None:
+    """The part of a run's isolation that needs nothing of the run: its own session and, sandboxed, its own
+    mount, network, IPC and UTS namespaces, with mounts private from the worker's."""
     os.setsid()
-    limits = Limits(**header["limits"])
     if sandboxed:
         libc = _libc()
         _check(libc.unshare(_CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWIPC | _CLONE_NEWUTS), "unshare")
         _check(libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None), "mount --make-rprivate /")
+
+
+def _child(header: dict[str, Any], req_fd: int, results_fd: int, output_fd: int, beat_fd: int, uid: int | None,
+           runs: str, sandboxed: bool, shell: Any, times: tuple[float, float] = (0.0, 0.0)) -> None:
+    """One run, in a fresh fork of the worker that has its session and namespaces (`_isolate`): private folders,
+    limits, then the probe as an unprivileged uid. Order matters: root is given up before any submission code
+    runs. `times`: when the worker handed the run over and when this child received it (monotonic seconds; a
+    profiled request's probe reports them)."""
+    from autograder.sandbox.inside import probe
+
+    limits = Limits(**header["limits"])
+    if sandboxed:
+        libc = _libc()
         work, home = os.path.join(runs, "work"), os.path.join(runs, "home")
         for path, size in ((work, limits.work_bytes), (home, policy.HOME_BYTES)):   # the only writable places
             opts = f"size={size},mode=1777".encode()
