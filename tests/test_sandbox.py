@@ -159,6 +159,12 @@ def test_each_run_is_a_fresh_child_of_the_pristine_worker_with_its_own_namespace
     assert [r["marked"]["v"] for r in runs] == [False, False, False]   # no run sees what an earlier one changed
     assert len({r["pid"]["v"] for r in runs}) == 3 and len({r["net"]["v"] for r in runs}) == 3
     assert all(r["leader"]["v"] for r in runs)
+    sizes = ["import os\nst = os.statvfs('.')\nmb = st.f_blocks * st.f_frsize // 2**20\nenv = sorted(os.environ)"]
+    default = wire.parse_results(worker.run(request(sizes, names=["mb", "env"])).results).names
+    small = wire.parse_results(worker.run(request(sizes, names=["mb"]), Limits(disk_mb=32)).results).names
+    assert (default["mb"]["v"], small["mb"]["v"]) == (256, 32)   # set up ahead at the default, resized for its run
+    assert [i["v"] for i in default["env"]["items"]] == sorted([*policy.environment("/"), "AUTOGRAD_LAB_PARAMETERS",
+                                                                "AUTOGRAD_LAB_PROBE"])   # the run's own, and the probe's
     time.sleep(3)   # the spare waits meanwhile: its run's 2 s wall limit must not have started
     run = worker.run(request(["import time\ntime.sleep(0.5)\nslept = True"], names=["slept"]),
                      Limits(submission_timeout=2))

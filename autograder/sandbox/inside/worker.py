@@ -45,7 +45,7 @@ MEMORY_POLL = 0.1   # seconds between two measurements of a run's memory
 
 # Linux constants (linux/sched.h, linux/mount.h) for the run's own namespaces and folders.
 _CLONE_NEWNS, _CLONE_NEWUTS, _CLONE_NEWIPC, _CLONE_NEWNET = 0x00020000, 0x04000000, 0x08000000, 0x40000000
-_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REMOUNT, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x8, 0x20, 0x4000, 0x40000
 
 
 def _libc() -> Any:
@@ -228,7 +228,7 @@ def _fork_spare(runs: str, sandboxed: bool, shell: Any) -> dict[str, Any]:
                         pass
             failed = ""
             try:
-                _isolate(sandboxed)
+                _isolate(sandboxed, runs)
             except BaseException:   # said in the run's output once the run's fds are here
                 failed = traceback.format_exc()
             msg, fds, _, _ = socket.recv_fds(theirs, 1 << 16, 4)
@@ -290,38 +290,51 @@ def _dispatch(spare: dict[str, Any], header: dict[str, Any], fds: list[int], san
             "step_max": step_max, "step_deadline": start + step_max}
 
 
-def _isolate(sandboxed: bool) -> None:
-    """The part of a run's isolation that needs nothing of the run: its own session and, sandboxed, its own
-    mount, network, IPC and UTS namespaces, with mounts private from the worker's."""
+def _isolate(sandboxed: bool, runs: str) -> None:
+    """The part of a run's set-up that needs nothing of the run: its own session and, sandboxed, its own mount,
+    network, IPC and UTS namespaces (mounts private from the worker's), its two tmpfs folders (the working folder at
+    the default size: `_child` resizes it for a run whose limits differ), the working folder as its current one and
+    its whole environment; and the first use of json (a pure module, warmed so the run does not pay for it)."""
     os.setsid()
     if sandboxed:
         libc = _libc()
         _check(libc.unshare(_CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWIPC | _CLONE_NEWUTS), "unshare")
         _check(libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None), "mount --make-rprivate /")
-
-
-def _child(header: dict[str, Any], req_fd: int, results_fd: int, output_fd: int, beat_fd: int, uid: int | None,
-           runs: str, sandboxed: bool, shell: Any, times: tuple[float, float] = (0.0, 0.0)) -> None:
-    """One run, in a fresh fork of the worker that has its session and namespaces (`_isolate`): private folders,
-    limits, then the probe as an unprivileged uid. Order matters: root is given up before any submission code
-    runs. `times`: when the worker handed the run over and when this child received it (monotonic seconds; a
-    profiled request's probe reports them)."""
-    from autograder.sandbox.inside import probe
-
-    limits = Limits(**header["limits"])
-    if sandboxed:
-        libc = _libc()
         work, home = os.path.join(runs, "work"), os.path.join(runs, "home")
-        for path, size in ((work, limits.work_bytes), (home, policy.HOME_BYTES)):   # the only writable places
-            opts = f"size={size},mode=1777".encode()
-            _check(libc.mount(b"tmpfs", path.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, opts),
-                   f"mount {path}")
-    else:
-        work, home = header["dirs"]
+        for path, size in ((work, Limits().work_bytes), (home, policy.HOME_BYTES)):   # the only writable places
+            _mount_tmpfs(libc, path, size)
+        _enter(work, home)
+    json.loads(json.dumps({"k": [0.5, "x", None]}))
+
+
+def _mount_tmpfs(libc: Any, path: str, size: int, again: bool = False) -> None:
+    opts = f"size={size},mode=1777".encode()
+    flags = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | (_MS_REMOUNT if again else 0)
+    _check(libc.mount(b"tmpfs", path.encode(), b"tmpfs", flags, opts), f"mount {path}")
+
+
+def _enter(work: str, home: str) -> None:
+    """Make `work` the current folder and give the process a run's whole environment (nothing of the worker's)."""
     os.chdir(work)
     os.environ.clear()
     os.environ.update(policy.environment(home))
     tempfile.tempdir = None   # the worker's choice was made before this run's folders existed
+
+
+def _child(header: dict[str, Any], req_fd: int, results_fd: int, output_fd: int, beat_fd: int, uid: int | None,
+           runs: str, sandboxed: bool, shell: Any, times: tuple[float, float] = (0.0, 0.0)) -> None:
+    """One run, in a fresh fork of the worker that `_isolate` has set up: the run's own folder size, output,
+    request and limits, then the probe as an unprivileged uid. Order matters: root is given up before any
+    submission code runs. `times`: when the worker handed the run over and when this child received it (monotonic
+    seconds; a profiled request's probe reports them)."""
+    from autograder.sandbox.inside import probe
+
+    limits = Limits(**header["limits"])
+    if sandboxed:
+        if limits.work_bytes != Limits().work_bytes:
+            _mount_tmpfs(_libc(), os.path.join(runs, "work"), limits.work_bytes, again=True)
+    else:
+        _enter(*header["dirs"])
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(output_fd, 1)
