@@ -1,0 +1,31 @@
+"""Does benchmarks/batch.py time the code at a git revision against this tree, and print the speed targets?"""
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_batch_benchmark_grades_the_same_batch_with_the_code_at_a_revision_and_prints_the_targets():
+    if not (ROOT / "build" / "01-backward-vs-grad" / "key.json").exists():   # what the benchmark's docs ask first
+        subprocess.run([sys.executable, "-m", "autograder", "release", "solutions/01-backward-vs-grad"], cwd=ROOT,
+                       check=True, capture_output=True, timeout=900)
+    done = subprocess.run([sys.executable, "benchmarks/batch.py", "--n", "6", "--nbgrader-n", "0", "--cold", "0",
+                           "--rounds", "2", "--against", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=1200)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = done.stdout
+    assert "(this tree): 6 submissions, median" in out and "(at HEAD): 6 submissions, median" in out, out
+    assert "over 2 rounds" in out and "speed-up against HEAD: " in out
+    assert "MiB PSS summed" in out and "the machine's cores busy" in out
+    targets = out.split("\ntargets:\n", 1)[1].splitlines()
+    assert targets[0].startswith("- 200-mix rate against the code before: ") and \
+        targets[0].endswith(("): met", "): not met"))
+    assert targets[1] == "- against nbgrader autograde: - (target at least 250x): not measured"
+    assert targets[2].startswith("- empty run, median: ")
+    assert targets[3].endswith("(target at most 1.1x): not measured")
+    assert targets[6].startswith("- huge pages: ") and targets[6].endswith(" MiB of the warm worker")   # THP here
+    with_bad = subprocess.run([sys.executable, "benchmarks/batch.py", "--n", "2", "--nbgrader-n", "0", "--cold", "0",
+                               "--rounds", "1", "--against", "no-such-revision"], cwd=ROOT, capture_output=True,
+                              text=True, timeout=900)
+    assert with_bad.returncode != 0 and "--against no-such-revision: " in with_bad.stderr
