@@ -497,18 +497,19 @@ def main() -> None:
         nb_ratio = None
         if nb_n:
             nb_ratio = nbgrader_ratio(subs_dir, nb_n, tmp, ours_rate)
-        targets(speedup, nb_ratio, median, cold_ratio, ours_mem, ours_pss, pages)
+        targets(args.n, speedup, nb_ratio, median, cold_ratio, ours_mem, ours_pss, pages)
 
 
-def targets(speedup: float | None, nb_ratio: float | None, empty_ms: float, cold_ratio: float | None, rss: int,
-            pss: int, pages: str) -> None:
-    """Print issue 32's targets against what this run measured (each "met", "not met" or "not measured")."""
+def targets(n: int, speedup: float | None, nb_ratio: float | None, empty_ms: float, cold_ratio: float | None,
+            rss: int, pss: int, pages: str) -> None:
+    """Print issue 32's targets against what this run measured (each "met", "not met" or "not measured"), then, for
+    information, what the empty runs' worker said of its pages."""
     def line(what: str, value: str, ok: bool | None, goal: str) -> str:
         verdict = "not measured" if ok is None else ("met" if ok else "not met")
         return f"- {what}: {value} (target {goal}): {verdict}"
-    print("\ntargets:")
-    print(line("200-mix rate against the code before", "-" if speedup is None else f"{speedup:.2f}x",
-               None if speedup is None else speedup >= 2.0, "at least 2x; --against REV"))
+    print("\ntargets (issue 32; the rate's is for 200 submissions: the worker's start weighs more in a smaller batch):")
+    print(line(f"{n}-submission rate against the code at --against REV", "-" if speedup is None else f"{speedup:.2f}x",
+               None if speedup is None else speedup >= 2.0, "at least 2x"))
     print(line("against nbgrader autograde", "-" if nb_ratio is None else f"{nb_ratio:.0f}x",
                None if nb_ratio is None else nb_ratio >= 250, "at least 250x"))
     print(line("empty run, median", f"{empty_ms:.1f} ms", empty_ms <= 6.0, "at most 6 ms"))
@@ -516,8 +517,9 @@ def targets(speedup: float | None, nb_ratio: float | None, empty_ms: float, cold
                f"{cold_ratio:.2f}x", None if cold_ratio is None else cold_ratio <= 1.1, "at most 1.1x"))
     print(line("peak memory of the whole tree, PSS summed", f"{pss / 2**20:.0f} MiB", pss <= 700 * 2**20,
                "at most 700 MiB"))
-    print(f"  (RSS summed, which counts the warm worker's pages once per run that maps them: {rss / 2**20:.0f} MiB)")
-    print(f"- {pages}")
+    print(line("peak memory of the whole tree, RSS summed (each process counts the worker's pages it maps)",
+               f"{rss / 2**20:.0f} MiB", rss <= 700 * 2**20, "at most 700 MiB"))
+    print(f"(the empty runs' worker: {pages})")
 
 
 def nbgrader_ratio(subs_dir: Path, nb_n: int, tmp: Path, ours_rate: float) -> float:

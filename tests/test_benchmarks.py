@@ -18,13 +18,16 @@ def test_the_batch_benchmark_grades_the_same_batch_with_the_code_at_a_revision_a
     assert "(this tree): 6 submissions, median" in out and "(at HEAD): 6 submissions, median" in out, out
     assert "over 2 rounds" in out and "speed-up against HEAD: " in out
     assert "MiB PSS summed" in out and "the machine's cores busy" in out
-    targets = out.split("\ntargets:\n", 1)[1].splitlines()
-    assert targets[0].startswith("- 200-mix rate against the code before: ") and \
-        targets[0].endswith(("): met", "): not met"))
+    targets = out.split("\ntargets (issue 32;", 1)[1].splitlines()[1:]
+    assert targets[0].startswith("- 6-submission rate against the code at --against REV: ") and \
+        targets[0].endswith(("(target at least 2x): met", "(target at least 2x): not met"))
     assert targets[1] == "- against nbgrader autograde: - (target at least 250x): not measured"
     assert targets[2].startswith("- empty run, median: ")
     assert targets[3].endswith("(target at most 1.1x): not measured")
-    assert targets[6].startswith("- huge pages: ") and targets[6].endswith(" MiB of the warm worker")   # THP here
+    assert targets[4].startswith("- peak memory of the whole tree, PSS summed: ")
+    assert targets[5].startswith("- peak memory of the whole tree, RSS summed (each process counts the worker's ")
+    assert targets[6].startswith("(the empty runs' worker: huge pages: ") and targets[6].endswith(" MiB of the warm "
+                                                                                                 "worker)")   # THP
     with_bad = subprocess.run([sys.executable, "benchmarks/batch.py", "--n", "2", "--nbgrader-n", "0", "--cold", "0",
                                "--rounds", "1", "--against", "no-such-revision"], cwd=ROOT, capture_output=True,
                               text=True, timeout=900)

@@ -169,3 +169,23 @@ def test_each_run_is_a_fresh_child_of_the_pristine_worker_with_its_own_namespace
     run = worker.run(request(["import time\ntime.sleep(0.5)\nslept = True"], names=["slept"]),
                      Limits(submission_timeout=2))
     assert not run.timed_out and wire.parse_results(run.results).names["slept"] == {"t": "bool", "v": True}
+
+
+def test_a_run_is_not_charged_for_the_pages_the_workers_huge_page_collapse_leaves_to_it():
+    """The worker collapses what a warm-up added into huge pages while the next runs are alive; the pages those runs
+    shared with it become theirs alone (70 MB and more here), which counted against their memory budget and
+    stopped an honest run (found by an attack, 2026-12-02). The worker credits each run with what it collapsed
+    while that run was alive."""
+    import time
+
+    honest = "import time\nbuf = bytearray(150 * 2**20)\nfor i in range(0, len(buf), 4096):\n    buf[i] = 1\n" \
+             "time.sleep(1.5)\nok = True"
+    with sandbox.Worker() as fresh:
+        fresh.run(request(["x = 1"]))
+        time.sleep(2)   # the start's collapse is done
+        fresh.run({**request(["x = 1"]), "warm": ["dynamo"]})   # another notebook uses an optimizer: ~100 MB more
+        ended = []
+        for _ in range(3):
+            run = fresh.run(request([honest], names=["ok"], cell_timeout=60), Limits(run_memory_mb=220, cell_timeout=60))
+            ended.append((run.over_memory, wire.parse_results(run.results).names.get("ok")))
+    assert ended == [(False, {"t": "bool", "v": True})] * 3

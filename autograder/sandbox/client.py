@@ -152,7 +152,13 @@ class Worker:
             self._proc.kill()
             self._proc.wait()
             self._log.seek(0)
-            raise OSError(f"the sandbox worker did not start: {self._log.read()[-2000:].decode('utf-8', 'replace')}")
+            said = self._log.read()[-2000:].decode("utf-8", "replace").rstrip()
+            if "No module named 'autograder'" in said:   # python -I finds only what the venv has installed
+                said += (f" (the sandbox imports the package as {sys.executable} -I finds it: installed into that "
+                         f"venv, not from the folder you run in; the package this grader runs, "
+                         f"{os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}, is not the one it has "
+                         f"installed: run `pip install -e .` in this folder with that venv)")
+            raise OSError(f"the sandbox worker did not start: {said}")
         parent.settimeout(None)
         self._sock = parent
         self.huge_pages = str(said.get("huge_pages", ""))

@@ -121,19 +121,26 @@ class Collapser:
     between the things it must answer (one 2 MiB step takes about 5 ms here). Steps that fail (no free huge
     page now, a region the kernel will not collapse) are skipped; none raises.
 
+    A process forked before a step shares the pages that step replaces: afterwards they are that process's alone
+    (the collapsing process holds new copies), so its private memory grows by up to the step's 2 MiB without its
+    doing anything. `collapsed` counts the bytes of the steps that succeeded, so that a caller can tell how much of a
+    child's memory that may be (the sandbox's worker credits it to each run alive meanwhile).
+
     Args:
         why_not: `supported()`'s answer, when the caller has it already (nothing is done unless it is '').
+        done: steps an earlier Collapser of this process has done (`done` of it): not tried again.
     """
 
-    def __init__(self, why_not: str | None = None) -> None:
+    def __init__(self, why_not: str | None = None, done: frozenset[int] = frozenset()) -> None:
         self.why_not = supported() if why_not is None else why_not
         self._steps: list[int] = []
         if not self.why_not:
             try:
-                self._steps = [lo for a, b in _regions() for lo in range(b - HUGE, a - 1, -HUGE)]
+                self._steps = [lo for a, b in _regions() for lo in range(b - HUGE, a - 1, -HUGE) if lo not in done]
             except OSError as e:
                 self.why_not = f"cannot read /proc/self/maps ({e.strerror})"
-        self.collapsed = 0     # bytes collapsed so far
+        self.done = set(done)  # the steps that succeeded (start addresses), this one's and the earlier ones'
+        self.collapsed = 0     # bytes collapsed so far by this one
         self.held = (0, 0)     # (AnonHugePages, Anonymous) bytes, read once the last step is done
         self._madvise = _madvise() if self._steps else None
 
@@ -141,12 +148,14 @@ class Collapser:
     def pending(self) -> bool:
         return bool(self._steps)
 
-    def step(self, seconds: float = 0.0) -> bool:
-        """Collapse 2 MiB steps for about `seconds` (at least one step); returns whether steps remain."""
-        deadline = time.monotonic() + seconds
+    def step(self, seconds: float = 0.0) -> int:
+        """Collapse 2 MiB steps for about `seconds` (at least one step); returns the bytes collapsed."""
+        deadline, before = time.monotonic() + seconds, self.collapsed
         while self._steps:
-            if self._madvise(self._steps.pop(), HUGE, MADV_COLLAPSE) == 0:
+            lo = self._steps.pop()
+            if self._madvise(lo, HUGE, MADV_COLLAPSE) == 0:
                 self.collapsed += HUGE
+                self.done.add(lo)
             if not self._steps:
                 try:
                     self.held = _rollup()
@@ -154,7 +163,7 @@ class Collapser:
                     pass
             if time.monotonic() >= deadline:
                 break
-        return bool(self._steps)
+        return self.collapsed - before
 
     def result(self) -> HugePages:
         """What the process holds now (smaps_rollup), as a HugePages."""
@@ -174,6 +183,6 @@ def collapse() -> HugePages:
     0.3 s for a process that has imported torch). Never raises: a kernel that cannot is described in the result,
     and nothing has changed then."""
     c = Collapser()
-    while c.step(1.0):
-        pass
+    while c.pending:
+        c.step(1.0)
     return c.result()

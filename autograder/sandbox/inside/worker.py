@@ -15,7 +15,7 @@ The worker, which no submission can reach, holds every limit of a run whatever t
   ignored, blocked, re-armed or not answered), the run is stopped (`stalled`). A submission that writes
   into that pipe can only keep its own run going, up to its wall limit;
 - the memory of all the run's processes together (private memory, from /proc/<pid>/smaps_rollup, every
-  MEMORY_POLL seconds; `over_memory`).
+  MEMORY_POLL seconds, less what the worker's huge-page collapse left to them meanwhile; `over_memory`).
 
 May import: stdlib, autograder.model, autograder.sandbox.policy, autograder.sandbox.inside.probe,
 autograder.sandbox.inside.hugepages (and, by name, the
@@ -78,6 +78,7 @@ def main(sock_fd: int, runs: str, sandboxed: bool) -> None:
     gc.freeze()     # what the worker holds is out of the children's collections: their gc copies none of its pages
     why_not = hugepages.supported()   # the worker's memory goes into huge pages between runs (forks are cheaper)
     collapser = hugepages.Collapser(why_not)
+    collapsed = 0   # bytes the worker has collapsed so far: a run alive meanwhile is credited them (see _run_memory)
 
     sock = socket.socket(fileno=sock_fd)
     sock.sendall(b"ready" + json.dumps({"huge_pages": why_not or "yes"}).encode())
@@ -98,9 +99,9 @@ def main(sock_fd: int, runs: str, sandboxed: bool) -> None:
         ready = select.select([sock, *jobs, *beats], [], [], 0.0 if idle_work else timeout)[0]
         if not ready and idle_work:   # nothing to answer: fork the next run's child, else a step of the collapse
             if spare is None:
-                spare = _fork_spare(runs, sandboxed, shell)
+                spare = _fork_spare(runs, sandboxed, shell, collapsed)
             else:
-                collapser.step()   # about 5 ms
+                collapsed += collapser.step()   # about 5 ms
         if sock in ready:
             try:
                 msg, fds, _, _ = socket.recv_fds(sock, 1 << 16, 8)
@@ -116,14 +117,14 @@ def main(sock_fd: int, runs: str, sandboxed: bool) -> None:
             if probe.warm_up(header.get("warm", ())):   # once per worker: every later run inherits it (it blocks
                 gc.collect()                             # this loop for a second or two, once)
                 gc.freeze()
-                collapser = hugepages.Collapser(why_not)   # what the warm-up added (the rest is quickly passed over)
+                collapser = hugepages.Collapser(why_not, frozenset(collapser.done))   # what the warm-up added
                 if spare is not None:   # forked before the warm-up: it lacks it
                     _discard(spare)
                     spare = None
             job = None
             for _ in range(2):   # a spare that died meanwhile is replaced once
                 if spare is None:
-                    spare = _fork_spare(runs, sandboxed, shell)
+                    spare = _fork_spare(runs, sandboxed, shell, collapsed)
                 try:
                     job = _dispatch(spare, header, fds, sandboxed)
                 except OSError:
@@ -183,7 +184,7 @@ def main(sock_fd: int, runs: str, sandboxed: bool) -> None:
             elif now >= job["step_deadline"]:
                 job["killed"] = "step"
             elif poll and now - job["start"] >= MEMORY_POLL and \
-                    _private_memory(job, sandboxed) > job["limits"].run_memory_bytes:
+                    _run_memory(job, sandboxed) - (collapsed - job["collapsed_at"]) > job["limits"].run_memory_bytes:
                 job["killed"] = "memory"
             if job["killed"]:
                 _kill_run(job, sandboxed)
@@ -206,12 +207,13 @@ def _report(status_fd: int, status: dict[str, Any]) -> None:
     os.close(status_fd)
 
 
-def _fork_spare(runs: str, sandboxed: bool, shell: Any) -> dict[str, Any]:
+def _fork_spare(runs: str, sandboxed: bool, shell: Any, collapsed: int = 0) -> dict[str, Any]:
     """Fork the next run's child ahead of its run, while the worker has nothing to answer: it closes what it
     inherited of the worker and of other runs, takes its own session and namespaces (`_isolate`), then waits,
     still root but running nothing of a submission, for one message on a socket of its own: the run's header
     (with its uid) and the run's four fds. It then goes on as a child forked for that run would (`_child`). A
-    spare is used once, for one run; the worker holds at most one. Returns {"pid", "pidfd", "sock"}."""
+    spare is used once, for one run; the worker holds at most one. `collapsed`: the worker's collapsed bytes so far
+    (what it collapses from now on may become this child's memory). Returns {"pid", "pidfd", "sock", "collapsed_at"}."""
     mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -250,7 +252,7 @@ def _fork_spare(runs: str, sandboxed: bool, shell: Any) -> dict[str, Any]:
                 os._exit(70)
         os._exit(0)
     theirs.close()
-    return {"pid": pid, "pidfd": os.pidfd_open(pid), "sock": mine}
+    return {"pid": pid, "pidfd": os.pidfd_open(pid), "sock": mine, "collapsed_at": collapsed}
 
 
 def _discard(spare: dict[str, Any]) -> None:
@@ -287,7 +289,7 @@ def _dispatch(spare: dict[str, Any], header: dict[str, Any], fds: list[int], san
     step_max = limits.step_seconds(max(limits.cell_timeout, limits.call_timeout))
     return {"pid": spare["pid"], "pidfd": spare["pidfd"], "uid": uid, "status": status_fd, "start": start,
             "deadline": start + float(header["wall"]), "killed": "", "beat": beat_r, "limits": limits,
-            "step_max": step_max, "step_deadline": start + step_max}
+            "step_max": step_max, "step_deadline": start + step_max, "collapsed_at": spare["collapsed_at"]}
 
 
 def _isolate(sandboxed: bool, runs: str) -> None:
@@ -402,9 +404,10 @@ def _run_processes(job: dict[str, Any], sandboxed: bool) -> list[int]:
     return found
 
 
-def _private_memory(job: dict[str, Any], sandboxed: bool) -> int:
+def _run_memory(job: dict[str, Any], sandboxed: bool) -> int:
     """Bytes of private memory (Private_Clean + Private_Dirty + Swap, /proc/<pid>/smaps_rollup) of all the
-    run's processes together: what the run itself holds, not the pages it shares with the warm worker."""
+    run's processes together: what the run itself holds, not the pages it shares with the warm worker. (Nor the
+    pages its own processes share after a fork: docs/security.md, known limits.)"""
     total = 0
     for pid in _run_processes(job, sandboxed):
         try:
