@@ -78,7 +78,7 @@ def main(sock_fd: int, runs: str, sandboxed: bool) -> None:
     gc.freeze()     # what the worker holds is out of the children's collections: their gc copies none of its pages
     why_not = hugepages.supported()   # the worker's memory goes into huge pages between runs (forks are cheaper)
     collapser = hugepages.Collapser(why_not)
-    collapsed = 0   # bytes the worker has collapsed so far: a run alive meanwhile is credited them (see _run_memory)
+    collapsed = 0   # bytes the worker has collapsed so far: a run alive meanwhile is credited them (the memory check below)
 
     sock = socket.socket(fileno=sock_fd)
     sock.sendall(b"ready" + json.dumps({"huge_pages": why_not or "yes"}).encode())
