@@ -152,13 +152,13 @@ class Worker:
             self._proc.kill()
             self._proc.wait()
             self._log.seek(0)
-            said = self._log.read()[-2000:].decode("utf-8", "replace").rstrip()
-            if "No module named 'autograder'" in said:   # python -I finds only what the venv has installed
-                said += (f" (the sandbox imports the package as {sys.executable} -I finds it: installed into that "
+            log = self._log.read()[-2000:].decode("utf-8", "replace").rstrip()
+            if "No module named 'autograder'" in log:   # python -I finds only what the venv has installed
+                log += (f" (the sandbox imports the package as {sys.executable} -I finds it: installed into that "
                          f"venv, not from the folder you run in; the package this grader runs, "
                          f"{os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}, is not the one it has "
                          f"installed: run `pip install -e .` in this folder with that venv)")
-            raise OSError(f"the sandbox worker did not start: {said}")
+            raise OSError(f"the sandbox worker did not start: {log}")
         parent.settimeout(None)
         self._sock = parent
         self.huge_pages = str(said.get("huge_pages", ""))
@@ -231,7 +231,6 @@ class Worker:
             profile.add("cpu: the run's process", float(st.get("cpu", 0.0)))
             profile.add("worker cpu so far", float(st.get("worker_cpu", 0.0)))
             profile.add("page faults of the run's process (a count)", float(st.get("faults", 0)))
-            profile.add("huge pages of the worker (bytes)", float(st.get("worker_huge", 0)))
             results, cut = reader.result()
             size = out.seek(0, os.SEEK_END)
             out.seek(max(0, size - OUTPUT_TAIL_BYTES))

@@ -22,30 +22,11 @@ import errno
 import mmap
 import os
 import time
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Collection
 
 MADV_COLLAPSE = 25          # linux/mman.h (uapi asm-generic), Linux 6.1
 HUGE = 2 << 20              # bytes in a PMD-sized huge page on x86_64 and arm64 (4 KiB base pages)
 THP_ENABLED = "/sys/kernel/mm/transparent_hugepage/enabled"
-
-
-@dataclass(frozen=True)
-class HugePages:
-    """What `collapse` did: `applied` (some memory is now in huge pages), `huge_bytes` of the worker's anonymous
-    memory in huge pages afterwards out of `anon_bytes` (both from /proc/self/smaps_rollup), and `why` in words
-    when nothing applied (THP `never`, no THP, no MADV_COLLAPSE)."""
-
-    applied: bool
-    huge_bytes: int = 0
-    anon_bytes: int = 0
-    why: str = ""
-
-    def describe(self) -> str:
-        """One line for the benchmark and the worker's log, e.g. '118 of 143 MiB of the warm worker in huge pages'."""
-        if self.applied:
-            return f"{self.huge_bytes >> 20} of {self.anon_bytes >> 20} MiB of the warm worker in huge pages"
-        return f"no huge pages ({self.why})"
 
 
 def thp_mode(path: str = THP_ENABLED) -> str:
@@ -123,7 +104,7 @@ class Collapser:
 
     A process forked before a step shares the pages that step replaces: afterwards they are that process's alone
     (the collapsing process holds new copies), so its private memory grows by up to the step's 2 MiB without its
-    doing anything. `collapsed` counts the bytes of the steps that succeeded, so that a caller can tell how much of a
+    doing anything. `step` returns the bytes of the steps that succeeded, so that a caller can tell how much of a
     child's memory that may be (the sandbox's worker credits it to each run alive meanwhile).
 
     Args:
@@ -131,7 +112,7 @@ class Collapser:
         done: steps an earlier Collapser of this process has done (`done` of it): not tried again.
     """
 
-    def __init__(self, why_not: str | None = None, done: frozenset[int] = frozenset()) -> None:
+    def __init__(self, why_not: str | None = None, done: Collection[int] = ()) -> None:
         self.why_not = supported() if why_not is None else why_not
         self._steps: list[int] = []
         if not self.why_not:
@@ -140,7 +121,6 @@ class Collapser:
             except OSError as e:
                 self.why_not = f"cannot read /proc/self/maps ({e.strerror})"
         self.done = set(done)  # the steps that succeeded (start addresses), this one's and the earlier ones'
-        self.collapsed = 0     # bytes collapsed so far by this one
         self.held = (0, 0)     # (AnonHugePages, Anonymous) bytes, read once the last step is done
         self._madvise = _madvise() if self._steps else None
 
@@ -150,11 +130,10 @@ class Collapser:
 
     def step(self, seconds: float = 0.0) -> int:
         """Collapse 2 MiB steps for about `seconds` (at least one step); returns the bytes collapsed."""
-        deadline, before = time.monotonic() + seconds, self.collapsed
+        deadline, before = time.monotonic() + seconds, len(self.done)
         while self._steps:
             lo = self._steps.pop()
             if self._madvise(lo, HUGE, MADV_COLLAPSE) == 0:
-                self.collapsed += HUGE
                 self.done.add(lo)
             if not self._steps:
                 try:
@@ -163,26 +142,4 @@ class Collapser:
                     pass
             if time.monotonic() >= deadline:
                 break
-        return self.collapsed - before
-
-    def result(self) -> HugePages:
-        """What the process holds now (smaps_rollup), as a HugePages."""
-        if self.why_not:
-            return HugePages(False, why=self.why_not)
-        try:
-            huge, anon = _rollup()
-        except OSError:
-            return HugePages(bool(self.collapsed), self.collapsed, 0)
-        if huge == 0:
-            return HugePages(False, anon_bytes=anon, why="the kernel gave no huge page")
-        return HugePages(True, huge, anon)
-
-
-def collapse() -> HugePages:
-    """Collapse this process's large anonymous regions into huge pages at once (see the module's docstring; about
-    0.3 s for a process that has imported torch). Never raises: a kernel that cannot is described in the result,
-    and nothing has changed then."""
-    c = Collapser()
-    while c.pending:
-        c.step(1.0)
-    return c.result()
+        return (len(self.done) - before) * HUGE

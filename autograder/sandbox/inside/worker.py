@@ -117,7 +117,7 @@ def main(sock_fd: int, runs: str, sandboxed: bool) -> None:
             if probe.warm_up(header.get("warm", ())):   # once per worker: every later run inherits it (it blocks
                 gc.collect()                             # this loop for a second or two, once)
                 gc.freeze()
-                collapser = hugepages.Collapser(why_not, frozenset(collapser.done))   # what the warm-up added
+                collapser = hugepages.Collapser(why_not, collapser.done)   # what the warm-up added
                 if spare is not None:   # forked before the warm-up: it lacks it
                     _discard(spare)
                     spare = None
