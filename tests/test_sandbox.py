@@ -89,6 +89,51 @@ def test_bwrap_isolates_files_network_and_the_grader(tmp_path, monkeypatch):
     assert (secret / "key.json").read_text() == "the answers"
 
 
+GLOO_TWO_RANKS = """
+import json, os, socket, tempfile
+import torch
+import torch.distributed as dist
+
+interfaces = [name for _, name in socket.if_nameindex()]
+folder = tempfile.mkdtemp(dir='.')   # the run's own working folder: the only writable place
+read_end, write_end = os.pipe()
+pids = []
+for rank in (0, 1):
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            dist.init_process_group('gloo', store=dist.FileStore(os.path.join(folder, 'store'), 2),
+                                    rank=rank, world_size=2)
+            t = torch.tensor([float(rank + 1)])
+            dist.all_reduce(t)
+            os.write(write_end, json.dumps([rank, t.item()]).encode() + b'\\n')
+            dist.destroy_process_group()
+            code = 0
+        finally:
+            os._exit(code)
+    pids.append(pid)
+os.close(write_end)
+exits = sorted(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in pids)
+with os.fdopen(read_end) as f:
+    reduced = sorted(json.loads(line)[1] for line in f)
+"""
+
+
+def test_two_processes_of_a_run_all_reduce_over_gloo_on_the_runs_own_loopback(worker):
+    """A run's network namespace has its loopback up and nothing else: two forked processes of the run join a gloo
+    process group through a FileStore in the run's folder and all-reduce (1 + 2 = 3 on both ranks); assignment 12's
+    DistributedDataParallel exercise needs this. (That the host's 127.0.0.1 stays out of reach: the hostile corpus's
+    open-sockets case.)"""
+    run = worker.run(request([GLOO_TWO_RANKS], names=["interfaces", "exits", "reduced"], cell_timeout=60),
+                     Limits(submission_timeout=120))
+    obs = wire.parse_results(run.results)
+    assert obs.cells[0].status == "ok", obs.cells[0]
+    got = {n: [i["v"] for i in obs.names[n]["items"]] for n in ("interfaces", "exits", "reduced")}
+    assert got == {"interfaces": ["lo"] if run.isolation.startswith("bwrap") else got["interfaces"],
+                   "exits": [0, 0], "reduced": [3.0, 3.0]}
+
+
 def test_the_worker_pays_torchs_first_use_costs_once_before_a_run_whose_cells_need_them():
     from autograder.grading import plan
 

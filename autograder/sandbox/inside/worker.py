@@ -23,6 +23,7 @@ modules policy.WARM_IMPORTS lists, to warm them).
 """
 from __future__ import annotations
 
+import fcntl
 import gc
 import importlib
 import json
@@ -30,6 +31,7 @@ import os
 import random
 import signal
 import socket
+import struct
 import sys
 import tempfile
 import time
@@ -46,6 +48,8 @@ MEMORY_POLL = 0.1   # seconds between two measurements of a run's memory
 # Linux constants (linux/sched.h, linux/mount.h) for the run's own namespaces and folders.
 _CLONE_NEWNS, _CLONE_NEWUTS, _CLONE_NEWIPC, _CLONE_NEWNET = 0x00020000, 0x04000000, 0x08000000, 0x40000000
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REMOUNT, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x8, 0x20, 0x4000, 0x40000
+# linux/sockios.h, linux/if.h: read and set an interface's flags (struct ifreq: a 16-byte name, then the flags)
+_SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
 
 
 def _libc() -> Any:
@@ -294,19 +298,32 @@ def _dispatch(spare: dict[str, Any], header: dict[str, Any], fds: list[int], san
 
 def _isolate(sandboxed: bool, runs: str) -> None:
     """The part of a run's set-up that needs nothing of the run: its own session and, sandboxed, its own mount,
-    network, IPC and UTS namespaces (mounts private from the worker's), its two tmpfs folders (the working folder at
+    network, IPC and UTS namespaces (mounts private from the worker's; the network namespace's own loopback up, and
+    nothing else in it), its two tmpfs folders (the working folder at
     the default size: `_child` resizes it for a run whose limits differ), the working folder as its current one and
     its whole environment; and the first use of json (a pure module, warmed so the run does not pay for it)."""
     os.setsid()
     if sandboxed:
         libc = _libc()
         _check(libc.unshare(_CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWIPC | _CLONE_NEWUTS), "unshare")
+        _loopback_up()
         _check(libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None), "mount --make-rprivate /")
         work, home = os.path.join(runs, "work"), os.path.join(runs, "home")
         for path, size in ((work, Limits().work_bytes), (home, policy.HOME_BYTES)):   # the only writable places
             _mount_tmpfs(libc, path, size)
         _enter(work, home)
     json.loads(json.dumps({"k": [0.5, "x", None]}))
+
+
+def _loopback_up() -> None:
+    """Bring up `lo` of the run's new network namespace (as root, before the uid is given up): 127.0.0.1 then reaches
+    the run's own processes and nothing else (the namespace has no other interface and no route out), so that
+    processes of one run can talk over a local socket (torch.distributed's gloo backend needs an interface: 12's
+    DistributedDataParallel exercise). Raises OSError when the ioctl fails."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        request = struct.pack("16sH14x", b"lo", 0)
+        flags = struct.unpack("16sH14x", fcntl.ioctl(s.fileno(), _SIOCGIFFLAGS, request))[1]
+        fcntl.ioctl(s.fileno(), _SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags | _IFF_UP))
 
 
 def _mount_tmpfs(libc: Any, path: str, size: int, again: bool = False) -> None:
