@@ -42,8 +42,8 @@ EXAMPLES = {
 }
 EXAMPLES["gradescope-bundle"] = ("examples:\n  autograder gradescope-bundle 01-backward-vs-grad\n"
                                  "  autograder gradescope-bundle 01-backward-vs-grad --out ~/upload/01.zip")
-EXAMPLES["new"] = ("examples:\n  autograder new 11-hooks\n  autograder new 11-hooks --title \"Hooks on tensors\"\n"
-                   "  autograder release solutions/11-hooks")
+EXAMPLES["new"] = ("examples:\n  autograder new 13-hooks\n  autograder new 13-hooks --title \"Hooks on tensors\"\n"
+                   "  autograder release solutions/13-hooks")
 EXIT_CODES = {
     "new": "exit codes: 0 the folder was written; 2 a bad id, or the folder exists",
     "gradescope-bundle": "exit codes: 0 the zip was written; 2 a usage or key error",
@@ -89,7 +89,7 @@ def _parser() -> argparse.ArgumentParser:
                        "(a prediction, a PRODUCE function, a misconception) that releases at once. Names, points and "
                        "expectations go in the spec; release writes the nbgrader metadata, placeholders, stubs and "
                        "check cells.")
-    n.add_argument("assignment", help="the new assignment's id, lower case with hyphens (11-hooks)")
+    n.add_argument("assignment", help="the new assignment's id, lower case with hyphens (13-hooks)")
     n.add_argument("--solutions", default="solutions", help="the folder of solution folders (default: solutions/)")
     n.add_argument("--title", help="the assignment's title (default: from the id)")
     r = sub.add_parser("release", help="build the key and write the student notebook", epilog=_epilog("release"),

@@ -16,37 +16,37 @@ from conftest import ROOT, run_cli
 
 
 def test_new_writes_an_assignment_that_releases_at_once_and_self_checks(tmp_path):
-    p = run_cli("new", "11-hooks", cwd=tmp_path)
-    assert p.returncode == 0 and "next: autograder release solutions/11-hooks" in p.stdout, p.stderr
-    nb = nbformat.read(tmp_path / "solutions/11-hooks/hooks.ipynb", as_version=4)
+    p = run_cli("new", "13-hooks", cwd=tmp_path)
+    assert p.returncode == 0 and "next: autograder release solutions/13-hooks" in p.stdout, p.stderr
+    nb = nbformat.read(tmp_path / "solutions/13-hooks/hooks.ipynb", as_version=4)
     assert not any("nbgrader" in c.metadata for c in nb.cells)   # nothing hand-made: release writes it
     assert not any("lab.check" in c.source or "NotImplementedError" in c.source or "= ..." in c.source
                    for c in nb.cells)
-    p = run_cli("release", "solutions/11-hooks", cwd=tmp_path)
-    assert p.returncode == 0 and "released 11-hooks: 2 checks, solution 2/2, blank copy 0/2" in p.stdout, p.stderr
-    student = nbformat.read(tmp_path / "assignments/11-hooks/hooks.ipynb", as_version=4)
+    p = run_cli("release", "solutions/13-hooks", cwd=tmp_path)
+    assert p.returncode == 0 and "released 13-hooks: 2 checks, solution 2/2, blank copy 0/2" in p.stdout, p.stderr
+    student = nbformat.read(tmp_path / "assignments/13-hooks/hooks.ipynb", as_version=4)
     sources = [c.source for c in student.cells]
     assert "# PREDICT 1\np1_grad = ...   # x.grad after y = x**3 and y.backward()\n" in sources
     assert any('    raise NotImplementedError("exercise 1: write ex1_grad")' in s for s in sources)
     check = next(c for c in student.cells if c.source == 'lab.check("1")')
     assert check.metadata["nbgrader"]["grade"] is True and check.metadata["nbgrader"]["points"] == 2.0
-    assert (tmp_path / "build/11-hooks/source/hooks.ipynb").is_file()   # nbgrader's source, metadata included
-    p = run_cli("check", "assignments/11-hooks/hooks.ipynb", "--student", "s1", cwd=tmp_path)
+    assert (tmp_path / "build/13-hooks/source/hooks.ipynb").is_file()   # nbgrader's source, metadata included
+    p = run_cli("check", "assignments/13-hooks/hooks.ipynb", "--student", "s1", cwd=tmp_path)
     assert p.returncode == 1 and "score 0 / 2 · 2 missing" in p.stdout, p.stdout + p.stderr
-    first = (tmp_path / "assignments/11-hooks/hooks.ipynb").read_bytes()
-    spec = tmp_path / "solutions/11-hooks/spec.toml"   # a parameter more: the setup cell's comment follows the spec
+    first = (tmp_path / "assignments/13-hooks/hooks.ipynb").read_bytes()
+    spec = tmp_path / "solutions/13-hooks/spec.toml"   # a parameter more: the setup cell's comment follows the spec
     spec.write_text(spec.read_text().replace("[[exercise]]", 's0 = { kind = "integer", low = 2, high = 5 }\n\n[[exercise]]'))
-    p = run_cli("release", "solutions/11-hooks", "--force", cwd=tmp_path)
+    p = run_cli("release", "solutions/13-hooks", "--force", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
-    second = (tmp_path / "assignments/11-hooks/hooks.ipynb").read_bytes()
-    p = run_cli("release", "solutions/11-hooks", cwd=tmp_path)   # the same sources: the same student copy
+    second = (tmp_path / "assignments/13-hooks/hooks.ipynb").read_bytes()
+    p = run_cli("release", "solutions/13-hooks", cwd=tmp_path)   # the same sources: the same student copy
     assert p.returncode == 0, p.stderr
-    assert second != first and second == (tmp_path / "assignments/11-hooks/hooks.ipynb").read_bytes()
+    assert second != first and second == (tmp_path / "assignments/13-hooks/hooks.ipynb").read_bytes()
     setup = next(c for c in nbformat.reads(second.decode(), as_version=4).cells if "lab.parameters" in c.source)
     assert "P = lab.parameters   # your own numbers: P.x0, P.s0\n" in setup.source
     assert [c.get("id") for c in nbformat.reads(second.decode(), as_version=4).cells][-1] == "ex1-check"
-    again = run_cli("new", "11-hooks", cwd=tmp_path)
-    assert again.returncode == 2 and "solutions/11-hooks exists already" in again.stderr
+    again = run_cli("new", "13-hooks", cwd=tmp_path)
+    assert again.returncode == 2 and "solutions/13-hooks exists already" in again.stderr
     bad = run_cli("new", "Hooks_1", cwd=tmp_path)
     assert bad.returncode == 2 and "an assignment id is lower case with hyphens" in bad.stderr
 
@@ -223,11 +223,11 @@ def test_a_cell_that_raises_in_the_solution_is_named_by_its_grade_id(tmp_path, w
 
 
 def _scaffold(tmp_path, cells: dict[int, str] | None = None, spec_edit=None, metadata: dict[int, dict] | None = None):
-    """`autograder new 11-hooks` in tmp_path, with code cells replaced (index -> source), cell metadata set and the
+    """`autograder new 13-hooks` in tmp_path, with code cells replaced (index -> source), cell metadata set and the
     spec edited; returns the folder."""
     from autograder.authoring.scaffold import new
 
-    spec, nb_path = new("11-hooks", tmp_path / "solutions")
+    spec, nb_path = new("13-hooks", tmp_path / "solutions")
     nb = nbformat.read(nb_path, as_version=4)
     for i, source in (cells or {}).items():
         if i >= len(nb.cells):
@@ -295,7 +295,7 @@ def test_a_hidden_prediction_gets_a_placeholder_that_says_nothing_of_it(tmp_path
         'why = "backward() stores dy/dx = 3x**2 in the .grad of the leaf x."',
         'why = "backward() stores dy/dx = 3x**2 in the .grad of the leaf x."\nvisibility = "hidden"'))
     r = release(folder, tmp_path / "a", tmp_path / "b", worker=worker)
-    text = (tmp_path / "a/11-hooks/hooks.ipynb").read_text()
+    text = (tmp_path / "a/13-hooks/hooks.ipynb").read_text()
     assert "p1_grad = ...   # your prediction (a hidden check)" in nbformat.read(r.student_notebook, as_version=4) \
         .cells[4].source and "y = x**3 and y.backward()" not in text
 

@@ -80,17 +80,17 @@ CELLS = [
 
 def new(assignment: str, solutions: str | Path = "solutions", title: str | None = None) -> tuple[Path, Path]:
     """Write `<solutions>/<assignment>/spec.toml` and `<solutions>/<assignment>/<name>.ipynb` (the id without its
-    number: 11-hooks -> hooks.ipynb), one exercise that releases as it is.
+    number: 13-hooks -> hooks.ipynb), one exercise that releases as it is.
 
     Returns: (the spec's path, the notebook's path).
     Raises:
-        ScaffoldError: an id that is not lower case with hyphens ("11-hooks"), or a folder that exists.
+        ScaffoldError: an id that is not lower case with hyphens ("13-hooks"), or a folder that exists.
     """
     import nbformat
 
     if not ID.fullmatch(assignment):
         raise ScaffoldError(f"{assignment!r}: an assignment id is lower case with hyphens, after an optional two-digit "
-                            f"number (\"11-hooks\")")
+                            f"number (\"13-hooks\")")
     folder = Path(solutions) / assignment
     if folder.exists():
         raise ScaffoldError(f"{folder} exists already; choose another id, or edit that assignment")
