@@ -249,12 +249,20 @@ def _shared(predict: Check, produce: Check) -> bool:
     return a.answer == b.answer or a.answer in items
 
 
+def _twins(predict: Check, checks: list[Check]) -> list[Check]:
+    """The produce checks of an exercise that observe what `predict` asks for (`_shared`): the one of the same
+    name where there is one (`5.predict.second` and `5.produce.second`, while `5.produce.materialize` raises the
+    same class), else every one that shares its value or class."""
+    shared = [q for q in checks if q.kind == "produce" and _shared(predict, q)]
+    named = [q for q in shared if q.id.split(".", 2)[-1] == predict.id.split(".", 2)[-1]]
+    return named or shared
+
+
 def _twins_flagged(checks: list[Check]) -> list[Check]:
     """An exercise's checks with each prediction version-sensitive where a produce check it shares its value with
-    (its twin, `_shared`) is: the flag belongs to the behaviour, whichever way it is asked about."""
-    produce = [c for c in checks if c.kind == "produce" and c.version_sensitive]
+    (its twin, `_twins`) is: the flag belongs to the behaviour, whichever way it is asked about."""
     return [replace(c, version_sensitive=True) if c.kind == "predict" and not c.version_sensitive
-            and any(_shared(c, q) for q in produce) else c for c in checks]
+            and any(q.version_sensitive for q in _twins(c, checks)) else c for c in checks]
 
 
 def _misconceptions(src: str, eid: str, raws: Any, checks: list[Check], symbols: set[str],
@@ -483,6 +491,10 @@ def _load(src: str, data: dict[str, Any]) -> Assignment:
                     raise SpecError(f"{cwhere}: observe must be \"returned\" or one of {sorted(grads)}")
                 if ("raises" in raw or "warns" in raw) and observe != "returned":
                     raise SpecError(f"{cwhere}: raises and warns go with observe = \"returned\" (what the call did)")
+                if raw.get("raises") == "NotImplementedError":
+                    raise SpecError(f"{cwhere}: a produce function that raises NotImplementedError is read as its "
+                                    f"unwritten placeholder (the check would be `missing` for every student): ask for "
+                                    f"this exception in a prediction (predict = ..., raises = \"NotImplementedError\")")
             points = _number(cwhere, raw.get("points", 1.0), "points", positive=True)
             vis = raw.get("visibility", "public")
             if vis not in ("public", "hidden"):

@@ -58,6 +58,8 @@ def test_a_minimal_spec_loads(tmp_path):
     ('observe = "x.grad"\nexpect = "diff(x**2, x)"', 'observe = "returned"\nraises = "RuntimeError"\nexpect = "1"',
      ["exactly one of expect"]),
     ('observe = "x.grad"', 'observe = "x.grad"\npredict = "p1"', ["either predict", "not both"]),
+    ('observe = "x.grad"\nexpect = "diff(x**2, x)"', 'observe = "returned"\nraises = "NotImplementedError"\nphrase = "jvp"',
+     ["check '1.produce.grad'", "unwritten placeholder", "in a prediction"]),
     ('functions = ["ex1"]', 'functions = ["ex-1"]', ["must be a Python identifier"]),
 ])
 def test_mistakes_are_named_with_file_place_and_fix(tmp_path, old, new, phrases):
@@ -267,3 +269,45 @@ why = "because"
 '''
     flags = {c.id: c.version_sensitive for c in load_text(tmp_path, twin).checks}
     assert flags == {"1.produce.grad": True, "1.predict.grad": True, "1.predict.other": False}
+
+
+def test_a_prediction_that_names_an_exception_takes_the_flag_of_its_namesake_produce_check(tmp_path):
+    """Two produce checks raise RuntimeError, one version-sensitive: the prediction of the same name is the other's
+    twin (11's 5.predict.second and 5.produce.second, beside 5.produce.materialize)."""
+    two = GOOD.replace('functions = ["ex1"]', 'functions = ["ex1", "ex1_second", "ex1_materialize"]').replace(
+        'observe = "x.grad"', 'function = "ex1"\nobserve = "x.grad"') + '''
+[[exercise.check]]
+id = "produce.second"
+title = "the exception"
+function = "ex1_second"
+observe = "returned"
+raises = "RuntimeError"
+phrase = "does not require grad"
+why = "because"
+
+[[exercise.check]]
+id = "produce.materialize"
+title = "the exception"
+function = "ex1_materialize"
+observe = "returned"
+raises = "RuntimeError"
+phrase = "does not require grad"
+version_sensitive = true
+why = "because"
+
+[[exercise.check]]
+id = "predict.second"
+title = "predicted: the exception"
+predict = "p1_second"
+raises = "RuntimeError"
+why = "because"
+
+[[exercise.check]]
+id = "predict.materialize"
+title = "predicted: the exception"
+predict = "p1_materialize"
+raises = "RuntimeError"
+why = "because"
+'''
+    flags = {c.id: c.version_sensitive for c in load_text(tmp_path, two).checks}
+    assert flags["1.predict.second"] is False and flags["1.predict.materialize"] is True
