@@ -13,8 +13,8 @@ from conftest import ROOT
 IDS = sorted(p.parent.name for p in (ROOT / "solutions").glob("*/spec.toml"))
 
 
-def test_the_curriculum_has_ten_assignments_numbered_in_order():
-    assert [i[:3] for i in IDS] == [f"{n:02d}-" for n in range(1, 11)]
+def test_the_curriculum_has_twelve_assignments_numbered_in_order():
+    assert [i[:3] for i in IDS] == [f"{n:02d}-" for n in range(1, 13)]
 
 
 @pytest.mark.parametrize("assignment", IDS)
@@ -79,3 +79,8 @@ def test_version_sensitive_flags_follow_the_behaviour():
                                           "9.predict.float32"))
     assert all(flags[(ten, c)] for c in ("3.predict.scaled", "3.predict.unscaled", "4.predict.inf_w",
                                          "5.predict.reentrant_a_grad"))
+    eleven = "11-debugging-gradients"   # anomaly mode's text and materialize_grads on a graph-less derivative
+    assert all(flags[(eleven, c)] for c in ("4.produce.anomaly", "4.predict.line", "5.produce.materialize",
+                                            "5.predict.materialize"))
+    # 5.predict.second shares its class (RuntimeError) with 5.produce.materialize, but its twin is 5.produce.second
+    assert not flags[(eleven, "5.predict.second")] and not flags[(eleven, "5.produce.second")]
