@@ -84,3 +84,10 @@ def test_version_sensitive_flags_follow_the_behaviour():
                                             "5.predict.materialize"))
     # 5.predict.second shares its class (RuntimeError) with 5.produce.materialize, but its twin is 5.produce.second
     assert not flags[(eleven, "5.predict.second")] and not flags[(eleven, "5.produce.second")]
+    twelve = "12-hooks-and-processes"   # torch.distributed and torch.func are flagged; Adam's arithmetic is not
+    assert all(flags[(twelve, f"8.{k}.{n}")] for k in ("predict", "produce") for n in ("average", "no_sync", "unused",
+                                                                                        "strict"))
+    assert all(flags[(twelve, c)] for c in ("4.predict.per_sample", "4.produce.weight_grad", "6.predict.no_jvp",
+                                            "3.predict.forward", "2.predict.non_leaf"))
+    assert not any(flags[(twelve, c)] for c in ("7.predict.adam", "7.produce.sgd", "5.predict.penalty",
+                                                "2.predict.terms"))
