@@ -51,6 +51,16 @@ def sig(x: float) -> str:
     return f"{float(f'{x:.4g}')!r}"
 
 
+def vec(xs) -> str:
+    """A list of numbers as a student writes it, each with `sig`."""
+    return "[" + ", ".join(sig(x) for x in xs) + "]"
+
+
+def tup(xs) -> str:
+    """A tuple of numbers (None where an item is None) as a student writes it, each number with `sig`."""
+    return "(" + ", ".join("None" if x is None else sig(x) for x in xs) + ")"
+
+
 def answered(released: Path, student: str, sources: dict[str, str]):
     """The released notebook with STUDENT_ID set to `student`, the cells named (by nbgrader grade_id) in
     `sources` replaced, and `sources["*append"]`, if given, as a last code cell of the student's own.

@@ -5,11 +5,7 @@ must give it, written here by hand from what the mistake must cause. See example
 """
 from __future__ import annotations
 
-from make_submissions import sig
-
-
-def vec(xs) -> str:
-    return "[" + ", ".join(sig(x) for x in xs) + "]"
+from make_submissions import sig, vec
 
 
 def model(p: dict) -> dict:

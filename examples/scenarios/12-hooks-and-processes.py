@@ -7,15 +7,7 @@ from __future__ import annotations
 
 import math
 
-from make_submissions import sig
-
-
-def vec(xs) -> str:
-    return "[" + ", ".join(sig(x) for x in xs) + "]"
-
-
-def tup(xs) -> str:
-    return "(" + ", ".join("None" if x is None else sig(x) for x in xs) + ")"
+from make_submissions import sig, vec, tup
 
 
 def numbers(p: dict) -> dict:
