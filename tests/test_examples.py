@@ -31,8 +31,8 @@ def test_grade_the_examples_matches_the_recorded_statuses(released, tmp_path):
     assert by["ivan"]["status"] == "not_gradable" and by["ivan"]["score"] == ""   # never a silent 0
     assert by["gus"]["status"] == "graded" and by["gus"]["score"] == "0"
     assert by["ada"]["score"] == "26" and by["hana"]["4.produce.after_k"] == "timeout"
-    assert by["ada"]["predictions"] == "" and by["noah"]["predictions"] == "no record: 1, 2, 3, 4, 5, 6"
-    assert by["rex"]["predictions"] == "revised after the answer: 2"
+    assert by["ada"]["predictions"] == "" and by["noah"]["predictions"] == "no record: exercises 1, 2, 3, 4, 5, 6"
+    assert by["rex"]["predictions"] == "revised after the answer: 2 predictions of exercise 1"
     assert "ivan.ipynb" in p.stdout and "not_gradable" in p.stdout
 
 

@@ -131,6 +131,18 @@ def _ratio(observed: str, expected: str) -> float | None:
     return ratios[0] if all(abs(r - ratios[0]) <= 0.01 * abs(ratios[0]) for r in ratios) else None
 
 
+def _shown_right(o: Outcome) -> bool:
+    """Is the failed outcome's value the right one as far as a report shows it (the same text, every number within
+    5e-4 of the expected one, relatively: a report shows 4 to 6 significant figures)? Then it failed for another
+    reason (a prediction worked out with autograd, say), and is not a wrong answer."""
+    if o.observed is None or o.expected is None:
+        return False
+    obs, exp = _NUMBER.findall(o.observed), _NUMBER.findall(o.expected)
+    if len(obs) != len(exp) or _NUMBER.sub("#", o.observed) != _NUMBER.sub("#", o.expected):
+        return False
+    return all(a == b or math.isclose(float(a), float(b), rel_tol=5e-4, abs_tol=1e-12) for a, b in zip(obs, exp, strict=True))
+
+
 def wrong_answer(o: Outcome) -> str:
     """How an unnamed wrong answer is grouped: "2 × the answer" when every number in it is that multiple of
     the student's own expected value (a number, a tensor, a tuple of them), "within 1 % of the answer" when
@@ -193,7 +205,7 @@ def class_stats(reports: list[Report], assignment: str | None = None, key: Key |
             if o.misconception:
                 named[o.misconception.id] += 1
                 names[o.misconception.id] = o.misconception.name
-            elif o.visibility == "public" and not (o.observed is not None and o.observed == o.expected):
+            elif o.visibility == "public" and not _shown_right(o):
                 wrong[wrong_answer(o)] += 1   # (the right value, failed for another reason: not a wrong answer)
         item = [1.0 if o.status == "passed" else 0.0 for _, o in outs]
         rest = [float(r.score or 0.0) - o.score for r, o in outs]

@@ -42,14 +42,25 @@ def counts(r: Report) -> str:
 
 def predictions(r: Report) -> str:
     """How the report's predictions stand to their commit records (autograder.judging.commit), for staff at a glance:
-    "revised after the answer: 2" (predictions whose cell changed after the commit), "no record: 1, 3"
-    (exercises with written predictions graded without a commit record); "" when neither."""
-    revised = sum(1 for o in r.outcomes if o.kind == "predict" and o.commit and "revised after the answer" in o.commit)
+    "revised after the answer: 2 predictions of exercise 1" (predictions whose cell changed after the commit),
+    "no record: exercises 1, 3" (exercises with written predictions graded without a commit record); "" when neither.
+    Exercises are named as such, so that a count of predictions is not read as an exercise's number."""
+    revised = [o.exercise for o in r.outcomes if o.kind == "predict" and o.commit and "revised after the answer" in o.commit]
     unrecorded = list(dict.fromkeys(o.exercise for o in r.outcomes if o.kind == "predict" and o.status != "missing"
                                     and o.exercise not in r.commits))
-    parts = ([f"revised after the answer: {revised}"] if revised else []) + (
-        [f"no record: {', '.join(unrecorded)}"] if unrecorded else [])
+    parts = ([f"revised after the answer: {_count(len(revised), 'prediction')} of {_exercises(revised)}"] if revised
+             else []) + ([f"no record: {_exercises(unrecorded)}"] if unrecorded else [])
     return "; ".join(parts)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _exercises(ids: list[str]) -> str:
+    """"exercise 1" or "exercises 1, 3": each exercise once, in the order given."""
+    ids = list(dict.fromkeys(ids))
+    return ("exercise " if len(ids) == 1 else "exercises ") + ", ".join(ids)
 
 
 def check_ids(reports: list[Report]) -> list[str]:

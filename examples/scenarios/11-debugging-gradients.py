@@ -17,10 +17,10 @@ def numbers(p: dict) -> dict:
     w1 = p["w"] - 0.1 * g0
     g1 = 2 * (w1 * p["u"] - p["y"]) * p["u"]
     return {
-        "round": round(p["x"]), "ste": 2 * (round(p["x"]) - p["t"]),
+        "round": round(p["x1"]), "ste": 2 * (round(p["x1"]) - p["t"]),
         "g2": 2 * r * p["u"], "g0": g0, "w1": w1, "g1": g1,
         "fixed": [8 * p["a0"], 0.0, 8 * p["a2"]],
-        "cubic": 6 * p["c"] * p["z"],
+        "cubic": 6 * p["c"] * p["x5"],
         "f32_grad": 2 * (float(np.float32(p["v"])) - p["v"]),
     }
 

@@ -65,3 +65,13 @@ def test_reports_of_several_assignments_must_be_told_apart():
     with pytest.raises(ValueError, match="2 assignments"):
         class_stats([a, b])
     assert class_stats([a, b], "02-b").counted == 1
+
+
+def test_the_right_value_failed_for_another_reason_is_not_a_wrong_answer():
+    """A prediction worked out with autograd fails with the right value, shown to other digits than the expected one
+    (`0.0` against `0`, `-3.371` against `-3.3712`): not a wrong answer. 1 % off is one."""
+    reports = [report("pat", [("1.p", "failed", "0.0", "0"), ("1.q", "failed", "-3.371", "-3.3712")]),
+               report("pia", [("1.p", "failed", "[-8.0, 0.0]", "[-8.0, 0.0]"), ("1.q", "failed", "-3.405", "-3.3712")])]
+    p, q = class_stats(reports).checks
+    assert p.unnamed == 0 and p.wrong_answers == ()
+    assert q.unnamed == 1 and [(a.answer, a.count) for a in q.wrong_answers] == [("1.01 × the answer", 1)]

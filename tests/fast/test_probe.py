@@ -63,3 +63,23 @@ def test_each_call_draws_from_a_seed_of_its_own_and_the_generators_are_put_back(
     assert (torch.rand(()).item(), random.random()) == before   # as if the calls had not drawn at all
     again = [r["returned"] for r in probe.observe_calls(shell.user_ns, [call], 5.0)]
     assert first == again and first[0] != first[1]   # the same numbers every run; each point its own
+
+
+def test_a_warnings_traceback_keeps_only_the_submissions_own_frames():
+    """Anomaly mode's warning holds the whole forward stack: the grader's frames (Python's start-up, the worker, the
+    probe) and the libraries' go, with their source lines, so that a clipped message still shows the learner's line."""
+    import os
+    import torch
+    grader = os.path.join(os.path.dirname(probe.__file__), "worker.py")
+    library = os.path.join(os.path.dirname(torch.__file__), "nn", "modules", "module.py")
+    text = ("Error detected in MulBackward0. Traceback of forward call that caused the error:\n"
+            '  File "<frozen runpy>", line 198, in _run_module_as_main\n'
+            f'  File "{grader}", line 457, in <module>\n    main(int(sys.argv[2]))\n'
+            f'  File "{library}", line 1775, in _call_impl\n    return forward_call(*args, **kwargs)\n'
+            '  File "<ipython-input-1-29bb0c656f13>", line 19, in ex4_anomaly\n    c = b * b\n'
+            " (Triggered internally at /pytorch/torch/csrc/autograd/python_anomaly_mode.cpp:127.)")
+    assert probe._own_frames(text) == (
+        "Error detected in MulBackward0. Traceback of forward call that caused the error:\n"
+        '  File "<ipython-input-1-29bb0c656f13>", line 19, in ex4_anomaly\n    c = b * b\n'
+        " (Triggered internally at /pytorch/torch/csrc/autograd/python_anomaly_mode.cpp:127.)")
+    assert probe._own_frames("a plain warning") == "a plain warning"

@@ -303,6 +303,37 @@ def _safe_str(e: Any) -> str:
         return "<message unavailable>"
 
 
+_FRAME = re.compile(r'^  File "([^"]*)", line \d+, in ')
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # .../autograder
+_LIBRARIES = tuple(sorted({p for p in (sys.prefix, sys.base_prefix, sys.exec_prefix) if len(p) > 1}))
+
+
+def _foreign(path: str) -> bool:
+    """Is a traceback frame's file the grader's own (this package, Python's start-up) or an installed library's
+    (the standard library, site-packages: torch, IPython), rather than the submission's code?"""
+    return path.startswith("<frozen") or path.startswith(_PACKAGE + os.sep) or \
+        any(path.startswith(p + os.sep) for p in _LIBRARIES)
+
+
+def _own_frames(text: str) -> str:
+    """A warning's text with the frames of a traceback in it (anomaly mode's "Traceback of forward call that caused
+    the error") kept only where they are the submission's own: the grader's frames and the libraries' go (with
+    the source line under each), so that the learner's line is what a clipped message shows, and no path of the
+    grading machine is in a report."""
+    if 'File "' not in text:
+        return text
+    out, skipping = [], False
+    for line in text.split("\n"):
+        m = _FRAME.match(line)
+        if m:
+            skipping = _foreign(m.group(1))
+        elif not (skipping and line.startswith("    ")):
+            skipping = False
+        if not skipping:
+            out.append(line)
+    return "\n".join(out)
+
+
 def _seed(name: str) -> None:
     """Start torch's and Python's random generators from a seed derived from `name` (a call's own): a call's
     random numbers are the same in every run (a batch, a rerun, the notebook's self-check)."""
@@ -397,7 +428,7 @@ def observe_call(ns: dict[str, Any], call: dict[str, Any], point: int, timeout: 
         try:   # a warning's text is the student's code too
             with _Deadline(timeout):
                 rec["warnings"] = [{"category": str(w.category.__name__),
-                                    "message": wire.clip(_safe_str(w.message), 500),
+                                    "message": wire.clip(_own_frames(_safe_str(w.message)), 500),
                                     "mro": [str(c.__name__) for c in w.category.__mro__][:20]} for w in caught[:20]]
         except BaseException:
             rec["warnings"] = [{"category": "?", "message": "<warnings could not be read in time>"}]
