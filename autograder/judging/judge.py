@@ -587,9 +587,10 @@ def _judge_prediction(key: Key, check: Check, evidence: Evidence, point: Point) 
         base = replace(base, commit=f"{base.commit}; the revised value would {'pass' if again else 'not pass'}")
     oracle = h.oracle(key, check, ex.where(point))
     base = replace(base, convention=h.convention(key, check, values, show(expected)),
-                   version_note=version_note(key, check, obs.torch_version, obs.cuda), expected=plain(expected),
+                   version_note=version_note(key, check, obs.torch_version, obs.cuda),
+                   expected=plain(expected),   # as a learner writes a prediction: [1.5, -2.0]
                    oracle=oracle,
-                   observed=show(value))   # the expected value as a learner writes a prediction: [1.5, -2.0]
+                   observed=show(value))
     ran = _ran(key, evidence, check)
     if graded_commit:   # the committed value is graded: judged as its cell stood then (a later rewrite is not)
         ran = (ran or ran_then) if ran_then else None

@@ -116,14 +116,23 @@ def point_biserial(item: list[float], rest: list[float]) -> float | None:
 _NUMBER = re.compile(r"(?<![\w.])-?(?:\d+\.?\d*(?:e[+-]?\d+)?|inf|nan)(?!\w)")   # not the 64 of float64
 
 
-def _ratio(observed: str, expected: str) -> float | None:
-    """The one ratio by which every number of `observed` is that of `expected` (the same text around them, and
-    every ratio within 1 % of the first); None when there is none."""
+def _number_pairs(observed: str, expected: str) -> list[tuple[str, str]] | None:
+    """The numbers of `observed` paired with those of `expected`, where the text around them is the same (at least
+    one number); None otherwise."""
     obs, exp = _NUMBER.findall(observed), _NUMBER.findall(expected)
     if not obs or len(obs) != len(exp) or _NUMBER.sub("#", observed) != _NUMBER.sub("#", expected):
         return None
+    return list(zip(obs, exp, strict=True))
+
+
+def _ratio(observed: str, expected: str) -> float | None:
+    """The one ratio by which every number of `observed` is that of `expected` (the same text around them, and
+    every ratio within 1 % of the first); None when there is none."""
+    pairs = _number_pairs(observed, expected)
+    if pairs is None:
+        return None
     ratios = []
-    for a, b in zip(obs, exp, strict=True):
+    for a, b in pairs:
         x, y = float(a), float(b)
         if not (math.isfinite(x) and math.isfinite(y)) or y == 0:
             return None
@@ -137,10 +146,11 @@ def _shown_right(o: Outcome) -> bool:
     reason (a prediction worked out with autograd, say), and is not a wrong answer."""
     if o.observed is None or o.expected is None:
         return False
-    obs, exp = _NUMBER.findall(o.observed), _NUMBER.findall(o.expected)
-    if len(obs) != len(exp) or _NUMBER.sub("#", o.observed) != _NUMBER.sub("#", o.expected):
-        return False
-    return all(a == b or math.isclose(float(a), float(b), rel_tol=5e-4, abs_tol=1e-12) for a, b in zip(obs, exp, strict=True))
+    if o.observed == o.expected:
+        return True
+    pairs = _number_pairs(o.observed, o.expected)
+    return pairs is not None and all(a == b or math.isclose(float(a), float(b), rel_tol=5e-4, abs_tol=1e-12)
+                                     for a, b in pairs)
 
 
 def wrong_answer(o: Outcome) -> str:

@@ -48,13 +48,13 @@ def predictions(r: Report) -> str:
     revised = [o.exercise for o in r.outcomes if o.kind == "predict" and o.commit and "revised after the answer" in o.commit]
     unrecorded = list(dict.fromkeys(o.exercise for o in r.outcomes if o.kind == "predict" and o.status != "missing"
                                     and o.exercise not in r.commits))
-    parts = ([f"revised after the answer: {_count(len(revised), 'prediction')} of {_exercises(revised)}"] if revised
-             else []) + ([f"no record: {_exercises(unrecorded)}"] if unrecorded else [])
+    parts = []
+    if revised:
+        parts.append(f"revised after the answer: {len(revised)} prediction{'' if len(revised) == 1 else 's'} of "
+                     f"{_exercises(revised)}")
+    if unrecorded:
+        parts.append(f"no record: {_exercises(unrecorded)}")
     return "; ".join(parts)
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _exercises(ids: list[str]) -> str:

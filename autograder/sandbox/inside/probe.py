@@ -304,15 +304,10 @@ def _safe_str(e: Any) -> str:
 
 
 _FRAME = re.compile(r'^  File "([^"]*)", line \d+, in ')
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # .../autograder
-_LIBRARIES = tuple(sorted({p for p in (sys.prefix, sys.base_prefix, sys.exec_prefix) if len(p) > 1}))
-
-
-def _foreign(path: str) -> bool:
-    """Is a traceback frame's file the grader's own (this package, Python's start-up) or an installed library's
-    (the standard library, site-packages: torch, IPython), rather than the submission's code?"""
-    return path.startswith("<frozen") or path.startswith(_PACKAGE + os.sep) or \
-        any(path.startswith(p + os.sep) for p in _LIBRARIES)
+# Where a traceback frame's file is the grader's own (Python's start-up, this package) or an installed library's
+# (the standard library, site-packages: torch, IPython), rather than the submission's code.
+_FOREIGN = ("<frozen", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep,
+            *sorted({p + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix) if len(p) > 1}))
 
 
 def _own_frames(text: str) -> str:
@@ -326,7 +321,7 @@ def _own_frames(text: str) -> str:
     for line in text.split("\n"):
         m = _FRAME.match(line)
         if m:
-            skipping = _foreign(m.group(1))
+            skipping = m.group(1).startswith(_FOREIGN)
         elif not (skipping and line.startswith("    ")):
             skipping = False
         if not skipping:
