@@ -36,8 +36,9 @@ class Limits:
     processes: int = _limit(128, "", "processes and threads of a run")
     output_mb: int = _limit(64, "MB", "printed output, and any one file the run writes")
     disk_mb: int = _limit(256, "MB", "the run's private writable folder")
-    run_memory_mb: int = _limit(4096, "MB", "private memory of all the processes of a run together (the worker "
-                                            "measures it and stops the run above it)")
+    run_memory_mb: int = _limit(4096, "MB", "memory of all the processes of a run together, the files of its "
+                                            "private folders included (its cgroup's budget; without a cgroup, "
+                                            "their private memory, measured by the worker)")
 
     OPEN_FILES: ClassVar[int] = 1024   # per process; 128 x 1024 stays far below fs.file-max
 
@@ -63,7 +64,7 @@ class Limits:
 
     @property
     def run_memory_bytes(self) -> int:
-        """Bytes of private memory all the processes of a run may hold together."""
+        """Bytes of memory all the processes of a run may hold together (sandbox.cgroup; docs/security.md)."""
         return int(self.run_memory_mb) * 2**20
 
     def step_seconds(self, limit: float) -> float:

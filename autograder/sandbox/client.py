@@ -9,7 +9,8 @@ each run also gets its own mount, network, IPC and UTS namespaces, its own small
 unprivileged uid with no capabilities (the policy: `autograder.sandbox.policy`). Results come back through a
 pipe of each run's own.
 
-May import: stdlib, autograder.model, autograder.sandbox.policy, autograder.wire, autograder.profile.
+May import: stdlib, autograder.model, autograder.sandbox.policy, autograder.sandbox.cgroup, autograder.wire,
+autograder.profile.
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from functools import lru_cache
 from typing import Any
 
 from autograder import profile, wire
-from autograder.sandbox import policy
+from autograder.sandbox import cgroup, policy
 from autograder.model import Limits
 
 OUTPUT_TAIL_BYTES = 8_000
@@ -108,17 +109,21 @@ class Worker:
         conceal: folders every run must not see (besides the current working folder): keys,
             solutions, submissions, the output folder (with bwrap, each is replaced by an empty one
             where it lies inside what the sandbox shows).
+        cgroups: give each run a cgroup of its own where the machine lets the grader make one (sandbox.cgroup);
+            False: the worker's own measures only, as on a machine without (each report's sandbox line says which).
     Raises:
         OSError: the worker did not start (a grader fault, never the student's).
     """
 
     START_TIMEOUT = 120.0   # seconds for the worker to import torch and IPython
 
-    def __init__(self, conceal: list[str] | None = None) -> None:
+    def __init__(self, conceal: list[str] | None = None, cgroups: bool = True) -> None:
         self.conceal = [os.getcwd(), *(conceal or [])]
+        self.cgroups = cgroups
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
         self._sock: socket.socket | None = None
+        self._tree = cgroup.NONE   # the worker's cgroup folders (sandbox.cgroup), removed when it stops
         self.isolation = ""
         self.huge_pages = ""   # "yes" where the worker's memory goes into huge pages, else why not (in words)
         self._start()
@@ -127,11 +132,12 @@ class Worker:
         runs = policy.runs_dir()
         bwrap, why_not = bwrap_status()
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._tree = tree = cgroup.prepare() if self.cgroups else cgroup.Tree(why_not="cgroups turned off")
         argv = [sys.executable, "-I", "-m", "autograder.sandbox.inside.worker", "--worker", str(child.fileno()), runs,
-                "sandboxed" if bwrap and os.geteuid() == 0 else "plain"]
+                "sandboxed" if bwrap and os.geteuid() == 0 else "plain", tree.to_json()]
         if bwrap:
-            argv = policy.bwrap_command(bwrap, runs, self.conceal, argv)
-        self.isolation = policy.isolation(bool(bwrap), os.geteuid() == 0, why_not)
+            argv = policy.bwrap_command(bwrap, runs, self.conceal, argv, writable=tree.folders())
+        self._isolation = policy.isolation(bool(bwrap), os.geteuid() == 0, why_not)
         self._log = tempfile.TemporaryFile()
         try:
             self._proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log,
@@ -151,6 +157,7 @@ class Worker:
         if not isinstance(said, dict):
             self._proc.kill()
             self._proc.wait()
+            cgroup.remove(tree)
             self._log.seek(0)
             log = self._log.read()[-2000:].decode("utf-8", "replace").rstrip()
             if "No module named 'autograder'" in log:   # python -I finds only what the venv has installed
@@ -162,7 +169,17 @@ class Worker:
         parent.settimeout(None)
         self._sock = parent
         self.huge_pages = str(said.get("huge_pages", ""))
-        self.isolation += policy.memory_line(self.huge_pages)
+        self._no_filter = "" if said.get("syscall_filter") == "yes" else str(said.get("syscall_filter", "no filter"))
+        self.isolation = self.isolation_of("")
+
+    def isolation_of(self, no_cgroup: str) -> str:
+        """The isolation line of a run: how it was separated (bwrap or not), how its resources were held (its own
+        cgroup, or `no_cgroup` says why not, which the worker reports per run) and the warm worker's pages."""
+        tree = self._tree
+        kill = bool(tree.unified) and not no_cgroup
+        return (self._isolation + policy.limits_line(kill, kill and bool(tree.memory), no_cgroup or tree.why_not,
+                                                     self._no_filter)
+                + policy.memory_line(self.huge_pages))
 
     def run(self, request: dict[str, Any], limits: Limits = Limits()) -> ProbeRun:
         """Run the probe on `request` in a fresh child of the worker.
@@ -236,7 +253,8 @@ class Worker:
             out.seek(max(0, size - OUTPUT_TAIL_BYTES))
             tail = out.read(OUTPUT_TAIL_BYTES).decode("utf-8", "replace")
             return ProbeRun(results, tail, int(st["exit"]), bool(st["timed_out"]), float(st["seconds"]), cut,
-                            self.isolation, bool(st.get("stalled")), bool(st.get("over_memory")),
+                            self.isolation_of(str(st.get("cgroup", ""))), bool(st.get("stalled")),
+                            bool(st.get("over_memory")),
                             int(st.get("worker_huge", 0)))
         finally:
             for fd in (results_r, results_w, status_r, status_w):
@@ -258,6 +276,8 @@ class Worker:
                 self._proc.kill()
                 self._proc.wait()
             self._proc = None
+        cgroup.remove(self._tree)
+        self._tree = cgroup.NONE
 
     def close(self) -> None:
         """Stop the worker (its running children are killed with it)."""

@@ -1,6 +1,6 @@
 """policy: the sandbox policy, in one place, for both sides of the trust boundary: what a run sees of the
-machine, its environment, its resource limits, its uid range, and the isolation each report names. The
-grader-side client (`sandbox.client`) builds the worker's bwrap command from it; the inside
+machine, its environment, its resource limits, its uid range, the syscalls it may not make, and the isolation each
+report names. The grader-side client (`sandbox.client`) builds the worker's bwrap command from it; the inside
 (`sandbox.inside.worker`) applies the rest to each run.
 
 May import: stdlib, autograder.model.
@@ -22,6 +22,13 @@ from autograder.model import Limits
 # The range sits far above the uids that systems hand out (system, login and systemd DynamicUser ones).
 UID_BASE, UID_SPAN = 2_000_000_000, 1_000_000
 HOME_BYTES = 64 * 2**20   # the run's private home folder (a tmpfs, with bwrap)
+PTYS_PER_RUN = 4          # pseudo-terminals of a run's own devpts (the probe needs none; the host's are shared)
+
+# Syscalls no run may make, besides user namespaces (unshare or clone with CLONE_NEWUSER; clone3 gets ENOSYS so that
+# the C library falls back to clone, whose flags a filter can read): each would take a host-wide resource that no
+# per-run limit bounds. A uid's keys stay in the kernel after its processes end (kernel.keys.maxbytes per uid, and a
+# run's uid is new each time); a user namespace adds kernel code the run could reach, and mounts of any size.
+DENIED_SYSCALLS = ("add_key", "keyctl", "request_key")
 
 # No user namespace: as root, the probe then really becomes its run uid (inside one, only uid 0 is mapped).
 BWRAP_FLAGS = ("--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
@@ -49,6 +56,19 @@ def isolation(bwrap: bool, root: bool, why_not: str = "") -> str:
     if bwrap:
         return ISOLATION_BWRAP if root else ISOLATION_BWRAP.replace("unprivileged uid, ", "")
     return f"own process only ({why_not}): files and network are not isolated"
+
+
+def limits_line(kill: bool, memory: bool, why_not: str, no_filter: str = "") -> str:
+    """The isolation line's clause on how a run's resources are held: by a cgroup of its own that ends all of it
+    (`kill`) and counts its memory (`memory`), or by the worker's own measures where not (`why_not` says why); then
+    whether the syscall filter holds (`no_filter`: why not)."""
+    if kill and memory:
+        held = "; a cgroup per run: the kernel counts its memory, processes and CPU time and ends all of it"
+    elif kill:
+        held = f"; a cgroup per run ends all of it and counts its CPU time; the worker measures its memory ({why_not})"
+    else:
+        held = f"; no cgroup per run ({why_not}): the worker measures its memory and sweeps its processes"
+    return held + (f"; {no_filter}" if no_filter else "; no user namespaces or keyrings")
 
 
 def memory_line(huge_pages: str) -> str:
@@ -99,10 +119,11 @@ def shown_back() -> list[str]:
                   {sys.prefix, sys.base_prefix, package})
 
 
-def bwrap_command(bwrap: str, runs: str, conceal: list[str], argv: list[str]) -> list[str]:
+def bwrap_command(bwrap: str, runs: str, conceal: list[str], argv: list[str], writable: list[str] = ()) -> list[str]:
     """The bwrap command line of a worker: the SYSTEM_PATHS and the Python environment and package
     (`shown_back`) read-only, an empty /tmp, `runs` an empty tmpfs (each run mounts its own private
-    folders there), and any `conceal` folder that lies inside what is shown replaced by an empty one."""
+    folders there), any `conceal` folder that lies inside what is shown replaced by an empty one, and the
+    `writable` folders (the worker's own cgroup folders, under /sys) shown writable at their own paths."""
     cmd = [bwrap, *BWRAP_FLAGS, "--tmpfs", "/tmp", "--tmpfs", runs]   # first: what is shown may lie under /tmp
     shown: list[str] = []
     for path in SYSTEM_PATHS:
@@ -125,4 +146,6 @@ def bwrap_command(bwrap: str, runs: str, conceal: list[str], argv: list[str]) ->
     for path in sorted({os.path.realpath(h) for h in conceal if h}):
         if os.path.isdir(path) and inside(path) and path not in shown:
             cmd += ["--tmpfs", path]
+    for path in writable:
+        cmd += ["--bind", path, path]
     return cmd + ["--chdir", runs, "--", *argv]

@@ -140,7 +140,8 @@ LAYERS = [
 ]
 # What runs in the untrusted process may import only these, whatever its layer allows.
 INSIDE = "autograder.sandbox.inside"
-INSIDE_MAY_IMPORT = ("autograder.wire", "autograder.model", "autograder.sandbox.policy", INSIDE)
+INSIDE_MAY_IMPORT = ("autograder.wire", "autograder.model", "autograder.sandbox.policy", "autograder.sandbox.cgroup",
+                     INSIDE)
 
 
 def _unit(module: str) -> tuple[int, str]:
