@@ -255,6 +255,7 @@ class RunGroup:
 
     def __init__(self, tree: Tree, name: str) -> None:
         self.tree = tree
+        self.limits: tuple[int, int] | None = None   # (memory bytes, processes) as last set
         self.folders = {key: os.path.join(base, name) for key, base in
                         (("unified", tree.unified), ("memory", tree.memory), ("pids", tree.pids)) if base}
         made = []
@@ -274,12 +275,19 @@ class RunGroup:
 
     def limit(self, memory_bytes: int, processes: int) -> None:
         """Set the run's memory budget (no swap; in v2 the whole run is killed when it is reached) and its
-        process limit. Raises OSError when the kernel refuses one."""
+        process limit, unless they are set already. Raises OSError when the kernel refuses one."""
+        if self.limits == (memory_bytes, processes):
+            return
+        before, self.limits = self.limits, None   # unknown until every write is done
         memory, pids = self.folders.get("memory"), self.folders.get("pids")
         if memory and self.tree.memory_v1:
-            _write(os.path.join(memory, "memory.limit_in_bytes"), str(memory_bytes))
+            names = ["memory.limit_in_bytes"]
             if os.path.exists(os.path.join(memory, "memory.memsw.limit_in_bytes")):   # swap accounting is on
-                _write(os.path.join(memory, "memory.memsw.limit_in_bytes"), str(memory_bytes))
+                # memory + swap is never below memory alone: raised first when the budget grows, lowered last
+                grows = before is not None and memory_bytes > before[0]   # (a new cgroup's budget is unlimited)
+                names = [*names, "memory.memsw.limit_in_bytes"][::-1 if grows else 1]
+            for name in names:
+                _write(os.path.join(memory, name), str(memory_bytes))
         elif memory:
             _write(os.path.join(memory, "memory.max"), str(memory_bytes))
             for name, value in (("memory.swap.max", "0"), ("memory.oom.group", "1")):
@@ -287,6 +295,7 @@ class RunGroup:
                     _write(os.path.join(memory, name), value)
         if pids:
             _write(os.path.join(pids, "pids.max"), str(processes))
+        self.limits = (memory_bytes, processes)
 
     def oom_killed(self) -> bool:
         """Has the kernel killed a process of the run for its memory budget?"""

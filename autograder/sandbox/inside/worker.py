@@ -145,7 +145,7 @@ def main(sock_fd: int, runs: str, sandboxed: bool, tree: cgroup.Tree = cgroup.NO
                 if spare is None:
                     spare = spares.fork(collapsed)
                 try:
-                    job = _dispatch(spare, header, fds, sandboxed)
+                    job = spares.dispatch(spare, header, fds)
                 except OSError:
                     _discard(spare)
                     continue
@@ -191,8 +191,6 @@ def main(sock_fd: int, runs: str, sandboxed: bool, tree: cgroup.Tree = cgroup.NO
             cpu = group.cpu_seconds() if group is not None else None
             if group is not None and group.oom_killed():   # the kernel stopped it before a poll saw it
                 job["killed"] = job["killed"] or "memory"
-            if group is not None and emptied:
-                group.remove()
             _report(job["status"], {"exit": os.waitstatus_to_exitcode(status), "timed_out": job["killed"] == "wall",
                                     "stalled": job["killed"] == "step", "over_memory": job["killed"] == "memory",
                                     "seconds": round(time.monotonic() - job["start"], 6),
@@ -201,6 +199,8 @@ def main(sock_fd: int, runs: str, sandboxed: bool, tree: cgroup.Tree = cgroup.NO
                                     "worker_huge": collapser.held[0],
                                     "cgroup": job["why_no_group"] if emptied else
                                     "the run's cgroup was not empty 10 s after it was killed"})
+            if group is not None and emptied:   # after the report: not on the run's time
+                group.remove()
         now = time.monotonic()
         poll = now >= next_poll
         if poll:
@@ -244,6 +244,7 @@ class _Spares:
         self.runs, self.sandboxed, self.shell, self.tree, self.syscalls = runs, sandboxed, shell, tree, syscalls
         self.made = 0
         self.why_not = "" if tree.unified or tree.memory or tree.pids else tree.why_not or "no cgroup"
+        self.limits = Limits()   # the last run's: most likely the next one's too (a batch has one key)
 
     def fork(self, collapsed: int = 0) -> dict[str, Any]:
         """Fork a spare: it closes what it inherited of the worker and of other runs, enters its run's cgroup, takes
@@ -258,8 +259,12 @@ class _Spares:
             self.made += 1
             try:
                 group = cgroup.RunGroup(self.tree, f"run-{self.made}")
+                group.limit(self.limits.run_memory_bytes, self.limits.processes)   # set now, while idle (see _dispatch)
             except OSError as e:
                 why = f"the run's cgroup could not be made ({e.strerror})"
+                if group is not None:
+                    group.remove()
+                    group = None
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         sys.stdout.flush()
         sys.stderr.flush()
@@ -276,6 +281,11 @@ class _Spares:
         theirs.close()
         return {"pid": pid, "pidfd": os.pidfd_open(pid), "sock": mine, "collapsed_at": collapsed, "group": group,
                 "why_no_group": why}
+
+    def dispatch(self, spare: dict[str, Any], header: dict[str, Any], fds: list[int]) -> dict[str, Any]:
+        """`_dispatch`, remembering the run's limits for the next spare's cgroup."""
+        self.limits = Limits(**header["limits"])
+        return _dispatch(spare, header, fds, self.sandboxed)
 
     def _spare(self, theirs: socket.socket, group: cgroup.RunGroup | None) -> None:
         failed = ""
@@ -330,7 +340,7 @@ def _dispatch(spare: dict[str, Any], header: dict[str, Any], fds: list[int], san
     limits = Limits(**header["limits"])
     killed = ""
     if spare["group"] is not None:
-        try:
+        try:   # usually set when the spare was forked, from the last run's limits: then nothing to do
             spare["group"].limit(limits.run_memory_bytes, limits.processes)
         except OSError:   # the kernel refuses a budget below what the run's child holds already (cgroup v1)
             killed = "memory"
