@@ -194,6 +194,9 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--rate", type=float, default=5.0, help="requests per second each user may send on average "
                    "(default 5; a check is two)")
     v.add_argument("--burst", type=int, default=40, help="requests each user may send at once (default 40)")
+    v.add_argument("--workers", type=int, default=1, metavar="N", help="serve with N processes on the one port (default "
+                   "1; as many as the machine's cores for a large course): every rule is in the database, so they act "
+                   "as one, and so do services on other machines given the same --db (docs/course.md)")
     co = sub.add_parser("course", help="the course's roster and tokens (on the service's machine)",
                         epilog=_epilog("course"), formatter_class=fmt)
     cs = co.add_subparsers(dest="course_command", metavar="{add,list,revoke,release-feedback,export}")

@@ -210,7 +210,8 @@ def test_what_is_not_this_students_notebook_is_refused_with_a_reason_and_nothing
     assert call(f"{api}/login", None, "POST", raw=b"token=" + b"x" * 5000)[0] == 413
 
     # one hand-in at a time per student, counted from its first byte: a second one while the first still
-    # arrives is refused at once (a student cannot hold the service's memory with many slow uploads)
+    # arrives is refused at once (a student cannot hold the service's memory with many slow uploads); the first one's
+    # place is given back when its client hangs up
     import socket
 
     def slow_upload() -> socket.socket:
@@ -227,7 +228,7 @@ def test_what_is_not_this_students_notebook_is_refused_with_a_reason_and_nothing
             break
         slow.close()
     try:
-        assert status == 429 and "your previous request (a check or a hand-in) is still arriving" in answer["error"], answer
+        assert status == 429 and "your previous hand-in is still under way: hand in again" in answer["error"], answer
     finally:
         slow.close()
     deadline = time.monotonic() + 60

@@ -1,9 +1,13 @@
 """app: the course service's web app (tornado): its routes, who a request acts as, and its limits. The grading is
-grade's and judge's; the records are store's. Every route needs a token; a student reads and writes only their own
-records; staff routes need a staff token. Errors are JSON {"error": reason} with a 4xx status; a fault of the
-service is a 500 whose body says only that (the traceback goes to the service's log, tokens never do).
+grade's and judge's; the records are store's, the per-user rules (rate limits, one check at a time, sign-ins) are
+rules', all in the database: a process keeps caches only, so any number of processes serve one course. Every route
+needs a token; a student reads and writes only their own records; staff routes need a staff token. Errors are JSON
+{"error": reason} with a 4xx status; a database that cannot be reached, is locked, slow or full is a 503 with
+Retry-After and a sentence for the student; any other fault of the service is a 500 whose body says only that
+(the traceback goes to the service's log, tokens never do).
 
-May import: stdlib, tornado, autograder.service.store, autograder.service.db, autograder.service.hub (JupyterHub mode),
+May import: stdlib, tornado, sqlalchemy (its errors), autograder.service.store, autograder.service.db,
+autograder.service.rules, autograder.service.hub (JupyterHub mode),
 autograder.service.late, autograder.render.class_stats, autograder.render.stats,
 autograder.render.gradebook, autograder.report, autograder.grading.grade, autograder.grading.identity, autograder.grading.notebook (its reading limits), autograder.keyfile, autograder.wire, autograder.report, autograder.model.
 
@@ -46,15 +50,16 @@ import json
 import logging
 import os
 import re
-import threading
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
+import sqlalchemy as sa
 import tornado.web
 
-from autograder.service.store import Course, User
+from autograder.service.rules import Rules
+from autograder.service.store import Course, User, token_digest
 
 log = logging.getLogger("autograder.service")
 API = "/api/v1"
@@ -68,38 +73,29 @@ MAX_PREDICTIONS = 20_000      # bytes of one exercise's committed values (JSON)
 @dataclass
 class Limits:
     """Request rates: each user may send `burst` requests at once and `rate` per second on average; each client
-    address may present `bad_tokens` wrong tokens per minute (then it waits)."""
+    address may present `bad_tokens` wrong tokens per minute (then it waits). Held in the database (rules.Rules):
+    the same for every process of the course."""
 
     rate: float = 5.0
     burst: int = 40
     bad_tokens: int = 30
 
 
-@dataclass
-class _Bucket:
-    tokens: float
-    stamp: float = field(default_factory=time.monotonic)
+RETRY_SECONDS = 5   # what a 503 for an unavailable database asks the client to wait
+DB_ERRORS = (sa.exc.OperationalError, sa.exc.InterfaceError, sa.exc.TimeoutError, sa.exc.DisconnectionError)
+BUSY = {"check": "your previous check is still under way", "hand-in": "your previous hand-in is still under way"}
 
 
-class RateLimiter:
-    """Token buckets per name (thread-safe)."""
+@dataclass(frozen=True)
+class Admission:
+    """What the rules said of a request: who it is (None: the token is no one's); `wait` > 0: over its rate (that
+    many seconds to wait); `holder`: the lease it holds (one check or hand-in at a time; "" none); `busy`: the user's
+    lease is held by another request, for what ("check", "hand-in")."""
 
-    def __init__(self, rate: float, burst: float) -> None:
-        self.rate, self.burst = rate, burst
-        self._buckets: dict[str, _Bucket] = {}
-        self._lock = threading.Lock()
-
-    def allow(self, name: str) -> float:
-        """0 if `name` may go on now (and its bucket pays 1), else the seconds until it may."""
-        with self._lock:
-            now = time.monotonic()
-            b = self._buckets.setdefault(name, _Bucket(self.burst, now))
-            b.tokens = min(self.burst, b.tokens + (now - b.stamp) * self.rate)
-            b.stamp = now
-            if b.tokens >= 1:
-                b.tokens -= 1
-                return 0.0
-            return (1 - b.tokens) / self.rate
+    user: User | None
+    wait: float = 0.0
+    holder: str = ""
+    busy: str = ""
 
 
 class HTTPError(tornado.web.HTTPError):
@@ -127,19 +123,20 @@ class Base(tornado.web.RequestHandler):
         self.set_header("Cache-Control", "no-store")
         self.set_header("X-Content-Type-Options", "nosniff")
 
-    def _token(self) -> str:
+    def _credentials(self) -> tuple[str, str]:
+        """("token", the token) from the Authorization header, or ("session", the session id) from a signed-in
+        browser's cookie (GET only). Raises HTTPError 400 for a token in the URL, 401 for none."""
         if any(k.lower() in ("token", "access_token") for k in self.request.query_arguments):
             raise HTTPError(400, "send the token in the Authorization header, never in the URL (URLs are logged)")
         auth = self.request.headers.get("Authorization", "")
         if not auth and self.request.method == "GET":   # a browser signed in at /login: its cookie (GET only)
             signed = self.get_signed_cookie(COOKIE, max_age_days=1)
-            session = self.service.sessions.get(signed.decode("ascii", "replace")) if signed else None
-            if session is not None and session[1] > time.time():
-                return session[0]   # the token stays on the service; the cookie holds a random session id
+            if signed:   # a random session id: the token stays with the service (its digest, in the database)
+                return "session", signed.decode("ascii", "replace")
         kind, _, token = auth.partition(" ")
         if kind.lower() not in ("token", "bearer") or not token.strip():
             raise HTTPError(401, "this service needs a token: send the header 'Authorization: token <your token>'")
-        return token.strip()
+        return "token", token.strip()
 
     max_body = MAX_BODY   # bytes of a request this route keeps
 
@@ -165,12 +162,18 @@ class Base(tornado.web.RequestHandler):
         return b"".join(getattr(self, "_chunks", []))
 
     def _release(self) -> None:
-        """Give back what this request holds: its place as the user's one request arriving, and its bytes."""
+        """Give back what this request holds: its place as the user's one request arriving, its bytes, and its lease
+        (one check or hand-in at a time): at its end, or when its client hangs up (the work may go on; the student
+        may run the cell again meanwhile)."""
         self.service.arriving -= getattr(self, "_held", 0)
         self._held = 0
         if getattr(self, "_sending", False):
             self.service.sending.discard(self.user.name)
             self._sending = False
+        holder = getattr(self, "_holder", "")
+        if holder:
+            self._holder = ""
+            self.service.let_go(self.user.name, holder)
 
     def on_finish(self) -> None:
         self._release()
@@ -178,6 +181,13 @@ class Base(tornado.web.RequestHandler):
     def on_connection_close(self) -> None:
         self._release()
         super().on_connection_close()
+
+    # A student route that runs one at a time per user (across every process): what it is, for the message a second
+    # one gets ("check", "hand-in"); None: any number at once.
+    alone: str | None = None
+    # What a student reads when the database cannot be used right now (a 503, with Retry-After).
+    unavailable = ("the course service cannot read or store its records right now; nothing is lost: try again in "
+                   f"{RETRY_SECONDS} s")
 
     async def prepare(self) -> None:
         length = self.request.headers.get("Content-Length", "0")
@@ -191,43 +201,46 @@ class Base(tornado.web.RequestHandler):
         with_body = int(length) > 0 or "chunked" in self.request.headers.get("Transfer-Encoding", "").lower()
         if with_body and method in ("get", "head", "delete", "options"):
             raise HTTPError(400, f"a {method.upper()} request has no body")
-        token = self._token()
+        kind, secret = self._credentials()
         where = self.request.remote_ip or "?"
-        try:
-            user = await self.service.identify(token)
-        except HTTPError:
-            raise
-        except Exception as e:   # JupyterHub mode: the Hub did not answer (never the student's fault)
-            log.error("identifying a request failed: %s", type(e).__name__)
-            raise HTTPError(503, "the service cannot ask who you are right now (the hub did not answer): try again "
-                                 "in a minute", 60) from None
-        if user is None:   # a wrong token costs its address; a right one is never held up by others' wrong ones
-            if self.service.bad.allow(where) > 0:
+        user = None
+        if kind == "token" and self.service.hub_identify is not None:
+            try:
+                user = await self.service.hub_identify(secret)
+            except HTTPError:
+                raise
+            except DB_ERRORS as e:   # the Hub answered; the roster could not be written
+                log.error("the database cannot be used: %s", _short_error(e))
+                raise HTTPError(503, self.unavailable, RETRY_SECONDS) from None
+            except Exception as e:   # JupyterHub mode: the Hub did not answer (never the student's fault)
+                log.error("asking the hub who a request is failed: %s", type(e).__name__)
+                raise HTTPError(503, "the service cannot ask who you are right now (the hub did not answer): try "
+                                     "again in a minute", 60) from None
+            if user is None:
+                kind = "nobody"
+        alone = self.alone if method == "post" else None
+        got = await self.db(self.service.admit, kind, secret, user, where, alone)
+        if got.holder:
+            self._holder = got.holder
+        if got.user is None:   # a wrong token costs its address; a right one is never held up by others' wrong ones
+            if got.wait > 0:
                 raise HTTPError(429, "too many wrong tokens from this address: wait a minute", 60)
+            if kind == "session":
+                raise HTTPError(401, "your sign-in has ended: sign in again at /api/v1/login")
             raise HTTPError(403, "this token is not one this course issued (or it was withdrawn)")
-        wait = self.service.rates.allow(user.name)
-        if wait > 0:
-            raise HTTPError(429, f"too many requests: wait {wait:.1f} s", wait)
-        self.user = user
-        if with_body:   # one request with a body arriving per user at a time (its bytes count from the first one)
-            if user.name in self.service.sending:
+        self.user = got.user
+        if got.wait > 0:
+            raise HTTPError(429, f"too many requests: wait {got.wait:.1f} s", got.wait)
+        if got.busy:
+            again = "hand in again" if self.alone == "hand-in" else "run this cell again"
+            raise HTTPError(429, f"{BUSY.get(got.busy, 'your previous request is still under way')}: {again} when it "
+                                 f"has finished", 2)
+        if with_body:   # one request with a body arriving per user at a time, in this process (its memory)
+            if self.user.name in self.service.sending:
                 raise HTTPError(429, "your previous request (a check or a hand-in) is still arriving: send this "
                                      "again when it has finished", 5)
-            self.service.sending.add(user.name)
+            self.service.sending.add(self.user.name)
             self._sending = True
-
-    async def run_alone(self, fn: Callable[[], Awaitable[None]],
-                        busy: str = "your previous check is still under way: run this cell again when it has finished"
-                        ) -> None:
-        """Run `fn` unless this user has a check, a commit or a hand-in under way (then 429, saying `busy`): one
-        student's requests never queue up in front of everyone else's."""
-        if self.user.name in self.service.busy:
-            raise HTTPError(429, busy, 2)
-        self.service.busy.add(self.user.name)
-        try:
-            await fn()
-        finally:
-            self.service.busy.discard(self.user.name)
 
     def body(self) -> dict[str, Any]:
         """The request's JSON object, from UTF-8 text. Raises HTTPError 400 when it is not one."""
@@ -265,9 +278,35 @@ class Base(tornado.web.RequestHandler):
         self.set_status(status)
         self.finish(json.dumps(data, allow_nan=False))
 
-    async def work(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """Run `fn(*args)` (database or judging work) off the event loop."""
-        return await asyncio.get_running_loop().run_in_executor(self.service.pool, fn, *args)
+    async def db(self, fn: Callable[..., Any], *args: Any, pool: concurrent.futures.Executor | None = None) -> Any:
+        """Run `fn(*args)` (database or judging work) off the event loop, in `pool` (default the service's). A database
+        that cannot be used now (unreachable, locked, slow, full: every call is bounded by db.TIMEOUT) is a 503 that
+        says so in the student's words (`unavailable`), with Retry-After; the log gets the cause."""
+        try:
+            return await asyncio.get_running_loop().run_in_executor(pool or self.service.pool, fn, *args)
+        except DB_ERRORS as e:
+            log.error("%s %s: the database cannot be used: %s", self.request.method, self.request.path,
+                      _short_error(e))
+            raise HTTPError(503, self.unavailable, RETRY_SECONDS) from None
+
+    async def db_last(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """`db(fn, *args)`, this request's last database work: in the same call, its lease is given back, so that it
+        is free before the answer reaches the client (whose next check may come at once)."""
+        holder, self._holder = getattr(self, "_holder", ""), ""
+        if not holder:
+            return await self.db(fn, *args)
+        self.service.held.discard(holder)
+        name = self.user.name
+
+        def then_release() -> Any:
+            try:
+                return fn(*args)
+            finally:
+                try:
+                    self.service.rules.release("user:" + name, holder)
+                except DB_ERRORS as e:
+                    log.warning("a lease could not be released (it expires by itself): %s", _short_error(e))
+        return await self.db(then_release)
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         exc = kwargs.get("exc_info", (None, None, None))[1]
@@ -338,7 +377,7 @@ class _Exercise(Base):
         return assignment, exercise, student, cells, labels, results.encode("utf-8", "surrogateescape")
 
     def key_of(self, assignment: str, exercise: str) -> Any:
-        key = self.course.key(assignment)
+        key = self.service.key(assignment)
         if key is None:
             raise HTTPError(404, f"assignment {assignment!r} is not on this course service "
                                  f"(staff release it with: autograder release solutions/{assignment} --course URL)")
@@ -351,17 +390,18 @@ class Predictions(_Exercise):
     """Phase one of a check: the predictions as written. Committed (the first complete set) and recorded, in one
     transaction, before anything is judged."""
 
-    async def post(self) -> None:
-        await self.run_alone(self._post)
+    alone = "check"
+    unavailable = (f"the course service cannot store your check right now; nothing is lost: run this cell again in "
+                   f"{RETRY_SECONDS} s")
 
-    async def _post(self) -> None:
+    async def post(self) -> None:
         from autograder import wire
         from autograder.grading.grade import commit_from_results
 
         assignment, exercise, student, cells, labels, results = self.parsed()
-        key = await self.work(self.key_of, assignment, exercise)
+        key = await self.db(self.key_of, assignment, exercise)
         try:
-            record, missing = await self.work(commit_from_results, key, results, student, exercise, cells, labels)
+            record, missing = await self.db(commit_from_results, key, results, student, exercise, cells, labels)
         except wire.WireError as e:
             raise HTTPError(400, f"the results stream is malformed: {e}") from None
         except RecursionError:
@@ -370,8 +410,8 @@ class Predictions(_Exercise):
         if values is not None and len(json.dumps(values)) > MAX_PREDICTIONS:
             raise HTTPError(413, f"these predictions take more than {MAX_PREDICTIONS} bytes: a prediction is a few "
                                  f"numbers, a shape or an answer, not a large tensor")
-        kept, kind, revealed = await self.work(self.course.record_predictions, assignment, student, exercise,
-                                               values, record)
+        kept, kind, revealed = await self.db_last(self.course.record_predictions, assignment, student, exercise,
+                                                  values, record)
         self.reply({"commit": kept, "kind": kind, "missing": missing, "after_reveal": revealed})
 
 
@@ -379,15 +419,15 @@ class Check(_Exercise):
     """Phase two: the observations (the calls made after the commit). Judged with the public checks and the
     exercise's commit as the service holds it; the report is kept and returned."""
 
-    async def post(self) -> None:
-        await self.run_alone(self._post)
+    alone = "check"
+    unavailable = Predictions.unavailable
 
-    async def _post(self) -> None:
+    async def post(self) -> None:
         from autograder.grading.grade import report_from_results
 
         assignment, exercise, student, cells, labels, results = self.parsed()
-        key = await self.work(self.key_of, assignment, exercise)
-        record = await self.work(self.course.commit_record, assignment, student, exercise)
+        key = await self.db(self.key_of, assignment, exercise)
+        record = await self.db(self.course.commit_record, assignment, student, exercise)
         public = self.service.public(key)
         predicting = frozenset(c.exercise for c in key.checks if c.kind == "predict" and c.name)   # hidden ones too
 
@@ -396,24 +436,24 @@ class Check(_Exercise):
                                        labels, [record] if record else [], seal=True, commit_now=False,
                                        course=True, predicting=predicting).to_dict()
 
-        report = await asyncio.get_running_loop().run_in_executor(self.service.judging, judge)
+        report = await self.db(judge, pool=self.service.judging)
         predicts = any(c.kind == "predict" and c.exercise == exercise for c in key.checks)
-        await self.work(self.course.add_report, assignment, student, exercise, report, bool(record) and predicts)
+        await self.db_last(self.course.add_report, assignment, student, exercise, report, bool(record) and predicts)
         self.reply(report)
 
 
 class StudentCommits(Base):
     async def get(self, name: str, assignment: str) -> None:
         self.need_self_or_staff(name)
-        commits = await self.work(self.course.commits_of, assignment, name)
-        history = await self.work(self.course.history, assignment, name)
+        commits = await self.db(self.course.commits_of, assignment, name)
+        history = await self.db(self.course.history, assignment, name)
         self.reply({"commits": commits.get(name, []), "predictions": history})
 
 
 class StudentReports(Base):
     async def get(self, name: str, assignment: str) -> None:
         self.need_self_or_staff(name)
-        self.reply({"reports": await self.work(self.course.reports_of, assignment, name)})
+        self.reply({"reports": await self.db(self.course.reports_of, assignment, name)})
 
 
 class AssignmentKey(Base):
@@ -423,7 +463,7 @@ class AssignmentKey(Base):
         if data.get("assignment") != assignment:
             raise HTTPError(400, f"this key is of assignment {data.get('assignment')!r}, not {assignment!r}")
         try:
-            key = await self.work(self.course.put_key, data)
+            key = await self.db(self.course.put_key, data)
         except ValueError as e:
             raise HTTPError(400, str(e)) from None
         self.service.forget(key.assignment)
@@ -433,7 +473,7 @@ class AssignmentKey(Base):
 class Assignments(Base):
     async def get(self) -> None:
         self.need_staff()
-        self.reply({"assignments": await self.work(self.course.assignment_ids)})
+        self.reply({"assignments": await self.db(self.course.assignment_ids)})
 
 
 class AssignmentCommits(Base):
@@ -444,16 +484,16 @@ class AssignmentCommits(Base):
         self.need_staff()
         until = None
         if self.get_query_argument("until", "") == "handin":
-            handins = await self.work(self.course.handins_of, assignment)
+            handins = await self.db(self.course.handins_of, assignment)
             when = {h["id"]: h["when"] for h in handins}
             until = {h["student"]: when[h["id"]] for h in _with_counts(self.service, assignment, handins) if h["counts"]}
-        self.reply({"commits": await self.work(self.course.commits_of, assignment, None, until)})
+        self.reply({"commits": await self.db(self.course.commits_of, assignment, None, until)})
 
 
 class Users(Base):
     async def get(self) -> None:
         self.need_staff()
-        roster = await self.work(self.course.roster)
+        roster = await self.db(self.course.roster)
         self.reply({"users": [{"name": u.name, "role": u.role} for u in roster]})
 
     async def post(self) -> None:
@@ -461,7 +501,7 @@ class Users(Base):
         data = self.body()
         name, role = data.get("name"), data.get("role", "student")
         try:
-            token = await self.work(self.course.add_user, name, role)
+            token = await self.db(self.course.add_user, name, role)
         except ValueError as e:
             raise HTTPError(400, str(e)) from None
         self.reply({"name": name, "role": role, "token": token}, 201)
@@ -513,39 +553,38 @@ class HandIns(Base):
             raise HTTPError(e.status_code, f"not handed in: {e.why}; your work stays in your notebook",
                             e.retry_after) from None
 
+    alone = "hand-in"
+    unavailable = (f"not handed in: the course service cannot store hand-ins right now; nothing is lost and your work "
+                   f"stays in your notebook: hand in again in {RETRY_SECONDS} s")
+
     async def post(self, assignment: str) -> None:
         from autograder.service import db
-
-        arrived = db.now()   # the hand-in's time: when its last byte came, not when the database got to it
-        await self.run_alone(lambda: self._post(assignment, arrived), "your previous hand-in is still under way: "
-                                                                      "hand in again when it has finished")
-
-    async def _post(self, assignment: str, arrived: Any) -> None:
         from autograder.service.store import TooManyHandIns
 
-        await self.work(self._known, assignment)
+        arrived = db.now()   # the hand-in's time: when its last byte came, not when the database got to it
+        await self.db(self._known, assignment)
         data = self.raw_body()
-        problem = await self.work(_handin_problem, data, assignment, self.user.name)
+        problem = await self.db(_handin_problem, data, assignment, self.user.name)
         if problem:
             raise HTTPError(400, f"not handed in: {problem}; your work stays in your notebook")
         try:
-            receipt = await self.work(self.course.add_handin, assignment, self.user.name, data, arrived)
+            receipt = await self.db(self.course.add_handin, assignment, self.user.name, data, arrived)
         except TooManyHandIns as e:
             raise HTTPError(409, f"not handed in: {e}; your work stays in your notebook") from None
-        mine = await self.work(self.course.handins_of, assignment, self.user.name)
+        mine = await self.db_last(self.course.handins_of, assignment, self.user.name)
         shown = next(h for h in _with_counts(self.service, assignment, mine) if h["id"] == receipt["id"])
         self.reply({**shown, "again": receipt["again"]}, 200 if receipt["again"] else 201)
 
     async def get(self, assignment: str) -> None:
         self.need_staff()
-        handins = await self.work(self.course.handins_of, assignment)
-        graded = await self.work(self.course.graded_of, assignment)
+        handins = await self.db(self.course.handins_of, assignment)
+        graded = await self.db(self.course.graded_of, assignment)
         self.reply({"handins": [{**h, "graded": (graded[h["id"]].get("fingerprint") or "graded")
                                  if h["id"] in graded else None}
                                 for h in _with_counts(self.service, assignment, handins)]})
 
     def _known(self, assignment: str) -> None:
-        if self.course.key(assignment) is None:
+        if self.service.key(assignment) is None:
             raise HTTPError(404, f"assignment {assignment!r} is not on this course service")
 
 
@@ -577,7 +616,7 @@ def _handin_problem(data: bytes, assignment: str, student: str) -> str:
 class StudentHandIns(Base):
     async def get(self, name: str, assignment: str) -> None:
         self.need_self_or_staff(name)
-        handins = await self.work(self.course.handins_of, assignment, name)
+        handins = await self.db(self.course.handins_of, assignment, name)
         self.reply({"handins": _with_counts(self.service, assignment, handins)})
 
 
@@ -588,15 +627,15 @@ class StudentFeedback(Base):
         from autograder.service import late
 
         self.need_self_or_staff(name)
-        released = await self.work(self.course.feedback_released, assignment)
+        released = await self.db(self.course.feedback_released, assignment)
         if released is None and not self.user.staff:
             raise HTTPError(404, f"the feedback of {assignment} is not released yet: your course staff release it "
                                  f"after grading")
-        handins = _with_counts(self.service, assignment, await self.work(self.course.handins_of, assignment, name))
+        handins = _with_counts(self.service, assignment, await self.db(self.course.handins_of, assignment, name))
         counting = next((h for h in handins if h["counts"]), None)
         if counting is None:
             raise HTTPError(404, f"{name} has handed in nothing for {assignment}")
-        report = (await self.work(self.course.graded_of, assignment)).get(counting["id"])
+        report = (await self.db(self.course.graded_of, assignment)).get(counting["id"])
         if report is None:
             raise HTTPError(404, f"the hand-in of {counting['received']} is not graded yet")
         lateness = late.Lateness(counting["late_by"], counting["penalty"], counting["why"])
@@ -609,7 +648,7 @@ class HandIn(Base):
 
     async def get(self, hid: str) -> None:
         self.need_staff()
-        found = await self.work(self.course.handin, int(hid))
+        found = await self.db(self.course.handin, int(hid))
         if found is None:
             raise HTTPError(404, f"no hand-in {hid}")
         self.set_header("Content-Type", "application/x-ipynb+json")
@@ -619,7 +658,7 @@ class HandIn(Base):
         self.need_staff()
         report = self.body()
         try:
-            await self.work(self.course.add_graded, int(hid), report)
+            await self.db(self.course.add_graded, int(hid), report)
         except ValueError as e:
             raise HTTPError(400, str(e)) from None
         self.reply({"handin": int(hid), "stored": True}, 201)
@@ -628,7 +667,7 @@ class HandIn(Base):
 class Feedback(Base):
     async def put(self, assignment: str) -> None:
         self.need_staff()
-        self.reply({"assignment": assignment, "released": await self.work(self.course.release_feedback, assignment)})
+        self.reply({"assignment": assignment, "released": await self.db(self.course.release_feedback, assignment)})
 
 
 def gradebook_rows(service: Service, assignment: str) -> list[dict[str, Any]]:
@@ -661,7 +700,7 @@ class Gradebook(Base):
         import io
 
         self.need_staff()
-        rows = await self.work(gradebook_rows, self.service, assignment)
+        rows = await self.db(gradebook_rows, self.service, assignment)
         if self.get_query_argument("format", "json") != "csv":
             return self.reply({"assignment": assignment, "rows": rows})
         from autograder.render.gradebook import cell
@@ -682,8 +721,7 @@ class Stats(Base):
 
     async def get(self, assignment: str) -> None:
         self.need_staff()
-        page = await asyncio.get_running_loop().run_in_executor(self.service.judging, _stats_page, self.service,
-                                                                assignment)
+        page = await self.db(_stats_page, self.service, assignment, pool=self.service.judging)
         if page is None:
             raise HTTPError(404, f"no graded hand-in of {assignment} yet")
         self.set_header("Content-Type", "text/html; charset=utf-8")
@@ -769,18 +807,21 @@ class Login(tornado.web.RequestHandler):
 
     async def post(self) -> None:
         token = self._field("token").strip()
-        user = await self.service.identify(token) if token else None
-        if user is None or not user.staff:
-            if self.service.bad.allow(self.request.remote_ip or "?") > 0:
-                return self._page("Too many wrong tokens from this address: wait a minute.", 429)
-            return self._page("That is not a staff token of this course.", 403)
-        import secrets
-
-        now = time.time()
-        for sid in [sid for sid, (_, until) in self.service.sessions.items() if until <= now]:
-            del self.service.sessions[sid]
-        sid = secrets.token_urlsafe(32)
-        self.service.sessions[sid] = (token, now + 86400)
+        where = self.request.remote_ip or "?"
+        try:
+            user = await self.service.identify(token) if token else None
+            if user is None or not user.staff:
+                wait = await self.service.run(self.service.rules.take, "addr:" + where, self.service.limits.bad_tokens
+                                              / 60.0, self.service.limits.bad_tokens)
+                if wait > 0:
+                    return self._page("Too many wrong tokens from this address: wait a minute.", 429)
+                return self._page("That is not a staff token of this course.", 403)
+            digest = "" if self.service.hub_identify is not None else token_digest(token)
+            sid = await self.service.run(self.service.rules.open_session, user.name, user.role, digest)
+        except DB_ERRORS as e:
+            log.error("a sign-in failed: the database cannot be used: %s", _short_error(e))
+            self.set_header("Retry-After", str(RETRY_SECONDS))
+            return self._page(f"The course service cannot sign you in right now: try again in {RETRY_SECONDS} s.", 503)
         https = self.request.protocol == "https" or (
             self.service.behind_proxy and self.request.headers.get("X-Forwarded-Proto", "").lower() == "https")
         self.set_signed_cookie(COOKIE, sid, expires_days=1, httponly=True, samesite="Strict", secure=https)
@@ -793,43 +834,101 @@ class NotFound(Base):
         raise HTTPError(404, "no such route; the routes are under /api/v1 (see docs/course.md)")
 
 
-class _BadTokens(RateLimiter):
-    def allow_peek(self, name: str) -> float:
-        with self._lock:
-            b = self._buckets.get(name)
-            if b is None:
-                return 0.0
-            tokens = min(self.burst, b.tokens + (time.monotonic() - b.stamp) * self.rate)
-            return 0.0 if tokens >= 1 else (1 - tokens) / self.rate
-
-
 class Service:
-    """The service's state: the course database, who a token is (`identify`), rate limits, thread pools and the
-    public keys made from the full keys."""
+    """What one service process holds: the course database (`course`) and its rules (`rules`: the per-user rules,
+    in the database too), who a token is, thread pools, and caches: the keys and public keys by digest, the class
+    view's pages, the deadlines of course.toml. Nothing here is a rule: any number of processes serve one course.
+    The one exception is a guard of the process's own memory: the request bodies arriving at it (at most one per
+    user, MAX_ARRIVING bytes in all)."""
+
+    KEY_FRESH = 1.0   # seconds a process uses an assignment's key before it asks the database for its digest again
 
     def __init__(self, course: Course, identify: Callable[[str], Awaitable[User | None]] | None = None,
-                 limits: Limits | None = None, behind_proxy: bool = False, config: str | None = None) -> None:
+                 limits: Limits | None = None, behind_proxy: bool = False, config: str | None = None,
+                 rules: Rules | None = None) -> None:
         self.course = course
+        self.rules = rules or Rules(course.url)
         self.behind_proxy = behind_proxy   # trust X-Forwarded-For / X-Real-Ip (only behind the hub's proxy or TLS)
         self.limits = limits or Limits()
-        self.rates = RateLimiter(self.limits.rate, self.limits.burst)
-        self.bad = _BadTokens(self.limits.bad_tokens / 60.0, self.limits.bad_tokens)
         self.pool = concurrent.futures.ThreadPoolExecutor(8, thread_name_prefix="course-db")
         self.judging = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="course-judge")   # sympy's caches
-        self._identify = identify
+        self.hub_identify = identify   # JupyterHub mode: the Hub says who a token is (else the database does)
         self._public: dict[str, Any] = {}
-        # users with a check, commit or hand-in being worked on: held to its end even if the client hangs up
-        # (`sending` below holds a user's body while it arrives, and lets go when the client hangs up)
-        self.busy: set[str] = set()   # (the event loop's thread only)
+        self._keys: dict[str, tuple[float, Any]] = {}   # assignment -> (when its digest was read, its key)
+        self.held: set[str] = set()   # the leases this process's requests hold (renewed while they run)
         self.config = config
         self._deadlines: tuple[Any, dict[str, Any]] = (None, {})
         self.stats_pages: dict[str, tuple[Any, str | None]] = {}   # assignment -> (what it was made from, the page)
         self.sending: set[str] = set()   # users with a request body arriving now (the event loop's thread only)
         self.arriving = 0   # bytes those bodies hold so far
-        self.sessions: dict[str, tuple[str, float]] = {}   # a browser's sign-in: session id -> (token, expiry)
-        import secrets
+        self.cookie_secret = self.rules.secret()   # the same in every process: a sign-in holds in all of them
 
-        self.cookie_secret = secrets.token_hex(32)   # a browser's sign-in lasts until the service restarts
+    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """`fn(*args)` in the database's thread pool."""
+        return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
+
+    def admit(self, kind: str, secret: str, user: User | None, where: str, alone: str | None) -> Admission:
+        """The rules for one request (in the pool): who it is (`user`, when JupyterHub said; else its token or its
+        browser session), then its rate (per user; a request that is no one's costs its address instead), then, for a
+        route that runs `alone`, the user's lease. Raises what the database raises."""
+        if user is None and kind == "token":
+            user = self.course.user_for_token(secret)
+        elif user is None and kind == "session":
+            user = self._session_user(secret)
+        if user is None:
+            return Admission(None, self.rules.take("addr:" + where, self.limits.bad_tokens / 60.0, self.limits.bad_tokens))
+        wait = self.rules.take("user:" + user.name, self.limits.rate, self.limits.burst)
+        if wait > 0 or alone is None:
+            return Admission(user, wait)
+        holder = self.rules.holder(alone)
+        other = self.rules.lease("user:" + user.name, holder)
+        if other is not None:
+            return Admission(user, busy=other)
+        self.held.add(holder)
+        return Admission(user, holder=holder)
+
+    def _session_user(self, sid: str) -> User | None:
+        """The user of a browser session: its own, unless the token it was opened with has been withdrawn."""
+        found = self.rules.session(sid)
+        if found is None:
+            return None
+        name, role, digest = found
+        if digest and self.course.user_for_digest(digest) is None:
+            return None
+        return User(name, role)   # type: ignore[arg-type]
+
+    def let_go(self, name: str, holder: str) -> None:
+        """Release a request's lease (from the event loop: in the pool; a failure only leaves it to expire)."""
+        self.held.discard(holder)
+
+        def release() -> None:
+            try:
+                self.rules.release("user:" + name, holder)
+            except DB_ERRORS as e:
+                log.warning("a lease could not be released (it expires by itself): %s", _short_error(e))
+        self.pool.submit(release)
+
+    def renew(self) -> None:
+        """Renew the leases of the requests this process still works on (every rules.LEASE_SECONDS / 4)."""
+        held = list(self.held)
+        if held:
+            def renew() -> None:
+                try:
+                    self.rules.renew(held)
+                except DB_ERRORS as e:
+                    log.warning("leases could not be renewed: %s", _short_error(e))
+            self.pool.submit(renew)
+
+    def key(self, assignment: str) -> Any:
+        """The assignment's full key, or None: from this process's cache for KEY_FRESH seconds after its digest was
+        last read from the database (a re-release is seen by every process within that)."""
+        now = time.monotonic()
+        cached = self._keys.get(assignment)
+        if cached is not None and now - cached[0] < self.KEY_FRESH:
+            return cached[1]
+        key = self.course.key(assignment)
+        self._keys[assignment] = (now, key)
+        return key
 
     def deadlines(self) -> dict[str, Any]:
         """The course's deadlines (late.load of `config`), read again whenever the file changes; {} without one.
@@ -864,9 +963,10 @@ class Service:
         return self._deadlines[0]
 
     async def identify(self, token: str) -> User | None:
-        if self._identify is not None:
-            return await self._identify(token)
-        return await asyncio.get_running_loop().run_in_executor(self.pool, self.course.user_for_token, token)
+        """Who `token` is (JupyterHub's word in hub mode, else the database's), or None."""
+        if self.hub_identify is not None:
+            return await self.hub_identify(token)
+        return await self.run(self.course.user_for_token, token)
 
     def public(self, key: Any) -> Any:
         """The public key of a full key (cached by digest)."""
@@ -877,7 +977,16 @@ class Service:
         return self._public[key.assignment][1]
 
     def forget(self, assignment: str) -> None:
+        """Drop what this process holds of an assignment's key (after this process took a new one)."""
         self._public.pop(assignment, None)
+        self._keys.pop(assignment, None)
+
+
+def _short_error(e: BaseException) -> str:
+    """A database error in one line, for the log (its statement and parameters left out: they may hold a token's
+    digest or a student's values)."""
+    orig = getattr(e, "orig", None) or e
+    return f"{type(orig).__name__}: {str(orig).strip().splitlines()[0][:300] if str(orig).strip() else ''}"
 
 
 class Redact(logging.Filter):
@@ -932,20 +1041,21 @@ def make_app(service: Service, prefix: str = "") -> tornado.web.Application:
         xsrf_cookies=False, compress_response=True)
 
 
-async def serve(service: Service, host: str, port: int, ready: Callable[[int], None] | None = None,
-                prefix: str = "") -> None:
-    """Serve until cancelled (the routes also under `prefix`). `ready(port)` is called once it listens (port 0 picks
-    a free one)."""
+async def serve(service: Service, sockets: list[Any], prefix: str = "") -> None:
+    """Serve on `sockets` (listening already: tornado.netutil.bind_sockets) until cancelled, the routes also under
+    `prefix`, renewing the leases of the requests under way meanwhile."""
     import tornado.httpserver
-    import tornado.netutil
+    import tornado.ioloop
+
+    from autograder.service.rules import LEASE_SECONDS
 
     server = tornado.httpserver.HTTPServer(make_app(service, prefix), max_body_size=READ_AT_MOST, xheaders=service.behind_proxy,
                                            idle_connection_timeout=20, body_timeout=60)
-    sockets = tornado.netutil.bind_sockets(port, host)
     server.add_sockets(sockets)
-    if ready is not None:
-        ready(sockets[0].getsockname()[1])
+    renewing = tornado.ioloop.PeriodicCallback(service.renew, LEASE_SECONDS / 4 * 1000)
+    renewing.start()
     try:
         await asyncio.Event().wait()
     finally:
+        renewing.stop()
         server.stop()

@@ -56,29 +56,28 @@ def _course(args: argparse.Namespace, create: bool = True) -> Any:
 
 
 def serve(args: argparse.Namespace) -> int:
-    """`autograder serve`: migrate the database, then serve until SIGINT or SIGTERM."""
-    from autograder.service import app
+    """`autograder serve`: migrate the database, make the rules' tables, listen, then (with --workers N) fork N
+    processes that all serve on that socket, and serve until SIGINT or SIGTERM (the processes end with the first)."""
+    import tornado.netutil
 
+    from autograder.service import app
     from autograder.service.app import Redact
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(process)d %(levelname)s %(message)s")
     for handler in logging.getLogger().handlers:   # tornado quotes a malformed header, a token too: never logged
         handler.addFilter(Redact())
     for noisy in ("tornado.access", "alembic"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    if args.workers < 1:
+        return _fail("--workers must be at least 1")
     try:
         course = _course(args)
+        from autograder.service.rules import Rules
+
+        Rules(course.url).engine.dispose()   # the rules' tables, made once here, before any process serves
+        course.engine.dispose()              # nothing open is carried into the processes forked below
     except Exception as e:   # a bad URL, an unreachable database: say which, and stop
         return _fail(f"the course database {_safe(db_url(args))} cannot be opened: {type(e).__name__}: {e}")
-    identify = None
-    if args.hub:
-        from autograder.service import hub
-
-        try:
-            identify = hub.identifier(course, staff=args.staff or [])
-        except (ImportError, RuntimeError) as e:
-            return _fail(f"--hub: {e}")
-    limits = app.Limits(rate=args.rate, burst=args.burst)
     if args.config:
         from autograder.service import late
 
@@ -86,18 +85,41 @@ def serve(args: argparse.Namespace) -> int:
             late.load(args.config)
         except late.ConfigError as e:
             return _fail(str(e))
-    service = app.Service(course, identify, limits, behind_proxy=args.behind_proxy, config=args.config)
+    try:
+        sockets = tornado.netutil.bind_sockets(args.port, args.host)
+    except OSError as e:
+        return _fail(f"cannot listen on {args.host}:{args.port}: {e}")
+    port = sockets[0].getsockname()[1]
+    mode = "JupyterHub service" if args.hub else "tokens"
+    print(f"autograd-lab course service on http://{args.host}:{port} ({mode}; database {_safe(db_url(args))}; "
+          f"{args.workers} process{'es' if args.workers > 1 else ''}); stop with Ctrl-C", file=sys.stderr, flush=True)
+    if args.port_file:
+        Path(args.port_file).write_text(f"{port}\n")
+    if args.workers > 1:
+        import tornado.process
 
-    def ready(port: int) -> None:
-        mode = "JupyterHub service" if args.hub else "tokens"
-        print(f"autograd-lab course service on http://{args.host}:{port} ({mode}; database "
-              f"{_safe(db_url(args))}); stop with Ctrl-C", file=sys.stderr, flush=True)
-        if args.port_file:
-            Path(args.port_file).write_text(f"{port}\n")
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))   # the parent's end is each process's SIGTERM (below)
+        try:
+            tornado.process.fork_processes(args.workers, max_restarts=1000)   # returns in each process it forks
+        except SystemExit:
+            return 0
+        _die_with_parent(signal.SIGTERM)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    identify = None
+    course = type(course)(course.url)   # this process's own engine (and its own connections)
+    if args.hub:
+        from autograder.service import hub
+
+        try:
+            identify = hub.identifier(course, staff=args.staff or [])
+        except (ImportError, RuntimeError) as e:
+            return _fail(f"--hub: {e}")
+    service = app.Service(course, identify, app.Limits(rate=args.rate, burst=args.burst),
+                          behind_proxy=args.behind_proxy, config=args.config)
 
     async def main() -> None:
         prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "") if args.hub else ""
-        task = asyncio.ensure_future(app.serve(service, args.host, args.port, ready, prefix))
+        task = asyncio.ensure_future(app.serve(service, sockets, prefix))
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, task.cancel)
@@ -106,11 +128,18 @@ def serve(args: argparse.Namespace) -> int:
         except asyncio.CancelledError:
             pass
 
-    try:
-        asyncio.run(main())
-    except OSError as e:
-        return _fail(f"cannot listen on {args.host}:{args.port}: {e}")
+    asyncio.run(main())
     return 0
+
+
+def _die_with_parent(sig: int) -> None:
+    """Ask the kernel to send this process `sig` when its parent ends (PR_SET_PDEATHSIG): a process forked by
+    --workers ends with the one that was started, however that one ends."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, int(sig), 0, 0, 0)
+    if os.getppid() == 1:   # the parent ended before the request took effect
+        os.kill(os.getpid(), sig)
 
 
 def _safe(url: str) -> str:

@@ -41,6 +41,9 @@ PORT_ATTEMPTS = 5             # a free port can be taken by someone else before 
 # Durability off (a test cluster is thrown away): commits and checkpoints do not wait for the disk.
 SETTINGS = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off", "max_connections": "50",
             "shared_buffers": "32MB", "log_min_messages": "warning", "log_connections": "off"}
+# A server started with durable=True keeps PostgreSQL's own defaults for these: a commit it acknowledged is on disk
+# (what a crash test must show), with room for several service processes' connections.
+DURABLE = {**SETTINGS, "fsync": "on", "synchronous_commit": "on", "full_page_writes": "on", "max_connections": "200"}
 
 
 def _version_key(path: Path) -> tuple:
@@ -148,8 +151,10 @@ def _sweep() -> None:
 class Postgres:
     """A running PostgreSQL server (this process's child). `url` is its database's SQLAlchemy URL."""
 
-    def __init__(self, process: subprocess.Popen, folder: Path, log: Path, port: int, bindir: Path) -> None:
+    def __init__(self, process: subprocess.Popen, folder: Path, log: Path, port: int, bindir: Path,
+                 settings: dict[str, str] | None = None) -> None:
         self.process = process
+        self.settings = settings or SETTINGS
         self.folder = folder          # the cluster (data/) and the Unix socket; removed by stop()
         self.log = log                # the server's output
         self.log_offset = 0           # where this server's output begins in the log
@@ -171,6 +176,21 @@ class Postgres:
                 except subprocess.TimeoutExpired:
                     continue
         shutil.rmtree(self.folder, ignore_errors=True)
+
+    def crash(self) -> None:
+        """An immediate shutdown (SIGQUIT to the postmaster): no checkpoint, clients cut off; the next start recovers
+        from the write-ahead log, as after a power cut of the server alone. The cluster stays for `restart`."""
+        self.process.send_signal(signal.SIGQUIT)
+        self.process.wait(STOP_TIMEOUT)
+
+    def restart(self, timeout: float = READY_TIMEOUT) -> None:
+        """Start the server again on its cluster and port (after `crash`) and wait until it accepts connections."""
+        user = _server_user()
+        assert user is not None
+        again = _launch(self.bindir, user, _env(user), self.folder / "data", self.folder, self.port, self.log,
+                        self.settings)
+        self.process, self.log_offset = again.process, again.log_offset
+        _wait_ready(self, _env(user), timeout)
 
     def __enter__(self) -> Postgres:
         return self
@@ -205,10 +225,11 @@ def _log_text(log: Path, offset: int = 0) -> str:
         return ""
 
 
-def start(tmp_path: Path | str, timeout: float = READY_TIMEOUT) -> Postgres:
+def start(tmp_path: Path | str, timeout: float = READY_TIMEOUT, durable: bool = False) -> Postgres:
     """Start a server with a fresh cluster and the empty database `autograd_lab`; its log goes to
-    tmp_path/postgres.log. Waits up to `timeout` seconds for it to accept connections. Raises RuntimeError
-    (with initdb's or the server's own words) when it cannot start."""
+    tmp_path/postgres.log. Waits up to `timeout` seconds for it to accept connections. `durable`: fsync and
+    synchronous commits on (DURABLE), else off (SETTINGS). Raises RuntimeError (with initdb's or the server's own
+    words) when it cannot start."""
     reason = available()
     if reason:
         raise RuntimeError(f"PostgreSQL could not start: {reason}")
@@ -234,7 +255,7 @@ def start(tmp_path: Path | str, timeout: float = READY_TIMEOUT) -> Postgres:
         os.chown(data / "pg_hba.conf", user.pw_uid, user.pw_gid)
         for attempt in range(PORT_ATTEMPTS):
             port = _free_port()
-            server = _launch(bin_, user, env, data, folder, port, log)
+            server = _launch(bin_, user, env, data, folder, port, log, DURABLE if durable else SETTINGS)
             try:
                 _wait_ready(server, env, timeout)
                 break
@@ -257,10 +278,9 @@ class _PortTaken(Exception):
 
 
 def _launch(bin_: Path, user: pwd.struct_passwd, env: dict[str, str], data: Path, folder: Path, port: int,
-            log: Path) -> Postgres:
-    """The server process, started (not yet ready)."""
-    settings = {**SETTINGS, "listen_addresses": "127.0.0.1", "port": str(port),
-                "unix_socket_directories": str(folder)}
+            log: Path, chosen: dict[str, str] = SETTINGS) -> Postgres:
+    """The server process, started (not yet ready), with the `chosen` settings."""
+    settings = {**chosen, "listen_addresses": "127.0.0.1", "port": str(port), "unix_socket_directories": str(folder)}
     argv = [str(bin_ / "postgres"), "-D", str(data)]
     for key, value in settings.items():
         argv += ["-c", f"{key}={value}"]
@@ -269,7 +289,7 @@ def _launch(bin_: Path, user: pwd.struct_passwd, env: dict[str, str], data: Path
         process = subprocess.Popen(_as_user(user, argv, pdeathsig="INT"), env=env, cwd="/",
                                    stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                    start_new_session=True)   # a ^C to the test run does not reach it directly
-    server = Postgres(process, folder, log, port, bin_)
+    server = Postgres(process, folder, log, port, bin_, chosen)
     server.log_offset = offset
     return server
 

@@ -1,0 +1,506 @@
+"""The course service under a deadline rush (issue 42): N students start within a window, and each does what a
+kernel does in course mode for 01-backward-vs-grad: for each of the six exercises, its predictions as written
+(POST /predictions) and then what its PRODUCE functions did (POST /check); some students then revise one
+exercise's predictions after its answers were shown and check it again; then each hands in the notebook
+(POST /assignments/01-backward-vs-grad/handins). On SQLite or on PostgreSQL (a server of its own, fsync on), with
+one or more service processes (`autograder serve --workers N`).
+
+Each student's requests are made by running that student's notebook in this process, with the kernel's own code
+(autograder.student.lab's observation and the probe): the values, cells and results streams are the ones a
+kernel would send. The students are varied as in benchmarks/batch.py (right, partly wrong, raising).
+
+It prints, per route, p50 / p95 / p99 / max latency; requests per second; the service's CPU per request (all of
+its processes, over the rush; and, request by request on an idle service, each route's median); every answer
+that was not 2xx; and a final count, read back from the staff routes, of acknowledged commits and hand-ins that
+are missing (lost) or kept twice (duplicated). Then issue 42's targets, each met or not.
+
+Run (after `autograder release solutions/01-backward-vs-grad`):
+    .venv/bin/python benchmarks/service.py --students 1000 --window 60 --db sqlite --workers 2
+    .venv/bin/python benchmarks/service.py --students 3000 --window 300 --db postgresql --workers 2
+    .venv/bin/python benchmarks/service.py --matrix     # 1000 in 60 s: SQLite and PostgreSQL, 1 and 2 processes
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import csv
+import io
+import json
+import multiprocessing
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+ASSIGNMENT = "01-backward-vs-grad"
+KEY = ROOT / "build" / ASSIGNMENT / "key.json"
+sys.path.insert(0, str(ROOT / "examples"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+# The kinds of students, as in benchmarks/batch.py (by example scenario); broken notebooks that cannot be read are
+# left out: a kernel cannot run them either.
+SCENARIOS = {"ada": "right", "jade": "right", "ben": "partly wrong", "cleo": "partly wrong", "dev": "partly wrong",
+             "eve": "partly wrong", "finn": "raising", "gus": "raising"}
+PREDICT_WAIT, CHECK_WAIT, HANDIN_WAIT = 15.0, 60.0, 120.0   # the kernel's waits (lab.COMMIT_WAIT, JUDGE_WAIT)
+ROUTES = ("predictions", "check", "handin")
+TARGETS = {"p99_ms": 300.0, "cpu_ms": 3.0}
+
+
+# ------------------------------------------------------------------------------------------------ the students
+
+
+def _session(task: tuple[str, str, str, bool]) -> dict[str, Any]:
+    """What one student's kernel sends (run in a pool process): (exercise, predictions body, check body) for each
+    exercise, a revision of one exercise when `revise`, and the notebook's bytes to hand in."""
+    from autograder.grading import plan
+    from autograder.student import lab as labmod
+
+    student, scenario, course_json, revise = task
+    from make_submissions import answered, every_scenario, load_scenarios
+
+    from autograder.grading.plan import draw_point
+    from autograder.keyfile import load_key
+
+    key = load_key(ROOT / "assignments" / ASSIGNMENT / "public_key.json")
+    params = draw_point(key.parameters, ASSIGNMENT, student, "own")
+    _, sources, _ = every_scenario(load_scenarios(ASSIGNMENT), lambda _name, p=params: p)[scenario]
+    nb = answered(ROOT / "assignments" / ASSIGNMENT / key.notebook, student, sources)
+    os.environ["AUTOGRAD_LAB_COURSE"] = course_json
+    ns: dict[str, Any] = {"__name__": "__main__"}
+    cells: list[dict[str, Any]] = []
+    exercises = []
+    for cell in (c for c in nb.cells if c.cell_type == "code"):
+        label = f"the cell run as In [{len(cells) + 1}]"
+        m = re.fullmatch(r'\s*lab\.check\("(\w+)"\)\s*', cell.source)
+        if m and "lab" in ns:
+            lab = ns["lab"]
+            ex = next(e for e in lab._plan.exercises if e.id == m.group(1))
+            entry = plan.observation(lab._plan, ex, plan.points_for(lab._plan, student), len(cells) - 1)
+            body = {"assignment": ASSIGNMENT, "exercise": ex.id, "student": student,
+                    "cells": [c["source"] for c in cells], "labels": [c["label"] for c in cells]}
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                names = labmod._observe(ns, {**entry, "calls": []}, lab._plan.call_timeout, cells)
+                stream = labmod._observe(ns, entry, lab._plan.call_timeout, cells)
+            exercises.append((ex.id, {**body, "results": names.decode("utf-8", "surrogateescape")},
+                              {**body, "results": stream.decode("utf-8", "surrogateescape")}))
+            cells.append({"source": cell.source, "record": {"status": "ok"}, "label": label})
+            continue
+        record: dict[str, Any] = {"status": "ok"}
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                exec(compile(cell.source, f"<cell {len(cells) + 1}>", "exec"), ns)   # noqa: S102 (the example's own code)
+        except Exception as e:
+            record = {"status": "error", "ename": type(e).__name__, "evalue": str(e)[:500]}
+        cells.append({"source": cell.source, "record": record, "label": label})
+    revision = None
+    if revise and exercises:
+        ex, pred, check = exercises[random.Random(student).randrange(len(exercises))]
+        changed = re.sub(r'("k": "name", .*?"t": "float", "v": )(-?[0-9.e+-]+)',
+                         lambda m: m.group(1) + repr(round(float(m.group(2)) * 1.5 + 1.0, 3)), pred["results"])
+        revision = (ex, {**pred, "results": changed}, check)
+    import nbformat
+
+    return {"student": student, "scenario": scenario, "exercises": exercises, "revision": revision,
+            "handin": nbformat.writes(nb).encode()}
+
+
+def sessions(n: int, course_json: Path, revise: float, seed: int = 7) -> list[dict[str, Any]]:
+    """The sessions of students s0000 ... s<n-1> (two processes make them)."""
+    rng = random.Random(seed)
+    order = list(SCENARIOS)
+    tasks = [(f"s{i:04d}", order[i % len(order)], str(course_json), rng.random() < revise) for i in range(n)]
+    with multiprocessing.get_context("fork").Pool(max(1, min(2, os.cpu_count() or 1))) as pool:
+        out = pool.map(_session, tasks, chunksize=16)
+    for s in out:   # encoded once here: the rush sends bytes
+        s["exercises"] = [(ex, _json(p), _json(c)) for ex, p, c in s["exercises"]]
+        if s["revision"]:
+            ex, p, c = s["revision"]
+            s["revision"] = (ex, _json(p), _json(c))
+    return out
+
+
+def _json(body: dict[str, Any]) -> bytes:
+    return json.dumps(body, allow_nan=False).encode()
+
+
+# ------------------------------------------------------------------------------------------------ the service
+
+
+class Served:
+    """`autograder serve` (with `workers` processes) on `db`, in `folder`; stops it on close."""
+
+    def __init__(self, folder: Path, db: str, workers: int) -> None:
+        self.folder, self.db = folder, db
+        folder.mkdir(parents=True, exist_ok=True)
+        port_file = folder / "port"
+        self.log = open(folder / "serve.log", "ab")
+        args = [sys.executable, "-m", "autograder", "serve", "--db", db, "--port", "0", "--port-file", str(port_file)]
+        if workers != 1:
+            args += ["--workers", str(workers)]
+        self.proc = subprocess.Popen(args, cwd=folder, stdout=self.log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        end = time.monotonic() + 120
+        while not port_file.exists() or not port_file.read_text().strip():
+            if self.proc.poll() is not None or time.monotonic() > end:
+                raise SystemExit(f"the service did not start: {(folder / 'serve.log').read_text()[-2000:]}")
+            time.sleep(0.1)
+        self.url = f"http://127.0.0.1:{int(port_file.read_text())}"
+        time.sleep(1.0)   # every process is listening
+
+    def pids(self) -> list[int]:
+        """The service's processes: the one started and its children."""
+        return [self.proc.pid, *_children(self.proc.pid)]
+
+    def cpu(self) -> float:
+        return sum(_cpu(p) for p in self.pids())
+
+    def add(self, names: list[str], staff: bool = False) -> dict[str, str]:
+        roster = self.folder / "roster.csv"
+        roster.write_text("name\n" + "\n".join(names) + "\n")
+        tokens = self.folder / "tokens.csv"
+        subprocess.run([sys.executable, "-m", "autograder", "course", "add", "--roster", str(roster), "--tokens",
+                        str(tokens), "--db", self.db, *(["--staff"] if staff else [])], cwd=self.folder, check=True,
+                       capture_output=True)
+        with tokens.open() as f:
+            return {r["name"]: r["token"] for r in csv.DictReader(f)}
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, 15)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, 9)
+                self.proc.wait()
+        self.log.close()
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    if int(f.read().rsplit(b")", 1)[1].split()[1]) == pid:
+                        out.append(int(name))
+            except (OSError, ValueError, IndexError):
+                pass
+    return out
+
+
+def _cpu(pid: int) -> float:
+    """CPU seconds of process `pid` so far: its live threads' time on a CPU (/proc/<pid>/task/*/schedstat, in ns:
+    the clock ticks of /proc/<pid>/stat are 10 ms, too coarse for one request; the service's threads live as long
+    as it does); 0 when it is gone."""
+    total = 0.0
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                    total += int(f.read().split()[0]) / 1e9
+            except (OSError, ValueError, IndexError):
+                pass
+    except OSError:
+        return 0.0
+    return total
+
+
+# ------------------------------------------------------------------------------------------------ the rush
+
+
+async def _send(client: Any, url: str, token: str, body: bytes, timeout: float) -> tuple[int, Any, float]:
+    """(status, the answer's JSON or text, seconds). Status 599: no answer (refused, reset, or timed out)."""
+    from tornado.httpclient import HTTPClientError, HTTPRequest
+
+    t0 = time.monotonic()
+    req = HTTPRequest(url, method="POST", body=body, headers={"Authorization": f"token {token}",
+                                                              "Content-Type": "application/json"},
+                      request_timeout=timeout, connect_timeout=timeout)
+    try:
+        answer = await client.fetch(req, raise_error=False)
+        status, text = answer.code, answer.body or b""
+    except (HTTPClientError, OSError, asyncio.TimeoutError) as e:
+        status, text = 599, str(e).encode()
+    took = time.monotonic() - t0
+    try:
+        return status, json.loads(text), took
+    except ValueError:
+        return status, text[:200].decode("utf-8", "replace"), took
+
+
+async def rush(url: str, students: list[dict[str, Any]], tokens: dict[str, str], window: float, seed: int = 11
+               ) -> dict[str, Any]:
+    """Every student's session, each starting at a random moment within `window` seconds. Returns the requests
+    ({route, status, seconds, at, error}) and what was acknowledged (commits, hand-ins)."""
+    from tornado.httpclient import AsyncHTTPClient
+
+    client = AsyncHTTPClient(force_instance=True, max_clients=10_000)
+    rng = random.Random(seed)
+    moments = {s["student"]: rng.uniform(0, window) for s in students}
+    requests: list[dict[str, Any]] = []
+    commits: dict[tuple[str, str], Any] = {}
+    handins: dict[str, dict[str, Any]] = {}
+    start = time.monotonic()
+    api = url + "/api/v1"
+
+    async def one(route: str, s: str, body: bytes, timeout: float) -> tuple[int, Any]:
+        path = {"predictions": "/predictions", "check": "/check",
+                "handin": f"/assignments/{ASSIGNMENT}/handins"}[route]
+        status, answer, took = await _send(client, api + path, tokens[s], body, timeout)
+        requests.append({"route": route, "status": status, "seconds": took, "at": time.monotonic() - start,
+                         "error": answer.get("error") if isinstance(answer, dict) else
+                         (answer if status >= 300 else None)})
+        return status, answer
+
+    async def student(session: dict[str, Any]) -> None:
+        s = session["student"]
+        await asyncio.sleep(max(0.0, start + moments[s] - time.monotonic()))
+        steps = list(session["exercises"]) + ([session["revision"]] if session["revision"] else [])
+        for ex, pred, check in steps:
+            status, answer = await one("predictions", s, pred, PREDICT_WAIT)
+            if status == 200 and isinstance(answer, dict) and answer.get("commit"):
+                commits.setdefault((s, ex), answer["commit"])
+            await one("check", s, check, CHECK_WAIT)
+        status, answer = await one("handin", s, session["handin"], HANDIN_WAIT)
+        if status in (200, 201) and isinstance(answer, dict):
+            handins.setdefault(s, answer)   # the first acknowledged receipt (one hand-in per student here)
+
+    await asyncio.gather(*(student(s) for s in students))
+    client.close()
+    return {"requests": requests, "commits": commits, "handins": handins, "seconds": time.monotonic() - start}
+
+
+def verify(url: str, staff: str, done: dict[str, Any]) -> dict[str, int]:
+    """Read back, through the staff routes, what was acknowledged: commits missing or different (lost), commits kept
+    twice for one exercise; hand-ins missing; students with the same notebook kept twice (duplicated)."""
+    from autograder.student.service_client import Client
+
+    client = Client(url, staff, timeout=300)
+    held = client.get(f"/assignments/{ASSIGNMENT}/commits")["commits"]
+    lost_commits = dup_commits = 0
+    for records in held.values():
+        seen = [r["exercise"] for r in records]
+        dup_commits += len(seen) - len(set(seen))
+    for (student, ex), commit in done["commits"].items():
+        kept = [r for r in held.get(student, []) if r["exercise"] == ex]
+        if not kept or kept[0]["values"] != commit["values"]:
+            lost_commits += 1
+    handins = client.get(f"/assignments/{ASSIGNMENT}/handins")["handins"]
+    by_id = {h["id"]: h for h in handins}
+    lost_handins = sum(1 for s, r in done["handins"].items()
+                       if r["id"] not in by_id or by_id[r["id"]]["digest"] != r["digest"] or by_id[r["id"]]["student"] != s)
+    per_student: dict[str, list[str]] = {}
+    for h in handins:
+        per_student.setdefault(h["student"], []).append(h["digest"])
+    dup_handins = sum(1 for digests in per_student.values() if len(digests) != len(set(digests)))
+    return {"lost commits": lost_commits, "duplicated commits": dup_commits, "lost hand-ins": lost_handins,
+            "duplicated hand-ins": dup_handins}
+
+
+def serial_cpu(served: Served, sessions_: list[dict[str, Any]], tokens: dict[str, str], n: int = 40
+               ) -> dict[str, float]:
+    """Each route's median CPU per request (ms, all the service's processes), one request at a time on an idle
+    service: students who have not taken part yet (their first check of each exercise)."""
+    import urllib.error
+    import urllib.request
+
+    per: dict[str, list[float]] = {r: [] for r in ROUTES}
+    api = served.url + "/api/v1"
+    for session in sessions_[:n]:
+        s = session["student"]
+        steps = [("predictions", "/predictions", session["exercises"][0][1]),
+                 ("check", "/check", session["exercises"][0][2]),
+                 ("handin", f"/assignments/{ASSIGNMENT}/handins", session["handin"])]
+        for route, path, body in steps:
+            before = served.cpu()
+            req = urllib.request.Request(api + path, data=body, method="POST",
+                                         headers={"Authorization": f"token {tokens[s]}"})
+            try:
+                urllib.request.urlopen(req, timeout=120).read()
+            except urllib.error.HTTPError as e:
+                e.read()
+            time.sleep(0.05)   # the process's CPU time is counted in clock ticks: let it settle
+            per[route].append(1000 * (served.cpu() - before))
+    return {r: statistics.median(v) for r, v in per.items() if v}
+
+
+def _ms(values: list[float]) -> str:
+    if not values:
+        return "-"
+    q = statistics.quantiles(values, n=100, method="inclusive") if len(values) > 1 else [values[0]] * 99
+    return (f"p50 {1000 * q[49]:.0f}  p95 {1000 * q[94]:.0f}  p99 {1000 * q[98]:.0f}  max {1000 * max(values):.0f} ms")
+
+
+def one_run(args: argparse.Namespace, db: str, workers: int, work: Path, students: list[dict[str, Any]],
+            course_folder: Path) -> dict[str, Any]:
+    """Start a service, add the students, publish the key, rush, verify; print and return the numbers."""
+    from autograder.service.commands import publish
+
+    label = f"{'PostgreSQL' if db.startswith('postgresql') else 'SQLite'}, {workers} process(es), " \
+            f"{len(students)} students within {args.window:g} s"
+    print(f"\n== {label}", flush=True)
+    served = Served(work, db, workers)
+    try:
+        staff = served.add(["prof"], staff=True)["prof"]
+        tokens = served.add([s["student"] for s in students] + [f"idle{i:03d}" for i in range(40)])
+        publish(KEY, served.url, course_folder, "token", ROOT / "assignments" / ASSIGNMENT / "backward-vs-grad.ipynb",
+                token=staff)
+        cpu0, t0 = served.cpu(), time.monotonic()
+        spy = _profile(served, args.window + 30, work / "profile.txt") if args.profile else None
+        done = asyncio.run(rush(served.url, students, tokens, args.window))
+        if spy is not None:
+            spy.wait()
+            print(_top(work / "profile.txt"))
+        cpu = served.cpu() - cpu0
+        wall = time.monotonic() - t0
+        reqs = done["requests"]
+        for route in ROUTES:
+            print(f"{route:12s} {len([r for r in reqs if r['route'] == route]):6d} requests  "
+                  f"{_ms([r['seconds'] for r in reqs if r['route'] == route])}")
+        allx = [r["seconds"] for r in reqs]
+        print(f"{'all':12s} {len(reqs):6d} requests  {_ms(allx)}")
+        bad: dict[tuple[str, int, str], int] = {}
+        for r in reqs:
+            if r["status"] >= 300:
+                k = (r["route"], r["status"], str(r["error"])[:120])
+                bad[k] = bad.get(k, 0) + 1
+        print(f"{len(reqs) / wall:.1f} requests/s over {wall:.1f} s; the service's CPU {cpu:.1f} s "
+              f"({1000 * cpu / max(1, len(reqs)):.2f} ms per request, its processes together)")
+        print("not 2xx: " + ("none" if not bad else "; ".join(f"{n} x {route} {status} ({why})"
+                                                               for (route, status, why), n in sorted(bad.items()))))
+        counts = verify(served.url, staff, done)
+        print("read back: " + ", ".join(f"{k} {v}" for k, v in counts.items()) +
+              f" (of {len(done['commits'])} commits and {len(done['handins'])} hand-ins acknowledged)")
+        idle_students = [{**s, "student": f"idle{i:03d}"} for i, s in enumerate(students[:40])]
+        serial = serial_cpu(served, _renamed(idle_students), tokens) if args.serial else {}
+        if serial:
+            print("CPU per request, one at a time on the idle service (median): " +
+                  ", ".join(f"{r} {v:.2f} ms" for r, v in serial.items()))
+        p99 = statistics.quantiles(allx, n=100, method="inclusive")[98] * 1000 if len(allx) > 1 else 0.0
+        fives = sum(1 for r in reqs if r["status"] >= 500)
+        return {"label": label, "p99_ms": p99, "five_xx": fives, "not_2xx": sum(bad.values()), **counts,
+                "cpu_ms_per_request": 1000 * cpu / max(1, len(reqs)), "rps": len(reqs) / wall,
+                "serial_cpu_ms": serial}
+    finally:
+        served.close()
+
+
+def _profile(served: Served, seconds: float, out: Path) -> subprocess.Popen:
+    """py-spy (pip install py-spy) sampling every service process for `seconds`, its raw stacks to `out`."""
+    spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    pids = served.pids()
+    return subprocess.Popen([spy, "record", "--pid", str(pids[-1]), "--duration", str(int(seconds)), "--rate", "250",
+                             "--format", "raw", "--output", str(out), "--nonblocking", "--threads"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _top(raw: Path, n: int = 40) -> str:
+    """The functions where the samples were (own and with callees), from py-spy's raw output."""
+    own: dict[str, int] = {}
+    total: dict[str, int] = {}
+    samples = 0
+    for line in raw.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        frames = stack.split(";")
+        c = int(count)
+        samples += c
+        own[frames[-1]] = own.get(frames[-1], 0) + c
+        for f in set(frames):
+            total[f] = total.get(f, 0) + c
+    out = [f"py-spy: {samples} samples; by own time:"]
+    out += [f"  {100 * v / samples:5.1f}%  {k[:150]}" for k, v in sorted(own.items(), key=lambda kv: -kv[1])[:n]]
+    out += ["with what they call:"]
+    out += [f"  {100 * v / samples:5.1f}%  {k[:150]}" for k, v in sorted(total.items(), key=lambda kv: -kv[1])[:n]]
+    return "\n".join(out)
+
+
+def _renamed(sessions_: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Sessions made for other students, with each body's student and STUDENT_ID set to the session's own name (their
+    values are then another student's: judged, and mostly wrong, which costs the judge as much)."""
+    out = []
+    for s in sessions_:
+        name = s["student"]
+
+        def swap(body: bytes, name: str = name) -> bytes:
+            data = json.loads(body)
+            data["student"] = name
+            return _json(data)
+        out.append({**s, "exercises": [(ex, swap(p), swap(c)) for ex, p, c in s["exercises"]],
+                    "handin": re.sub(rb'STUDENT_ID = \\"s\d{4}\\"', f'STUDENT_ID = \\\\"{name}\\\\"'.encode(),
+                                     s["handin"])})
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--students", type=int, default=1000)
+    ap.add_argument("--window", type=float, default=60.0, help="seconds within which the students start (default 60)")
+    ap.add_argument("--db", choices=("sqlite", "postgresql"), default="sqlite")
+    ap.add_argument("--workers", type=int, default=1, help="service processes (autograder serve --workers)")
+    ap.add_argument("--revise", type=float, default=0.3, help="the share of students who revise one exercise")
+    ap.add_argument("--matrix", action="store_true", help="SQLite and PostgreSQL, 1 and 2 processes, in one run")
+    ap.add_argument("--serial", action="store_true", help="also measure each route's CPU one request at a time")
+    ap.add_argument("--profile", action="store_true", help="sample the service with py-spy during the rush (its "
+                                                           "last process) and print where the time went")
+    args = ap.parse_args()
+    if not KEY.exists():
+        sys.exit(f"no {KEY}: run `autograder release solutions/{ASSIGNMENT}` first")
+    print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
+    work = Path(tempfile.mkdtemp(prefix="autograd-lab-service-bench-"))
+    pg = None
+    try:
+        course_folder = work / "student"
+        from autograder.grading import coursefile
+        from autograder.keyfile import load_key
+
+        course_folder.mkdir()
+        coursefile.write(course_folder / coursefile.FILE, load_key(KEY), "http://127.0.0.1:1", "token")
+        t0 = time.monotonic()
+        students = sessions(args.students, course_folder / coursefile.FILE, args.revise)
+        kinds: dict[str, int] = {}
+        for s in students:
+            kinds[SCENARIOS[s["scenario"]]] = kinds.get(SCENARIOS[s["scenario"]], 0) + 1
+        print(f"{len(students)} students ({', '.join(f'{v} {k}' for k, v in sorted(kinds.items()))}; "
+              f"{sum(1 for s in students if s['revision'])} revise an exercise), made in {time.monotonic() - t0:.0f} s "
+              f"by running each one's notebook with the kernel's code", flush=True)
+        configs = [(d, w) for d in ("sqlite", "postgresql") for w in (1, 2)] if args.matrix else \
+            [(args.db, args.workers)]
+        results = []
+        for i, (kind, workers) in enumerate(configs):
+            if kind == "postgresql":
+                from servers.postgres import start
+
+                if pg is not None:
+                    pg.stop()
+                pg = start(work / f"pg{i}", durable=True)
+                url = pg.url
+            else:
+                url = f"sqlite:///{work / f'run{i}' / 'course.db'}"
+            results.append(one_run(args, url, workers, work / f"run{i}", students, course_folder))
+        print(f"\ntargets (issue 42; {args.students} students within {args.window:g} s):")
+        for r in results:
+            met = (r["p99_ms"] <= TARGETS["p99_ms"] and r["five_xx"] == 0 and not any(
+                r[k] for k in ("lost commits", "duplicated commits", "lost hand-ins", "duplicated hand-ins")))
+            print(f"- {r['label']}: p99 {r['p99_ms']:.0f} ms (at most {TARGETS['p99_ms']:g}), {r['five_xx']} x 5xx, "
+                  f"lost/duplicated {r['lost commits']}/{r['duplicated commits']} commits and "
+                  f"{r['lost hand-ins']}/{r['duplicated hand-ins']} hand-ins: {'met' if met else 'not met'}; "
+                  f"CPU {r['cpu_ms_per_request']:.2f} ms per request on average")
+        print(json.dumps(results))
+        return 0
+    finally:
+        if pg is not None:
+            pg.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
