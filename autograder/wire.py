@@ -227,6 +227,9 @@ def _call(rec: dict[str, Any]) -> CallResult:
                       runs if isinstance(runs, int) and not isinstance(runs, bool) and runs >= 0 else None)
 
 
+_DECODE = json.JSONDecoder().decode   # one decoder for every line (json.loads makes its own and sniffs the encoding)
+
+
 def parse_results(data: bytes) -> Observations:
     """Parse the probe's JSON-lines stream into Observations.
 
@@ -262,7 +265,7 @@ def parse_results(data: bytes) -> Observations:
         if not raw.strip():
             continue
         try:
-            rec = json.loads(raw)
+            rec = _DECODE(raw.decode("utf-8"))   # the probe writes UTF-8 (ASCII, in fact): nothing else is a record
             if not isinstance(rec, dict) or rec.get("k") not in RECORD_KINDS[1:]:
                 raise WireError("not a record")
             if rec["k"] == "cell":

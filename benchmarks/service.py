@@ -138,14 +138,15 @@ def _json(body: dict[str, Any]) -> bytes:
 class Served:
     """`autograder serve` (with `workers` processes) on `db`, in `folder`; stops it on close."""
 
-    def __init__(self, folder: Path, db: str, workers: int) -> None:
+    def __init__(self, folder: Path, db: str, workers: int, args: tuple[str, ...] = ()) -> None:
         self.folder, self.db = folder, db
         folder.mkdir(parents=True, exist_ok=True)
-        port_file = folder / "port"
+        port_file, extra = folder / "port", args
         self.log = open(folder / "serve.log", "ab")
         args = [sys.executable, "-m", "autograder", "serve", "--db", db, "--port", "0", "--port-file", str(port_file)]
         if workers != 1:
             args += ["--workers", str(workers)]
+        args += list(extra)
         self.proc = subprocess.Popen(args, cwd=folder, stdout=self.log, stderr=subprocess.STDOUT,
                                      start_new_session=True)
         end = time.monotonic() + 120
@@ -354,7 +355,7 @@ def one_run(args: argparse.Namespace, db: str, workers: int, work: Path, student
         tokens = served.add([s["student"] for s in students] + [f"idle{i:03d}" for i in range(40)])
         publish(KEY, served.url, course_folder, "token", ROOT / "assignments" / ASSIGNMENT / "backward-vs-grad.ipynb",
                 token=staff)
-        cpu0, t0 = served.cpu(), time.monotonic()
+        cpu0, t0, mine0 = served.cpu(), time.monotonic(), time.process_time()
         spy = _profile(served, args.window + 30, work / "profile.txt") if args.profile else None
         done = asyncio.run(rush(served.url, students, tokens, args.window))
         if spy is not None:
@@ -362,6 +363,7 @@ def one_run(args: argparse.Namespace, db: str, workers: int, work: Path, student
             print(_top(work / "profile.txt"))
         cpu = served.cpu() - cpu0
         wall = time.monotonic() - t0
+        mine = time.process_time() - mine0
         reqs = done["requests"]
         for route in ROUTES:
             print(f"{route:12s} {len([r for r in reqs if r['route'] == route]):6d} requests  "
@@ -374,7 +376,8 @@ def one_run(args: argparse.Namespace, db: str, workers: int, work: Path, student
                 k = (r["route"], r["status"], str(r["error"])[:120])
                 bad[k] = bad.get(k, 0) + 1
         print(f"{len(reqs) / wall:.1f} requests/s over {wall:.1f} s; the service's CPU {cpu:.1f} s "
-              f"({1000 * cpu / max(1, len(reqs)):.2f} ms per request, its processes together)")
+              f"({1000 * cpu / max(1, len(reqs)):.2f} ms per request, its processes together); this load generator's "
+              f"CPU {mine:.1f} s")
         print("not 2xx: " + ("none" if not bad else "; ".join(f"{n} x {route} {status} ({why})"
                                                                for (route, status, why), n in sorted(bad.items()))))
         counts = verify(served.url, staff, done)
@@ -395,11 +398,12 @@ def one_run(args: argparse.Namespace, db: str, workers: int, work: Path, student
 
 
 def _profile(served: Served, seconds: float, out: Path) -> subprocess.Popen:
-    """py-spy (pip install py-spy) sampling every service process for `seconds`, its raw stacks to `out`."""
+    """py-spy (pip install py-spy) sampling the service's last process for `seconds` (the thread that holds the
+    GIL: where its Python time goes), its raw stacks to `out`."""
     spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
     pids = served.pids()
     return subprocess.Popen([spy, "record", "--pid", str(pids[-1]), "--duration", str(int(seconds)), "--rate", "250",
-                             "--format", "raw", "--output", str(out), "--nonblocking", "--threads"],
+                             "--format", "raw", "--output", str(out), "--nonblocking", "--gil"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -410,7 +414,7 @@ def _top(raw: Path, n: int = 40) -> str:
     samples = 0
     for line in raw.read_text().splitlines():
         stack, _, count = line.rpartition(" ")
-        frames = stack.split(";")
+        frames = [re.sub(r":\d+\)$", ")", f) for f in stack.split(";")]   # by function, whatever its line
         c = int(count)
         samples += c
         own[frames[-1]] = own.get(frames[-1], 0) + c

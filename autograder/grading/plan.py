@@ -8,6 +8,7 @@ May import: stdlib, autograder.model.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import random
 from dataclasses import dataclass
@@ -93,12 +94,28 @@ def points_for(key: Key | ProbePlan, student: str, salt: str = "") -> list[dict[
     public key has no seed, and self-checks use other fresh points.
     """
     plan = ProbePlan.of(key)
-    params, aid = plan.parameters, plan.assignment
+    try:
+        frozen = tuple(plan.parameters.items())
+        hash(frozen)
+    except TypeError:   # parameters that cannot be a cache's key: drawn each time
+        return _points(plan.parameters, plan.assignment, plan.fresh_points, plan.fresh_seed, student, salt)
+    return [dict(p) for p in _points_kept(frozen, plan.assignment, plan.fresh_points, plan.fresh_seed, student, salt)]
+
+
+@functools.lru_cache(maxsize=4096)
+def _points_kept(parameters: tuple[tuple[str, Parameter], ...], assignment: str, fresh_points: int, fresh_seed: str,
+                 student: str, salt: str) -> tuple[dict[str, Number], ...]:
+    """`_points`, kept: the course service judges each of a student's checks at the same points."""
+    return tuple(_points(dict(parameters), assignment, fresh_points, fresh_seed, student, salt))
+
+
+def _points(params: dict[str, Parameter], aid: str, fresh_points: int, fresh_seed: str, student: str,
+            salt: str) -> list[dict[str, Number]]:
     points = [draw_point(params, aid, student, "own")]
     reals = [n for n, d in params.items() if d.kind == "real"]
-    for i in range(1, plan.fresh_points + 1):
+    for i in range(1, fresh_points + 1):
         for attempt in range(50):   # a fresh point must differ from the earlier ones in every real parameter
-            stream = f"fresh-{i}{plan.fresh_seed}" + (f"-{salt}" if salt and plan.fresh_seed else "")
+            stream = f"fresh-{i}{fresh_seed}" + (f"-{salt}" if salt and fresh_seed else "")
             point = draw_point(params, aid, student, stream + (f"-{attempt}" if attempt else ""))
             if all(point[n] != q[n] for n in reals for q in points) and (reals or point not in points):
                 break

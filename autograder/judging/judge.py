@@ -225,6 +225,19 @@ def misconception_values(check: Check, values: Point, tol: Tolerance) -> tuple[l
     if not check.misconceptions:
         return [], []
     answer = fill(None, right_answer(check), values)
+    evaluated, left_out = _evaluated(check, values)
+    usable = []
+    for i, (m, v) in enumerate(evaluated):
+        if _ambiguous(check, i, evaluated, answer, tol):
+            left_out.append(m.id)
+        else:
+            usable.append((m, v))
+    return usable, left_out
+
+
+def _evaluated(check: Check, values: Point) -> tuple[list[tuple[Misconception, dict[str, Any]]], list[str]]:
+    """The misconceptions of `check` with their wire Values at `values`, and the ids of those without one there (a
+    pole, a complex value, a formula with no value such as 0/0)."""
     evaluated: list[tuple[Misconception, dict[str, Any]]] = []
     left_out: list[str] = []
     for m in check.misconceptions:
@@ -237,25 +250,34 @@ def misconception_values(check: Check, values: Point, tol: Tolerance) -> tuple[l
             left_out.append(m.id)
         else:
             evaluated.append((m, value))
-    usable = []
-    apart = check.kind == "produce"   # two produce misconceptions of one value are told apart by their evidence
-    for i, (m, v) in enumerate(evaluated):
-        if coincide(v, answer, tol) or any(coincide(v, w, tol) for j, (n, w) in enumerate(evaluated)
-                                           if j != i and not (apart and n.evidence != m.evidence)):
-            left_out.append(m.id)
-        else:
-            usable.append((m, v))
-    return usable, left_out
+    return evaluated, left_out
+
+
+def _ambiguous(check: Check, i: int, evaluated: list[tuple[Misconception, dict[str, Any]]], answer: dict[str, Any],
+               tol: Tolerance) -> bool:
+    """Does the `i`th evaluated misconception coincide with the right answer or with another one (two produce
+    misconceptions of one value are told apart by their evidence)?"""
+    m, v = evaluated[i]
+    apart = check.kind == "produce"
+    return coincide(v, answer, tol) or any(coincide(v, w, tol) for j, (n, w) in enumerate(evaluated)
+                                           if j != i and not (apart and n.evidence != m.evidence))
 
 
 def diagnose(check: Check, values: Point, observed: dict[str, Any], tol: Tolerance, where: str,
              rec: wire.CallResult | None = None) -> Diagnosis | None:
     """The misconception `observed` (a wrong wire Value) matches within `tol` at `values`, or None: none
     matches, or it matches one that is ambiguous at this point (see `misconception_values`). For a produce call
-    (`rec`), a misconception with evidence matches only where the call did what its evidence says."""
-    usable, _ = misconception_values(check, values, tol)
-    found = [(m, v) for m, v in usable if compare_predicted(v, observed, tol).ok
-             and (rec is None or all(_holds(sign, rec, values, tol) for sign in m.evidence))]
+    (`rec`), a misconception with evidence matches only where the call did what its evidence says. (The same as
+    keeping those of `misconception_values` that match; only those that match are tested for ambiguity.)"""
+    if not check.misconceptions:
+        return None
+    evaluated, _ = _evaluated(check, values)
+    matching = [i for i, (m, v) in enumerate(evaluated) if compare_predicted(v, observed, tol).ok
+                and (rec is None or all(_holds(sign, rec, values, tol) for sign in m.evidence))]
+    if not matching:
+        return None
+    answer = fill(None, right_answer(check), values)
+    found = [evaluated[i] for i in matching if not _ambiguous(check, i, evaluated, answer, tol)]
     if len(found) != 1:
         return None
     m, v = found[0]
@@ -591,9 +613,10 @@ def _judge_prediction(key: Key, check: Check, evidence: Evidence, point: Point) 
                    expected=plain(expected),   # as a learner writes a prediction: [1.5, -2.0]
                    oracle=oracle,
                    observed=show(value))
-    ran = _ran(key, evidence, check)
     if graded_commit:   # the committed value is graded: judged as its cell stood then (a later rewrite is not)
-        ran = (ran or ran_then) if ran_then else None
+        ran = (_ran(key, evidence, check) or ran_then) if ran_then else None
+    else:
+        ran = _ran(key, evidence, check)
     if ran is not None:
         return replace(base, status="failed", message=ran)
     if c.ok:

@@ -82,6 +82,7 @@ class Limits:
 
 
 RETRY_SECONDS = 5   # what a 503 for an unavailable database asks the client to wait
+POOL = 4   # threads per process for the database and the judge (more only contend for the interpreter's lock)
 DB_ERRORS = (sa.exc.OperationalError, sa.exc.InterfaceError, sa.exc.TimeoutError, sa.exc.DisconnectionError)
 BUSY = {"check": "your previous check is still under way", "hand-in": "your previous hand-in is still under way"}
 
@@ -289,21 +290,36 @@ class Base(tornado.web.RequestHandler):
                       _short_error(e))
             raise HTTPError(503, self.unavailable, RETRY_SECONDS) from None
 
-    async def db_last(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """`db(fn, *args)`, this request's last database work: in the same call, its lease is given back, so that it
-        is free before the answer reaches the client (whose next check may come at once)."""
+    async def lease_kept(self, fn: Callable[[], Awaitable[None]]) -> None:
+        """Run a route that runs alone (`alone`), giving its lease back before any answer, an error's too, is sent:
+        in its last database work (`db_last`), else here once it has ended."""
+        try:
+            await fn()
+        finally:
+            holder, self._holder = getattr(self, "_holder", ""), ""
+            if holder:
+                self.service.held.discard(holder)
+                try:
+                    await self.service.run(self.service.rules.release, "user:" + self.user.name, holder)
+                except DB_ERRORS as e:
+                    log.warning("a lease could not be released (it expires by itself): %s", _short_error(e))
+
+    async def db_last(self, fn: Callable[[], Any]) -> Any:
+        """`db(fn)`, this request's last database work: in the same call, after it, the request's lease is given back
+        (in a transaction of its own: on SQLite the rules' file is not locked while the records' commit waits for the
+        disk), so that it is free before the answer reaches the client, whose next check may come at once."""
         holder, self._holder = getattr(self, "_holder", ""), ""
         if not holder:
-            return await self.db(fn, *args)
+            return await self.db(fn)
         self.service.held.discard(holder)
-        name = self.user.name
+        key = "user:" + self.user.name
 
         def then_release() -> Any:
             try:
-                return fn(*args)
+                return fn()
             finally:
                 try:
-                    self.service.rules.release("user:" + name, holder)
+                    self.service.rules.release(key, holder)
                 except DB_ERRORS as e:
                     log.warning("a lease could not be released (it expires by itself): %s", _short_error(e))
         return await self.db(then_release)
@@ -395,24 +411,30 @@ class Predictions(_Exercise):
                    f"{RETRY_SECONDS} s")
 
     async def post(self) -> None:
+        await self.lease_kept(self._commit)
+
+    async def _commit(self) -> None:
         from autograder import wire
         from autograder.grading.grade import commit_from_results
 
         assignment, exercise, student, cells, labels, results = self.parsed()
-        key = await self.db(self.key_of, assignment, exercise)
-        try:
-            record, missing = await self.db(commit_from_results, key, results, student, exercise, cells, labels)
-        except wire.WireError as e:
-            raise HTTPError(400, f"the results stream is malformed: {e}") from None
-        except RecursionError:
-            raise HTTPError(400, "the results stream is nested too deeply") from None
-        values = record["values"] if record is not None else None
-        if values is not None and len(json.dumps(values)) > MAX_PREDICTIONS:
-            raise HTTPError(413, f"these predictions take more than {MAX_PREDICTIONS} bytes: a prediction is a few "
-                                 f"numbers, a shape or an answer, not a large tensor")
-        kept, kind, revealed = await self.db_last(self.course.record_predictions, assignment, student, exercise,
-                                                  values, record)
-        self.reply({"commit": kept, "kind": kind, "missing": missing, "after_reveal": revealed})
+
+        def commit() -> dict[str, Any]:   # in the pool, one call: the key, the commit record, the transaction
+            key = self.key_of(assignment, exercise)
+            try:
+                record, missing = commit_from_results(key, results, student, exercise, cells, labels)
+            except wire.WireError as e:
+                raise HTTPError(400, f"the results stream is malformed: {e}") from None
+            except RecursionError:
+                raise HTTPError(400, "the results stream is nested too deeply") from None
+            values = record["values"] if record is not None else None
+            if values is not None and len(json.dumps(values)) > MAX_PREDICTIONS:
+                raise HTTPError(413, f"these predictions take more than {MAX_PREDICTIONS} bytes: a prediction is a "
+                                     f"few numbers, a shape or an answer, not a large tensor")
+            kept, kind, revealed = self.course.record_predictions(assignment, student, exercise, values, record)
+            return {"commit": kept, "kind": kind, "missing": missing, "after_reveal": revealed}
+
+        self.reply(await self.db_last(commit))
 
 
 class Check(_Exercise):
@@ -423,23 +445,27 @@ class Check(_Exercise):
     unavailable = Predictions.unavailable
 
     async def post(self) -> None:
+        await self.lease_kept(self._judge)
+
+    async def _judge(self) -> None:
         from autograder.grading.grade import report_from_results
 
         assignment, exercise, student, cells, labels, results = self.parsed()
-        key = await self.db(self.key_of, assignment, exercise)
-        record = await self.db(self.course.commit_record, assignment, student, exercise)
-        public = self.service.public(key)
-        predicting = frozenset(c.exercise for c in key.checks if c.kind == "predict" and c.name)   # hidden ones too
 
-        def judge() -> dict[str, Any]:
-            return report_from_results(public, results, student, [exercise], "notebook (course self-check)", cells,
-                                       labels, [record] if record else [], seal=True, commit_now=False,
-                                       course=True, predicting=predicting).to_dict()
+        def judge() -> str:   # in the pool, one call: the key, the commit, the judge, the record (its JSON, once)
+            key = self.key_of(assignment, exercise)
+            record = self.course.commit_record(assignment, student, exercise)
+            public = self.service.public(key)
+            predicting = frozenset(c.exercise for c in key.checks if c.kind == "predict" and c.name)   # hidden too
+            report = json.dumps(report_from_results(
+                public, results, student, [exercise], "notebook (course self-check)", cells, labels,
+                [record] if record else [], seal=True, commit_now=False, course=True, predicting=predicting).to_dict(),
+                allow_nan=False)
+            predicts = any(c.kind == "predict" and c.exercise == exercise for c in key.checks)
+            self.course.add_report(assignment, student, exercise, report, bool(record) and predicts)
+            return report
 
-        report = await self.db(judge, pool=self.service.judging)
-        predicts = any(c.kind == "predict" and c.exercise == exercise for c in key.checks)
-        await self.db_last(self.course.add_report, assignment, student, exercise, report, bool(record) and predicts)
-        self.reply(report)
+        self.finish(await self.db_last(judge))
 
 
 class StudentCommits(Base):
@@ -558,20 +584,28 @@ class HandIns(Base):
                    f"stays in your notebook: hand in again in {RETRY_SECONDS} s")
 
     async def post(self, assignment: str) -> None:
+        await self.lease_kept(lambda: self._hand_in(assignment))
+
+    async def _hand_in(self, assignment: str) -> None:
         from autograder.service import db
         from autograder.service.store import TooManyHandIns
 
         arrived = db.now()   # the hand-in's time: when its last byte came, not when the database got to it
-        await self.db(self._known, assignment)
         data = self.raw_body()
-        problem = await self.db(_handin_problem, data, assignment, self.user.name)
-        if problem:
-            raise HTTPError(400, f"not handed in: {problem}; your work stays in your notebook")
-        try:
-            receipt = await self.db(self.course.add_handin, assignment, self.user.name, data, arrived)
-        except TooManyHandIns as e:
-            raise HTTPError(409, f"not handed in: {e}; your work stays in your notebook") from None
-        mine = await self.db_last(self.course.handins_of, assignment, self.user.name)
+        student = self.user.name
+
+        def keep() -> tuple[dict[str, Any], list[dict[str, Any]]]:   # in the pool, one call
+            self._known(assignment)
+            problem = _handin_problem(data, assignment, student)
+            if problem:
+                raise HTTPError(400, f"not handed in: {problem}; your work stays in your notebook")
+            try:
+                receipt = self.course.add_handin(assignment, student, data, arrived)
+            except TooManyHandIns as e:
+                raise HTTPError(409, f"not handed in: {e}; your work stays in your notebook") from None
+            return receipt, self.course.handins_of(assignment, student)
+
+        receipt, mine = await self.db_last(keep)
         shown = next(h for h in _with_counts(self.service, assignment, mine) if h["id"] == receipt["id"])
         self.reply({**shown, "again": receipt["again"]}, 200 if receipt["again"] else 201)
 
@@ -847,11 +881,11 @@ class Service:
                  limits: Limits | None = None, behind_proxy: bool = False, config: str | None = None,
                  rules: Rules | None = None) -> None:
         self.course = course
-        self.rules = rules or Rules(course.url)
+        self.rules = rules or Rules(course.engine)
         self.behind_proxy = behind_proxy   # trust X-Forwarded-For / X-Real-Ip (only behind the hub's proxy or TLS)
         self.limits = limits or Limits()
-        self.pool = concurrent.futures.ThreadPoolExecutor(8, thread_name_prefix="course-db")
-        self.judging = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="course-judge")   # sympy's caches
+        self.pool = concurrent.futures.ThreadPoolExecutor(POOL, thread_name_prefix="course-db")
+        self.judging = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="course-stats")   # the class view
         self.hub_identify = identify   # JupyterHub mode: the Hub says who a token is (else the database does)
         self._public: dict[str, Any] = {}
         self._keys: dict[str, tuple[float, Any]] = {}   # assignment -> (when its digest was read, its key)
@@ -868,32 +902,33 @@ class Service:
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
 
     def admit(self, kind: str, secret: str, user: User | None, where: str, alone: str | None) -> Admission:
-        """The rules for one request (in the pool): who it is (`user`, when JupyterHub said; else its token or its
-        browser session), then its rate (per user; a request that is no one's costs its address instead), then, for a
-        route that runs `alone`, the user's lease. Raises what the database raises."""
-        if user is None and kind == "token":
-            user = self.course.user_for_token(secret)
-        elif user is None and kind == "session":
-            user = self._session_user(secret)
-        if user is None:
-            return Admission(None, self.rules.take("addr:" + where, self.limits.bad_tokens / 60.0, self.limits.bad_tokens))
-        wait = self.rules.take("user:" + user.name, self.limits.rate, self.limits.burst)
-        if wait > 0 or alone is None:
+        """The rules for one request (in the pool, one transaction): who it is (`user`, when JupyterHub said; else its
+        token or its browser session), then its rate (per user; a request that is no one's costs its address
+        instead) and, for a route that runs `alone`, the user's lease. Raises what the database raises."""
+        with self.course.engine.begin() as conn:
+            if user is None and kind == "token":
+                user = self.course.user_for_digest(token_digest(secret), conn)
+            elif user is None and kind == "session":
+                user = self._session_user(secret, conn)
+            if user is None:
+                return Admission(None, self.rules.take("addr:" + where, self.limits.bad_tokens / 60.0,
+                                                       self.limits.bad_tokens))
+            holder = self.rules.holder(alone) if alone else None
+            wait, other = self.rules.admit("user:" + user.name, self.limits.rate, self.limits.burst, holder, conn)
+        if wait > 0 or holder is None:
             return Admission(user, wait)
-        holder = self.rules.holder(alone)
-        other = self.rules.lease("user:" + user.name, holder)
         if other is not None:
             return Admission(user, busy=other)
         self.held.add(holder)
         return Admission(user, holder=holder)
 
-    def _session_user(self, sid: str) -> User | None:
+    def _session_user(self, sid: str, conn: Any) -> User | None:
         """The user of a browser session: its own, unless the token it was opened with has been withdrawn."""
-        found = self.rules.session(sid)
+        found = self.rules.session(sid, conn)
         if found is None:
             return None
         name, role, digest = found
-        if digest and self.course.user_for_digest(digest) is None:
+        if digest and self.course.user_for_digest(digest, conn) is None:
             return None
         return User(name, role)   # type: ignore[arg-type]
 

@@ -2,7 +2,9 @@
 `autograder login`, and the course part of `release --course`), as functions of parsed arguments returning exit
 codes. autograder.cli parses; this does.
 
-May import: stdlib, nbformat (the course's notebook), autograder.grading.notebook, autograder.service.app, autograder.service.db, autograder.service.store, autograder.service.hub,
+May import: stdlib, nbformat (the course's notebook), autograder.grading.notebook, autograder.grading.grade (its
+warm-up), autograder.judging.judge (imported ahead), autograder.service.app, autograder.service.rules, tornado (its
+sockets and processes), autograder.service.db, autograder.service.store, autograder.service.hub,
 autograder.student.service_client, autograder.student.handin, autograder.service.late,
 autograder.integrations.nbgrader (export), autograder.report, autograder.keyfile, autograder.grading.coursefile, sqlalchemy (its URL).
 """
@@ -74,7 +76,8 @@ def serve(args: argparse.Namespace) -> int:
         course = _course(args)
         from autograder.service.rules import Rules
 
-        Rules(course.url).engine.dispose()   # the rules' tables, made once here, before any process serves
+        Rules(course.engine)                 # the rules' tables, made once here, before any process serves
+        _warm(course)                        # what judging needs, once, before any process is forked
         course.engine.dispose()              # nothing open is carried into the processes forked below
     except Exception as e:   # a bad URL, an unreachable database: say which, and stop
         return _fail(f"the course database {_safe(db_url(args))} cannot be opened: {type(e).__name__}: {e}")
@@ -116,6 +119,10 @@ def serve(args: argparse.Namespace) -> int:
             return _fail(f"--hub: {e}")
     service = app.Service(course, identify, app.Limits(rate=args.rate, burst=args.burst),
                           behind_proxy=args.behind_proxy, config=args.config)
+    import gc
+
+    gc.collect()
+    gc.freeze()   # what start-up made (modules, the key) stays out of every later collection: ~1 ms per request here
 
     async def main() -> None:
         prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "") if args.hub else ""
@@ -130,6 +137,19 @@ def serve(args: argparse.Namespace) -> int:
 
     asyncio.run(main())
     return 0
+
+
+def _warm(course: Any) -> None:
+    """Import what a check needs and compile each released key's answer expressions (grade.prepare_grading), in the
+    process that forks the others: they start with it, shared, instead of paying for it in their first checks."""
+    from autograder.grading import grade
+    from autograder.judging import judge  # noqa: F401
+    from autograder.service import app  # noqa: F401
+
+    for assignment in course.assignment_ids():
+        key = course.key(assignment)
+        if key is not None:
+            grade.prepare_grading(key)
 
 
 def _die_with_parent(sig: int) -> None:

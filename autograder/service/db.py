@@ -18,13 +18,15 @@ or deleted):
     graded       the graded report of a hand-in: handin -> handins, assignment, student, report (JSON), made (UTC)
     feedback     assignment (pk), released (UTC): when staff let students see their graded feedback
 
-The rules every process of a course keeps together (`rules`, a MetaData of its own, not migrated: made when missing,
-and safe to drop while no service runs): nothing there is a record. On SQLite they live in a file of their own beside
-the course's (`<db>.rules`, written without waiting for the disk: a lost rule costs nothing), on PostgreSQL in the
-course's database as UNLOGGED tables (not written to the write-ahead log; emptied by a crash):
-    rule_buckets   key (pk: "user:<name>" or "addr:<ip>"), tokens, stamp (unix seconds): rate limits (token buckets)
-    rule_leases    key (pk: "user:<name>"), holder (the process and request), expires (unix seconds): one check or
-                   hand-in at a time per user
+The rules every process of a course keeps together (`rules`, a MetaData of its own, schema "rules", not migrated: made
+when missing, and safe to drop while no service runs): nothing there is a record. On SQLite they live in a file of
+their own beside the course's (`<db>.rules`, attached to every connection as the schema "rules" and written without
+waiting for the disk: a lost rule costs nothing, and its writes never wait for the records' lock), on PostgreSQL in
+the course's database (the schema "rules" is translated to the default one) as UNLOGGED tables (not written to the
+write-ahead log; emptied by a crash):
+    rule_buckets   key (pk: "user:<name>" or "addr:<ip>"); tokens, stamp (unix seconds), granted: a rate limit (a
+                   token bucket); holder (the process and request, "" none), expires (unix seconds): one check or
+                   hand-in at a time per user (a lease)
     rule_sessions  digest (pk: sha256 hex of a browser's session id), name, role, token (the token's digest, "" in
                    JupyterHub mode), expires (unix seconds)
     rule_settings  name (pk), value: the browsers' cookie secret
@@ -102,16 +104,14 @@ feedback = sa.Table("feedback", metadata,
                     sa.Column("assignment", sa.String(100), primary_key=True),
                     sa.Column("released", sa.DateTime(timezone=True), nullable=False))
 
-rules = sa.MetaData()
+rules = sa.MetaData(schema="rules")
 buckets = sa.Table("rule_buckets", rules,
                    sa.Column("key", sa.String(200), primary_key=True),
                    sa.Column("tokens", sa.Float, nullable=False),
                    sa.Column("stamp", sa.Float, nullable=False),
-                   sa.Column("granted", sa.Integer, nullable=False), info={"unlogged": True})
-leases = sa.Table("rule_leases", rules,
-                  sa.Column("key", sa.String(200), primary_key=True),
-                  sa.Column("holder", sa.String(100), nullable=False),
-                  sa.Column("expires", sa.Float, nullable=False), info={"unlogged": True})
+                   sa.Column("granted", sa.Integer, nullable=False),
+                   sa.Column("holder", sa.String(100), nullable=False),
+                   sa.Column("expires", sa.Float, nullable=False), info={"unlogged": True})
 sessions = sa.Table("rule_sessions", rules,
                     sa.Column("digest", sa.String(64), primary_key=True),
                     sa.Column("name", sa.String(100), nullable=False),
@@ -135,7 +135,6 @@ def _unlogged(element: CreateTable, compiler: sa.sql.compiler.DDLCompiler, **kw:
 DEFAULT_URL = "sqlite:///course.db"
 MIGRATIONS = Path(__file__).with_name("migrations")
 TIMEOUT = 5.0          # seconds any database call may wait: for a lock, a connection, a statement, the network
-RULES_TIMEOUT = 2.0    # and a rule's (a rate limit, a lease): they are one short statement each
 
 
 def now() -> dt.datetime:
@@ -143,54 +142,49 @@ def now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc)
 
 
-def engine(url: str = DEFAULT_URL, timeout: float = TIMEOUT, durable: bool = True, pool: int = 8) -> sa.Engine:
-    """An engine for `url` (SQLAlchemy URL: sqlite:///path.db, postgresql+psycopg://user@host:port/db). Every call
+def engine(url: str = DEFAULT_URL, timeout: float = TIMEOUT, pool: int = 4) -> sa.Engine:
+    """An engine for `url` (SQLAlchemy URL: sqlite:///path.db, postgresql+psycopg://user@host:port/db), with the
+    course's rules beside its records (see `rules`: on SQLite its rules file attached to each connection). Every call
     is bounded by `timeout` seconds: waiting for SQLite's lock, for a connection from the pool, for PostgreSQL to
     connect, for a statement or a lock there, and for the network (TCP_USER_TIMEOUT); past it the call raises
-    sqlalchemy.exc.OperationalError or TimeoutError (the service answers 503). SQLite writes through a write-ahead
-    log, with full fsync when `durable` (so a commit it acknowledged survives a kill -9 of the service), and
-    enforces foreign keys; a new SQLite file is made with mode 600. PostgreSQL commits wait for the disk when
-    `durable`, else not (synchronous_commit off: for the rules). `pool`: connections kept (one per thread that uses
-    them). Raises sqlalchemy.exc.ArgumentError for a bad URL."""
+    sqlalchemy.exc.OperationalError or TimeoutError (the service answers 503). SQLite writes the records through a
+    write-ahead log with full fsync (so a commit it acknowledged survives a kill -9 of the service), and enforces
+    foreign keys; a new SQLite file is made with mode 600. `pool`: connections kept (one per thread that uses them).
+    Raises sqlalchemy.exc.ArgumentError for a bad URL."""
     if url.startswith("sqlite"):
         _private_file(url)
+        path = sqlite_path(url)
+        attach = f"{path}.rules" if path is not None else ":memory:"
+        if path is not None:
+            _private_file(f"sqlite:///{attach}")
         eng = sa.create_engine(url, connect_args={"timeout": timeout, "check_same_thread": False},
                                pool_size=pool, max_overflow=pool, pool_timeout=timeout)
-        pragmas = ("journal_mode=WAL", f"synchronous={'FULL' if durable else 'OFF'}", "foreign_keys=ON",
-                   f"busy_timeout={int(timeout * 1000)}")
+        pragmas = ("journal_mode=WAL", "synchronous=FULL", "foreign_keys=ON", f"busy_timeout={int(timeout * 1000)}",
+                   "rules.journal_mode=WAL", "rules.synchronous=OFF")
 
         @sa.event.listens_for(eng, "connect")
         def _pragmas(conn, _record) -> None:   # noqa: ANN001 (DBAPI connection)
             cur = conn.cursor()
+            cur.execute("ATTACH DATABASE ? AS rules", (attach,))
             for pragma in pragmas:
                 cur.execute(f"PRAGMA {pragma}")
             cur.close()
         return eng
     ms = int(timeout * 1000)
     options = f"-c statement_timeout={ms} -c lock_timeout={ms} -c idle_in_transaction_session_timeout={4 * ms}"
-    if not durable:
-        options += " -c synchronous_commit=off"
     return sa.create_engine(url, pool_pre_ping=True, pool_size=pool, max_overflow=pool, pool_timeout=timeout,
+                            execution_options={"schema_translate_map": {"rules": None}},
                             connect_args={"connect_timeout": max(2, int(timeout)), "options": options,
                                           "tcp_user_timeout": ms, "keepalives": 1, "keepalives_idle": 5,
                                           "keepalives_interval": 2, "keepalives_count": 2})
 
 
-def rules_url(url: str) -> str:
-    """Where the rules live: for SQLite, the course's file with `.rules` added (mode 600 too); else `url` itself."""
-    path = sqlite_path(url)
-    return url if path is None else f"sqlite:///{path}.rules"
-
-
-def rules_engine(url: str) -> sa.Engine:
-    """The engine of the rules of the course at `url` (see `rules`), its tables made when missing: writes that wait
-    for no disk, and calls bounded by RULES_TIMEOUT."""
-    eng = engine(rules_url(url), timeout=RULES_TIMEOUT, durable=False, pool=8)
+def make_rules(eng: sa.Engine) -> None:
+    """Make the rules' tables where they are missing (safe while other processes do the same)."""
     try:
         rules.create_all(eng)
     except (sa.exc.ProgrammingError, sa.exc.IntegrityError, sa.exc.OperationalError):
         rules.create_all(eng)   # another process made them between the check and the create: it sees them now
-    return eng
 
 
 def sqlite_path(url: str) -> Path | None:

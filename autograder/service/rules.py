@@ -1,8 +1,8 @@
 """rules: the per-user rules of the course service, held in the database so that every process of one course, on one
 machine or several, keeps them together: rate limits (a token bucket per user and per client address), one check or
-hand-in at a time per user (a lease with an expiry, renewed while its request runs), browsers' sign-ins (sessions)
-and the secret their cookies are signed with. Each operation is one short statement (see db.rules for the tables).
-Nothing here knows HTTP.
+hand-in at a time per user (a lease on the user's bucket row, with an expiry, renewed while its request runs), browsers'
+sign-ins (sessions) and the secret their cookies are signed with. A request's rate and lease are one statement, in the
+transaction that also reads who its token is (see db.rules for the tables). Nothing here knows HTTP.
 
 May import: stdlib, sqlalchemy, autograder.service.db.
 """
@@ -35,68 +35,73 @@ def _digest(text: str) -> str:
 
 
 class Rules:
-    """The rules of the course whose database is at `url` (their own engine: db.rules_engine). `process`: who this
-    process is, in the leases it holds (random by default)."""
+    """The rules of the course whose engine is `engine` (db.engine: the rules' tables are made here when missing).
+    `process`: who this process is, in the leases it holds (random by default). Each method runs in a transaction of
+    its own, or, given `conn`, in that one."""
 
-    def __init__(self, url: str, process: str | None = None) -> None:
-        self.engine = db.rules_engine(url)
+    def __init__(self, engine: sa.Engine, process: str | None = None) -> None:
+        self.engine = engine
+        db.make_rules(engine)
         self.process = process or secrets.token_hex(6)
         self._made = 0
-        b, ls = db.buckets.c, db.leases.c
-        now, rate, burst = sa.bindparam("now"), sa.bindparam("rate"), sa.bindparam("burst")
+        b, p = db.buckets.c, sa.bindparam
+        now, rate, burst, holder = p("now"), p("rate"), p("burst"), p("b_holder")   # (a bind may not share a column's name)
         refill = b.tokens + sa.case((now > b.stamp, now - b.stamp), else_=0.0) * rate
         refill = sa.case((refill > burst, burst), else_=refill)
-        upsert = _insert(self.engine, db.buckets).values(key=sa.bindparam("key"), tokens=burst - 1, stamp=now, granted=1)
-        self._take = upsert.on_conflict_do_update(
-            index_elements=[b.key],
-            set_={"tokens": sa.case((refill >= 1, refill - 1), else_=refill), "stamp": now,
-                  "granted": sa.case((refill >= 1, 1), else_=0)}).returning(b.tokens, b.granted)
-        lease = _insert(self.engine, db.leases).values(key=sa.bindparam("key"), holder=sa.bindparam("holder"),
-                                                       expires=sa.bindparam("expires"))
-        self._lease = lease.on_conflict_do_update(
-            index_elements=[ls.key], set_={"holder": lease.excluded.holder, "expires": lease.excluded.expires},
-            where=ls.expires < sa.bindparam("now")).returning(ls.holder)
-        self._holder = sa.select(ls.holder).where(ls.key == sa.bindparam("key"))
-        self._release = db.leases.delete().where(ls.key == sa.bindparam("key"), ls.holder == sa.bindparam("holder"))
+        granted = refill >= 1
+        leased = sa.and_(granted, holder != "", sa.or_(b.holder == "", b.expires < now))   # free, or expired
+        upsert = _insert(engine, db.buckets).values(key=p("b_key"), tokens=burst - 1, stamp=now, granted=1,
+                                                    holder=holder, expires=p("b_expires"))
+        self._admit = upsert.on_conflict_do_update(index_elements=[b.key], set_={
+            "tokens": sa.case((granted, refill - 1), else_=refill), "stamp": now,
+            "granted": sa.case((granted, 1), else_=0),
+            "holder": sa.case((leased, holder), else_=b.holder),
+            "expires": sa.case((leased, p("b_expires")), else_=b.expires)}).returning(b.tokens, b.granted, b.holder)
+        self._release = db.buckets.update().where(b.key == p("b_key"), b.holder == p("b_holder")).values(holder="",
+                                                                                                         expires=0.0)
 
-    # ------------------------------------------------------------------------------------------ rate limits
+    def _run(self, conn: sa.Connection | None, fn: Any) -> Any:
+        if conn is not None:
+            return fn(conn)
+        with self.engine.begin() as own:
+            return fn(own)
 
-    def take(self, key: str, rate: float, burst: float) -> float:
-        """Take one token from `key`'s bucket (`burst` at most, refilled at `rate` a second): 0 when there was one,
-        else the seconds until there is. One statement, atomic however many processes ask at once."""
-        with self.engine.begin() as conn:
-            row = conn.execute(self._take, {"key": key, "now": time.time(), "rate": float(rate),
-                                            "burst": float(burst)}).one()
-        return 0.0 if row.granted else (1.0 - row.tokens) / rate
-
-    # ------------------------------------------------------------------------------------------ leases
+    # ------------------------------------------------------------------------------------------ rates and leases
 
     def holder(self, what: str) -> str:
         """A new holder name for a lease: this process, a counter, and `what` it is held for."""
         self._made += 1
         return f"{self.process}:{self._made}:{what}"
 
-    def lease(self, key: str, holder: str, seconds: float = LEASE_SECONDS) -> str | None:
-        """Hold `key` for `holder` unless someone else holds it and their lease has not expired. Returns None when
-        it is held now, else what the other holder holds it for (the part after the holder's second colon)."""
+    def admit(self, key: str, rate: float, burst: float, holder: str | None = None,
+              conn: sa.Connection | None = None) -> tuple[float, str | None]:
+        """Take one token from `key`'s bucket (`burst` at most, refilled at `rate` a second) and, when there was one
+        and `holder` is given, hold `key`'s lease for it unless another holder's lease has not expired: one statement,
+        atomic however many processes ask at once. Returns (0, None) when both were given; (seconds to wait, None)
+        when there was no token; (0, what the other holder holds it for) when the lease is someone else's."""
         now = time.time()
-        with self.engine.begin() as conn:
-            got = conn.execute(self._lease, {"key": key, "holder": holder, "expires": now + seconds, "now": now}).first()
-            if got is not None and got.holder == holder:
-                return None
-            other = conn.execute(self._holder, {"key": key}).scalar()
-        return (other or "::request").split(":", 2)[-1]
+        row = self._run(conn, lambda c: c.execute(self._admit, {
+            "b_key": key, "now": now, "rate": float(rate), "burst": float(burst), "b_holder": holder or "",
+            "b_expires": now + LEASE_SECONDS if holder else 0.0}).one())
+        if not row.granted:
+            return (1.0 - row.tokens) / rate, None
+        if not holder or row.holder == holder:
+            return 0.0, None
+        return 0.0, (row.holder or "::request").split(":", 2)[-1]
 
-    def release(self, key: str, holder: str) -> None:
-        """Let go of `key`, if `holder` still holds it."""
-        with self.engine.begin() as conn:
-            conn.execute(self._release, {"key": key, "holder": holder})
+    def take(self, key: str, rate: float, burst: float) -> float:
+        """`admit` without a lease: 0 when a token was given, else the seconds until there is one."""
+        return self.admit(key, rate, burst)[0]
+
+    def release(self, key: str, holder: str, conn: sa.Connection | None = None) -> None:
+        """Let go of `key`'s lease, if `holder` still holds it."""
+        self._run(conn, lambda c: c.execute(self._release, {"b_key": key, "b_holder": holder}))
 
     def renew(self, holders: list[str], seconds: float = LEASE_SECONDS) -> None:
         """Extend the leases of `holders` (the requests this process still works on)."""
         if holders:
             with self.engine.begin() as conn:
-                conn.execute(db.leases.update().where(db.leases.c.holder.in_(holders))
+                conn.execute(db.buckets.update().where(db.buckets.c.holder.in_(holders))
                              .values(expires=time.time() + seconds))
 
     # ------------------------------------------------------------------------------------------ sign-ins
@@ -113,12 +118,11 @@ class Rules:
                                                      expires=now + seconds))
         return sid
 
-    def session(self, sid: str) -> tuple[str, str, str] | None:
+    def session(self, sid: str, conn: sa.Connection | None = None) -> tuple[str, str, str] | None:
         """(name, role, the token's digest) of a live session, or None."""
         s = db.sessions.c
-        with self.engine.connect() as conn:
-            row = conn.execute(sa.select(s.name, s.role, s.token).where(s.digest == _digest(sid),
-                                                                         s.expires > time.time())).first()
+        row = self._run(conn, lambda c: c.execute(sa.select(s.name, s.role, s.token).where(
+            s.digest == _digest(sid), s.expires > time.time())).first())
         return (row.name, row.role, row.token) if row else None
 
     def secret(self, name: str = "cookie") -> str:

@@ -72,6 +72,48 @@ class TooManyHandIns(ValueError):
     """A student has handed in an assignment MAX_HANDINS times; the message says so, for the student."""
 
 
+def _insert(eng: sa.Engine, table: sa.Table) -> Any:
+    """The dialect's INSERT that takes ON CONFLICT (SQLite 3.24+ and PostgreSQL both have it)."""
+    if eng.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    return insert(table)
+
+
+class _Statements:
+    """The statements of the service's hot paths (a check, a hand-in, who a token is), built once: SQLAlchemy
+    caches how each compiles, but building one costs more than SQLite takes to run it."""
+
+    def __init__(self, eng: sa.Engine) -> None:
+        p = sa.bindparam
+        c, r, pr, h, t, u, a = (db.commits.c, db.reports.c, db.predictions.c, db.handins.c, db.tokens.c, db.users.c,
+                                db.assignments.c)
+        mine = (c.assignment == p("assignment"), c.student == p("student"), c.exercise == p("exercise"))
+        self.user = sa.select(u.name, u.role).join(db.tokens).where(t.digest == p("digest"))
+        self.digest = sa.select(a.digest).where(a.id == p("assignment"))
+        self.key = sa.select(a.key).where(a.id == p("assignment"))
+        self.commit = sa.select(c.record).where(*mine)
+        revealed = sa.exists().where(r.assignment == p("assignment"), r.student == p("student"),
+                                     r.exercise == p("exercise"), r.revealed)
+        self.known = sa.select(self.commit.scalar_subquery().label("record"), revealed.label("revealed"))
+        self.add_commit = _insert(eng, db.commits).values(
+            assignment=p("assignment"), student=p("student"), exercise=p("exercise"), record=p("record"),
+            committed=p("committed")).on_conflict_do_nothing().returning(c.id)
+        theirs = (pr.assignment == p("assignment"), pr.student == p("student"), pr.exercise == p("exercise"))
+        sent = sa.select(sa.func.count()).select_from(db.predictions).where(*theirs).scalar_subquery()
+        self.last_sent = sa.select(pr.kind, pr["values"], pr.after_reveal, sent.label("n")).where(*theirs) \
+            .order_by(pr.id.desc()).limit(1)
+        self.add_sent = db.predictions.insert()
+        self.add_report = db.reports.insert()
+        hs = (h.assignment == p("assignment"), h.student == p("student"))
+        many = sa.select(sa.func.count()).select_from(db.handins).where(*hs).scalar_subquery()
+        self.last_handin = sa.select(h.id, h.received, h.size, h.digest, many.label("n")).where(*hs) \
+            .order_by(h.id.desc()).limit(1)
+        self.add_handin = db.handins.insert()
+        self.handins_of_student = sa.select(h.id, h.student, h.received, h.size, h.digest).where(*hs).order_by(h.id)
+
+
 class Course:
     """The course's database (see autograder.service.db): open it with `Course(url)` after `db.migrate(url)`."""
 
@@ -79,6 +121,7 @@ class Course:
         self.url = url
         self.engine = db.engine(url)
         self._keys: dict[tuple[str, str], Key] = {}
+        self._q = _Statements(self.engine)
 
     # ------------------------------------------------------------------------------------------ people
 
@@ -136,11 +179,13 @@ class Course:
         """The user a token was issued to, or None."""
         return self.user_for_digest(token_digest(token))
 
-    def user_for_digest(self, digest: str) -> User | None:
-        """The user a token whose digest is `digest` was issued to, or None (withdrawn)."""
-        with self.engine.connect() as conn:
-            row = conn.execute(sa.select(db.users.c.name, db.users.c.role).join(db.tokens)
-                               .where(db.tokens.c.digest == digest)).first()
+    def user_for_digest(self, digest: str, conn: sa.Connection | None = None) -> User | None:
+        """The user a token whose digest is `digest` was issued to, or None (withdrawn); in `conn`'s transaction when
+        given."""
+        if conn is None:
+            with self.engine.connect() as own:
+                return self.user_for_digest(digest, own)
+        row = conn.execute(self._q.user, {"digest": digest}).first()
         return User(row.name, row.role) if row else None
 
     def user(self, name: str) -> User | None:
@@ -174,11 +219,11 @@ class Course:
     def key(self, assignment: str) -> Key | None:
         """The assignment's full key (read once per digest), or None."""
         with self.engine.connect() as conn:
-            row = conn.execute(sa.select(db.assignments.c.digest).where(db.assignments.c.id == assignment)).first()
+            row = conn.execute(self._q.digest, {"assignment": assignment}).first()
             if row is None:
                 return None
             if (assignment, row.digest) not in self._keys:
-                text = conn.execute(sa.select(db.assignments.c.key).where(db.assignments.c.id == assignment)).scalar()
+                text = conn.execute(self._q.key, {"assignment": assignment}).scalar()
                 self._keys[(assignment, row.digest)] = keyfile.from_json(json.loads(text))
         return self._keys[(assignment, row.digest)]
 
@@ -191,9 +236,8 @@ class Course:
     def commit_record(self, assignment: str, student: str, exercise: str) -> dict[str, Any] | None:
         """The exercise's commit record, or None."""
         with self.engine.connect() as conn:
-            text = conn.execute(sa.select(db.commits.c.record).where(
-                db.commits.c.assignment == assignment, db.commits.c.student == student,
-                db.commits.c.exercise == exercise)).scalar()
+            text = conn.execute(self._q.commit, {"assignment": assignment, "student": student,
+                                                 "exercise": exercise}).scalar()
         return json.loads(text) if text is not None else None
 
     def record_predictions(self, assignment: str, student: str, exercise: str, values: dict[str, Any] | None,
@@ -204,48 +248,38 @@ class Course:
         record, or None; what this sending was: "commit" (the first), "same" (as committed), "revision" (other
         values) or "incomplete"; whether a report had shown the answers before). A sending the same as the one before
         it is kept once, and at most MAX_SENDINGS per exercise are kept."""
+        mine = {"assignment": assignment, "student": student, "exercise": exercise}
+        q = self._q
         with self.engine.begin() as conn:
-            revealed = conn.execute(sa.select(sa.func.count()).select_from(db.reports).where(
-                db.reports.c.assignment == assignment, db.reports.c.student == student,
-                db.reports.c.exercise == exercise, db.reports.c.revealed)).scalar() > 0
-            text = conn.execute(sa.select(db.commits.c.record).where(
-                db.commits.c.assignment == assignment, db.commits.c.student == student,
-                db.commits.c.exercise == exercise)).scalar()
-            kept = json.loads(text) if text is not None else None
+            known = conn.execute(q.known, mine).one()
+            kept = json.loads(known.record) if known.record is not None else None
+            revealed = bool(known.revealed)
             if kept is None and record is not None:
-                try:
-                    with conn.begin_nested():
-                        conn.execute(db.commits.insert().values(assignment=assignment, student=student,
-                                                                exercise=exercise, record=json.dumps(record),
-                                                                committed=db.now()))
+                if conn.execute(q.add_commit, {**mine, "record": json.dumps(record), "committed": db.now()}).first():
                     kept, kind = record, "commit"
-                except sa.exc.IntegrityError:   # another request of this student committed it a moment ago
-                    kept = json.loads(conn.execute(sa.select(db.commits.c.record).where(
-                        db.commits.c.assignment == assignment, db.commits.c.student == student,
-                        db.commits.c.exercise == exercise)).scalar())
+                else:   # another request of this student committed it a moment ago
+                    kept = json.loads(conn.execute(q.commit, mine).scalar())
                     kind = "same" if kept["values"] == record["values"] else "revision"
             elif values is None or record is None and kept is None:
                 kind = "incomplete"
             else:
                 kind = "same" if kept["values"] == values else "revision"
-            mine = (db.predictions.c.assignment == assignment, db.predictions.c.student == student,
-                    db.predictions.c.exercise == exercise)
-            last = conn.execute(sa.select(db.predictions.c.kind, db.predictions.c["values"], db.predictions.c.after_reveal)
-                                .where(*mine).order_by(db.predictions.c.id.desc()).limit(1)).first()
+            last = conn.execute(q.last_sent, mine).first()
             again = last is not None and (last.kind, json.loads(last.values), bool(last.after_reveal)) == (
                 kind, values, revealed)   # the same sending as the last one: kept once
-            many = conn.execute(sa.select(sa.func.count()).select_from(db.predictions).where(*mine)).scalar()
-            if not again and many < MAX_SENDINGS:
-                conn.execute(db.predictions.insert().values(assignment=assignment, student=student, exercise=exercise,
-                                                            values=json.dumps(values), received=db.now(), kind=kind,
-                                                            after_reveal=revealed))
+            if not again and (last.n if last is not None else 0) < MAX_SENDINGS:
+                conn.execute(q.add_sent, {**mine, "values": json.dumps(values), "received": db.now(), "kind": kind,
+                                          "after_reveal": revealed})
         return kept, kind, revealed
 
-    def add_report(self, assignment: str, student: str, exercise: str, report: dict[str, Any], revealed: bool) -> None:
-        """Keep a report that was shown to the student (`revealed`: it showed expected values of predictions)."""
+    def add_report(self, assignment: str, student: str, exercise: str, report: dict[str, Any] | str,
+                   revealed: bool) -> None:
+        """Keep a report that was shown to the student (its dict, or its JSON text as sent; `revealed`: it showed
+        expected values of predictions)."""
+        text = report if isinstance(report, str) else json.dumps(report)
         with self.engine.begin() as conn:
-            conn.execute(db.reports.insert().values(assignment=assignment, student=student, exercise=exercise,
-                                                    report=json.dumps(report), made=db.now(), revealed=revealed))
+            conn.execute(self._q.add_report, {"assignment": assignment, "student": student, "exercise": exercise,
+                                              "report": text, "made": db.now(), "revealed": revealed})
 
     def commits_of(self, assignment: str, student: str | None = None,
                    until: dict[str, Any] | None = None) -> dict[str, list[dict[str, Any]]]:
@@ -292,24 +326,21 @@ class Course:
         two that arrive at once is read again as following the first. Raises TooManyHandIns past MAX_HANDINS
         hand-ins of one student and assignment."""
         digest = hashlib.sha256(data).hexdigest()
-        h = db.handins.c
-        mine = sa.and_(h.assignment == assignment, h.student == student)
+        mine = {"assignment": assignment, "student": student}
         for _ in range(MAX_HANDINS):
             try:
                 with self.engine.begin() as conn:
-                    last = conn.execute(sa.select(h.id, h.received, h.size, h.digest).where(mine).order_by(h.id.desc())
-                                        .limit(1)).first()
+                    last = conn.execute(self._q.last_handin, mine).first()
                     if last is not None and last.digest == digest:
                         return {"id": int(last.id), "assignment": assignment, "student": student,
                                 "received": _iso(last.received), "size": int(last.size), "digest": digest, "again": True}
-                    many = conn.execute(sa.select(sa.func.count()).select_from(db.handins).where(mine)).scalar()
-                    if many >= MAX_HANDINS:
-                        raise TooManyHandIns(f"you have handed in {assignment} {many} times, the most this course "
+                    if last is not None and last.n >= MAX_HANDINS:
+                        raise TooManyHandIns(f"you have handed in {assignment} {last.n} times, the most this course "
                                              f"keeps: your course staff can grade the last of them")
                     received = received or db.now()
-                    hid = conn.execute(db.handins.insert().values(
-                        assignment=assignment, student=student, received=received, size=len(data), digest=digest,
-                        notebook=data, follows=int(last.id) if last is not None else 0)).inserted_primary_key[0]
+                    hid = conn.execute(self._q.add_handin, {
+                        **mine, "received": received, "size": len(data), "digest": digest, "notebook": data,
+                        "follows": int(last.id) if last is not None else 0}).inserted_primary_key[0]
             except sa.exc.IntegrityError:   # another process kept a hand-in after the same one a moment ago: again
                 continue
             return {"id": int(hid), "assignment": assignment, "student": student, "received": _iso(received),
@@ -320,11 +351,12 @@ class Course:
         """The hand-ins of `assignment` (one student's, with `student`), oldest first: receipts, with `when` (an
         aware datetime) for the late policy."""
         h = db.handins.c
-        q = sa.select(h.id, h.student, h.received, h.size, h.digest).where(h.assignment == assignment)
-        if student is not None:
-            q = q.where(h.student == student)
         with self.engine.connect() as conn:
-            rows = conn.execute(q.order_by(h.id)).all()
+            if student is not None:
+                rows = conn.execute(self._q.handins_of_student, {"assignment": assignment, "student": student}).all()
+            else:
+                rows = conn.execute(sa.select(h.id, h.student, h.received, h.size, h.digest)
+                                    .where(h.assignment == assignment).order_by(h.id)).all()
         return [{"id": int(r.id), "assignment": assignment, "student": r.student, "received": _iso(r.received),
                  "when": _aware(r.received), "size": int(r.size), "digest": r.digest} for r in rows]
 
