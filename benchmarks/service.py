@@ -164,6 +164,19 @@ class Served:
     def cpu(self) -> float:
         return sum(_cpu(p) for p in self.pids())
 
+    def user_system(self) -> tuple[float, float]:
+        """User and system CPU seconds of the service's processes so far (clock ticks: for a whole rush)."""
+        user = system = 0.0
+        for pid in self.pids():
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+                user += int(fields[11]) / os.sysconf("SC_CLK_TCK")
+                system += int(fields[12]) / os.sysconf("SC_CLK_TCK")
+            except (OSError, ValueError, IndexError):
+                pass
+        return user, system
+
     def add(self, names: list[str], staff: bool = False) -> dict[str, str]:
         roster = self.folder / "roster.csv"
         roster.write_text("name\n" + "\n".join(names) + "\n")
@@ -220,17 +233,16 @@ def _cpu(pid: int) -> float:
 
 async def _send(client: Any, url: str, token: str, body: bytes, timeout: float) -> tuple[int, Any, float]:
     """(status, the answer's JSON or text, seconds). Status 599: no answer (refused, reset, or timed out)."""
-    from tornado.httpclient import HTTPClientError, HTTPRequest
+    import aiohttp
 
     t0 = time.monotonic()
-    req = HTTPRequest(url, method="POST", body=body, headers={"Authorization": f"token {token}",
-                                                              "Content-Type": "application/json"},
-                      request_timeout=timeout, connect_timeout=timeout)
     try:
-        answer = await client.fetch(req, raise_error=False)
-        status, text = answer.code, answer.body or b""
-    except (HTTPClientError, OSError, asyncio.TimeoutError) as e:
-        status, text = 599, str(e).encode()
+        async with client.post(url, data=body, headers={"Authorization": f"token {token}",
+                                                        "Content-Type": "application/json"},
+                               timeout=aiohttp.ClientTimeout(total=timeout)) as answer:
+            status, text = answer.status, await answer.read()
+    except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as e:
+        status, text = 599, (str(e) or type(e).__name__).encode()
     took = time.monotonic() - t0
     try:
         return status, json.loads(text), took
@@ -242,9 +254,11 @@ async def rush(url: str, students: list[dict[str, Any]], tokens: dict[str, str],
                ) -> dict[str, Any]:
     """Every student's session, each starting at a random moment within `window` seconds. Returns the requests
     ({route, status, seconds, at, error}) and what was acknowledged (commits, hand-ins)."""
-    from tornado.httpclient import AsyncHTTPClient
+    import aiohttp
 
-    client = AsyncHTTPClient(force_instance=True, max_clients=10_000)
+    # a new connection for each request, as a kernel's urllib makes it (aiohttp: its HTTP parser is in C, so that this
+    # generator, on the same machine, takes less of the CPU the service is measured with)
+    client = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, force_close=True))
     rng = random.Random(seed)
     moments = {s["student"]: rng.uniform(0, window) for s in students}
     requests: list[dict[str, Any]] = []
@@ -276,7 +290,7 @@ async def rush(url: str, students: list[dict[str, Any]], tokens: dict[str, str],
             handins.setdefault(s, answer)   # the first acknowledged receipt (one hand-in per student here)
 
     await asyncio.gather(*(student(s) for s in students))
-    client.close()
+    await client.close()
     return {"requests": requests, "commits": commits, "handins": handins, "seconds": time.monotonic() - start}
 
 
@@ -355,7 +369,7 @@ def one_run(args: argparse.Namespace, db: str, workers: int, work: Path, student
         tokens = served.add([s["student"] for s in students] + [f"idle{i:03d}" for i in range(40)])
         publish(KEY, served.url, course_folder, "token", ROOT / "assignments" / ASSIGNMENT / "backward-vs-grad.ipynb",
                 token=staff)
-        cpu0, t0, mine0 = served.cpu(), time.monotonic(), time.process_time()
+        cpu0, t0, mine0, us0 = served.cpu(), time.monotonic(), time.process_time(), served.user_system()
         spy = _profile(served, args.window + 30, work / "profile.txt") if args.profile else None
         done = asyncio.run(rush(served.url, students, tokens, args.window))
         if spy is not None:
@@ -364,6 +378,7 @@ def one_run(args: argparse.Namespace, db: str, workers: int, work: Path, student
         cpu = served.cpu() - cpu0
         wall = time.monotonic() - t0
         mine = time.process_time() - mine0
+        user, system = (b - a for a, b in zip(us0, served.user_system(), strict=True))
         reqs = done["requests"]
         for route in ROUTES:
             print(f"{route:12s} {len([r for r in reqs if r['route'] == route]):6d} requests  "
@@ -376,8 +391,8 @@ def one_run(args: argparse.Namespace, db: str, workers: int, work: Path, student
                 k = (r["route"], r["status"], str(r["error"])[:120])
                 bad[k] = bad.get(k, 0) + 1
         print(f"{len(reqs) / wall:.1f} requests/s over {wall:.1f} s; the service's CPU {cpu:.1f} s "
-              f"({1000 * cpu / max(1, len(reqs)):.2f} ms per request, its processes together); this load generator's "
-              f"CPU {mine:.1f} s")
+              f"({1000 * cpu / max(1, len(reqs)):.2f} ms per request, its processes together; {100 * system / max(1e-9, user + system):.0f}% of it "
+              f"in the kernel); this load generator's CPU {mine:.1f} s")
         print("not 2xx: " + ("none" if not bad else "; ".join(f"{n} x {route} {status} ({why})"
                                                                for (route, status, why), n in sorted(bad.items()))))
         counts = verify(served.url, staff, done)
@@ -408,22 +423,29 @@ def _profile(served: Served, seconds: float, out: Path) -> subprocess.Popen:
 
 
 def _top(raw: Path, n: int = 40) -> str:
-    """The functions where the samples were (own and with callees), from py-spy's raw output."""
+    """The functions where the samples were (own and with callees; and in the event loop's callbacks), from py-spy's
+    raw output, by function whatever its line."""
+    lines = [(stack, int(count)) for stack, _, count in (line.rpartition(" ") for line in raw.read_text().splitlines())
+             if count.isdigit()]
     own: dict[str, int] = {}
     total: dict[str, int] = {}
+    loop: dict[str, int] = {}
     samples = 0
-    for line in raw.read_text().splitlines():
-        stack, _, count = line.rpartition(" ")
-        frames = [re.sub(r":\d+\)$", ")", f) for f in stack.split(";")]   # by function, whatever its line
-        c = int(count)
+    for stack, c in lines:
+        frames = [re.sub(r":\d+\)$", ")", f) for f in stack.split(";")]
         samples += c
         own[frames[-1]] = own.get(frames[-1], 0) + c
         for f in set(frames):
             total[f] = total.get(f, 0) + c
+        first = next((i for i, f in enumerate(frames) if f.startswith("Handle._run")), None)
+        if first is not None:
+            for f in set(frames[first + 1:]):
+                loop[f] = loop.get(f, 0) + c
     out = [f"py-spy: {samples} samples; by own time:"]
-    out += [f"  {100 * v / samples:5.1f}%  {k[:150]}" for k, v in sorted(own.items(), key=lambda kv: -kv[1])[:n]]
-    out += ["with what they call:"]
-    out += [f"  {100 * v / samples:5.1f}%  {k[:150]}" for k, v in sorted(total.items(), key=lambda kv: -kv[1])[:n]]
+    for title, table in (("", own), ("with what they call:", total),
+                         ("in the event loop's callbacks, with what they call:", loop)):
+        out += [title] if title else []
+        out += [f"  {100 * v / samples:5.1f}%  {k[:150]}" for k, v in sorted(table.items(), key=lambda kv: -kv[1])[:n]]
     return "\n".join(out)
 
 
@@ -503,7 +525,7 @@ def main() -> int:
     finally:
         if pg is not None:
             pg.stop()
-        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True) if not os.environ.get("KEEP") else print("kept", work)
 
 
 if __name__ == "__main__":

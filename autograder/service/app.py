@@ -406,7 +406,6 @@ class Predictions(_Exercise):
     """Phase one of a check: the predictions as written. Committed (the first complete set) and recorded, in one
     transaction, before anything is judged."""
 
-    alone = "check"
     unavailable = (f"the course service cannot store your check right now; nothing is lost: run this cell again in "
                    f"{RETRY_SECONDS} s")
 
@@ -493,6 +492,9 @@ class AssignmentKey(Base):
         except ValueError as e:
             raise HTTPError(400, str(e)) from None
         self.service.forget(key.assignment)
+        from autograder.grading.grade import prepare_grading
+
+        self.service.pool.submit(prepare_grading, key)   # its expressions compiled now, not in a student's first check
         self.reply({"assignment": key.assignment, "digest": key.digest})
 
 

@@ -3,7 +3,7 @@
 codes. autograder.cli parses; this does.
 
 May import: stdlib, nbformat (the course's notebook), autograder.grading.notebook, autograder.grading.grade (its
-warm-up), autograder.judging.judge (imported ahead), autograder.service.app, autograder.service.rules, tornado (its
+warm-up), autograder.judging.judge, autograder.judging.analytic (imported ahead), autograder.service.app, autograder.service.rules, tornado (its
 sockets and processes), autograder.service.db, autograder.service.store, autograder.service.hub,
 autograder.student.service_client, autograder.student.handin, autograder.service.late,
 autograder.integrations.nbgrader (export), autograder.report, autograder.keyfile, autograder.grading.coursefile, sqlalchemy (its URL).
@@ -142,10 +142,12 @@ def serve(args: argparse.Namespace) -> int:
 def _warm(course: Any) -> None:
     """Import what a check needs and compile each released key's answer expressions (grade.prepare_grading), in the
     process that forks the others: they start with it, shared, instead of paying for it in their first checks."""
-    from autograder.grading import grade
-    from autograder.judging import judge  # noqa: F401
+    from autograder.grading import grade, notebook
+    from autograder.judging import analytic, judge  # noqa: F401
     from autograder.service import app  # noqa: F401
 
+    analytic.sympy_version()      # sympy and mpmath: imported once here, whether or not a key is released yet
+    notebook.prepare_reading()    # nbformat, for hand-ins
     for assignment in course.assignment_ids():
         key = course.key(assignment)
         if key is not None:

@@ -96,14 +96,17 @@ class _Statements:
         self.commit = sa.select(c.record).where(*mine)
         revealed = sa.exists().where(r.assignment == p("assignment"), r.student == p("student"),
                                      r.exercise == p("exercise"), r.revealed)
-        self.known = sa.select(self.commit.scalar_subquery().label("record"), revealed.label("revealed"))
+        theirs = (pr.assignment == p("assignment"), pr.student == p("student"), pr.exercise == p("exercise"))
+        sent = sa.select(sa.func.count()).select_from(db.predictions).where(*theirs).scalar_subquery()
+        last = lambda col: sa.select(col).where(*theirs).order_by(pr.id.desc()).limit(1).scalar_subquery()
+        # what recording one sending needs to know, in one statement: the commit, whether answers were shown, the
+        # last sending and how many there are
+        self.known = sa.select(self.commit.scalar_subquery().label("record"), revealed.label("revealed"),
+                               last(pr.kind).label("kind"), last(pr["values"]).label("last_values"),
+                               last(pr.after_reveal).label("after_reveal"), sent.label("n"))
         self.add_commit = _insert(eng, db.commits).values(
             assignment=p("assignment"), student=p("student"), exercise=p("exercise"), record=p("record"),
             committed=p("committed")).on_conflict_do_nothing().returning(c.id)
-        theirs = (pr.assignment == p("assignment"), pr.student == p("student"), pr.exercise == p("exercise"))
-        sent = sa.select(sa.func.count()).select_from(db.predictions).where(*theirs).scalar_subquery()
-        self.last_sent = sa.select(pr.kind, pr["values"], pr.after_reveal, sent.label("n")).where(*theirs) \
-            .order_by(pr.id.desc()).limit(1)
         self.add_sent = db.predictions.insert()
         self.add_report = db.reports.insert()
         hs = (h.assignment == p("assignment"), h.student == p("student"))
@@ -264,10 +267,9 @@ class Course:
                 kind = "incomplete"
             else:
                 kind = "same" if kept["values"] == values else "revision"
-            last = conn.execute(q.last_sent, mine).first()
-            again = last is not None and (last.kind, json.loads(last.values), bool(last.after_reveal)) == (
-                kind, values, revealed)   # the same sending as the last one: kept once
-            if not again and (last.n if last is not None else 0) < MAX_SENDINGS:
+            again = known.kind is not None and (known.kind, json.loads(known.last_values), bool(known.after_reveal)) \
+                == (kind, values, revealed)   # the same sending as the last one: kept once
+            if not again and known.n < MAX_SENDINGS:
                 conn.execute(q.add_sent, {**mine, "values": json.dumps(values), "received": db.now(), "kind": kind,
                                           "after_reveal": revealed})
         return kept, kind, revealed
