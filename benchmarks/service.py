@@ -138,10 +138,11 @@ def _json(body: dict[str, Any]) -> bytes:
 class Served:
     """`autograder serve` (with `workers` processes) on `db`, in `folder`; stops it on close."""
 
-    def __init__(self, folder: Path, db: str, workers: int, args: tuple[str, ...] = ()) -> None:
+    def __init__(self, folder: Path, db: str, workers: int, args: tuple[str, ...] = (), database: int = 0) -> None:
         self.folder, self.db = folder, db
         folder.mkdir(parents=True, exist_ok=True)
         port_file, extra = folder / "port", args
+        self.database = database   # the database server's process (PostgreSQL's postmaster), 0: none
         self.log = open(folder / "serve.log", "ab")
         args = [sys.executable, "-m", "autograder", "serve", "--db", db, "--port", "0", "--port-file", str(port_file)]
         if workers != 1:
@@ -163,6 +164,10 @@ class Served:
 
     def cpu(self) -> float:
         return sum(_cpu(p) for p in self.pids())
+
+    def database_cpu(self) -> float:
+        """CPU seconds of the database server's processes so far (0 for SQLite, which runs in the service)."""
+        return sum(_cpu(p) for p in [self.database, *_children(self.database)]) if self.database else 0.0
 
     def user_system(self) -> tuple[float, float]:
         """User and system CPU seconds of the service's processes so far (clock ticks: for a whole rush)."""
@@ -356,20 +361,21 @@ def _ms(values: list[float]) -> str:
 
 
 def one_run(args: argparse.Namespace, db: str, workers: int, work: Path, students: list[dict[str, Any]],
-            course_folder: Path) -> dict[str, Any]:
+            course_folder: Path, database: int = 0) -> dict[str, Any]:
     """Start a service, add the students, publish the key, rush, verify; print and return the numbers."""
     from autograder.service.commands import publish
 
     label = f"{'PostgreSQL' if db.startswith('postgresql') else 'SQLite'}, {workers} process(es), " \
             f"{len(students)} students within {args.window:g} s"
     print(f"\n== {label}", flush=True)
-    served = Served(work, db, workers)
+    served = Served(work, db, workers, database=database)
     try:
         staff = served.add(["prof"], staff=True)["prof"]
         tokens = served.add([s["student"] for s in students] + [f"idle{i:03d}" for i in range(40)])
         publish(KEY, served.url, course_folder, "token", ROOT / "assignments" / ASSIGNMENT / "backward-vs-grad.ipynb",
                 token=staff)
         cpu0, t0, mine0, us0 = served.cpu(), time.monotonic(), time.process_time(), served.user_system()
+        db0 = served.database_cpu()
         spy = _profile(served, args.window + 30, work / "profile.txt") if args.profile else None
         done = asyncio.run(rush(served.url, students, tokens, args.window))
         if spy is not None:
@@ -378,6 +384,7 @@ def one_run(args: argparse.Namespace, db: str, workers: int, work: Path, student
         cpu = served.cpu() - cpu0
         wall = time.monotonic() - t0
         mine = time.process_time() - mine0
+        dbcpu = served.database_cpu() - db0
         user, system = (b - a for a, b in zip(us0, served.user_system(), strict=True))
         reqs = done["requests"]
         for route in ROUTES:
@@ -392,7 +399,8 @@ def one_run(args: argparse.Namespace, db: str, workers: int, work: Path, student
                 bad[k] = bad.get(k, 0) + 1
         print(f"{len(reqs) / wall:.1f} requests/s over {wall:.1f} s; the service's CPU {cpu:.1f} s "
               f"({1000 * cpu / max(1, len(reqs)):.2f} ms per request, its processes together; {100 * system / max(1e-9, user + system):.0f}% of it "
-              f"in the kernel); this load generator's CPU {mine:.1f} s")
+              f"in the kernel); this load generator's CPU {mine:.1f} s" +
+              (f"; PostgreSQL's CPU {dbcpu:.1f} s" if served.database else ""))
         print("not 2xx: " + ("none" if not bad else "; ".join(f"{n} x {route} {status} ({why})"
                                                                for (route, status, why), n in sorted(bad.items()))))
         counts = verify(served.url, staff, done)
@@ -511,7 +519,8 @@ def main() -> int:
                 url = pg.url
             else:
                 url = f"sqlite:///{work / f'run{i}' / 'course.db'}"
-            results.append(one_run(args, url, workers, work / f"run{i}", students, course_folder))
+            results.append(one_run(args, url, workers, work / f"run{i}", students, course_folder,
+                                   pg.process.pid if kind == "postgresql" and pg is not None else 0))
         print(f"\ntargets (issue 42; {args.students} students within {args.window:g} s):")
         for r in results:
             met = (r["p99_ms"] <= TARGETS["p99_ms"] and r["five_xx"] == 0 and not any(

@@ -394,13 +394,19 @@ def test_the_measured_numbers_page(project):
         assert "refused: crafted.ipynb is 66.8 MiB, more than the 64 MiB" in done.stdout, done.stdout[-2000:]
         assert "read: 31 cells" in done.stdout
 
+    def nothing_acknowledged_was_lost(session, done):
+        out = done.stdout + done.stderr
+        assert "read back: lost commits 0, duplicated commits 0, lost hand-ins 0, duplicated hand-ins 0" in out, out[-3000:]
+        assert "not 2xx: none" in out and "40 students within 10 s" in out, out[-3000:]
+
     def every_hand_in_got_its_report(session, done):
         assert "hand-ins acknowledged: 40 of 40 (0 refused)" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
         assert "0 hand-in(s) without a report" in done.stdout and "class view (GET /stats, 40 graded" in done.stdout
 
     run_document("docs/measured.md", project, after={"benchmarks/batch.py": the_benchmark_printed_its_numbers,
                                                      "benchmarks/intake.py": the_intake_refused_what_it_must,
-                                                     "benchmarks/handin.py": every_hand_in_got_its_report}).close()
+                                                     "benchmarks/handin.py": every_hand_in_got_its_report,
+                                                     "benchmarks/service.py": nothing_acknowledged_was_lost}).close()
 
 
 def test_the_readme(project):

@@ -172,7 +172,9 @@ def engine(url: str = DEFAULT_URL, timeout: float = TIMEOUT, pool: int = 4) -> s
         return eng
     ms = int(timeout * 1000)
     options = f"-c statement_timeout={ms} -c lock_timeout={ms} -c idle_in_transaction_session_timeout={4 * ms}"
-    return sa.create_engine(url, pool_pre_ping=True, pool_size=pool, max_overflow=pool, pool_timeout=timeout,
+    # No ping before each checkout (a round trip per request): a connection PostgreSQL dropped (a restart) fails its
+    # request once (a 503, which the kernel's client sends again) and the pool then replaces every connection it held.
+    return sa.create_engine(url, pool_size=pool, max_overflow=pool, pool_timeout=timeout, pool_recycle=3600,
                             execution_options={"schema_translate_map": {"rules": None}},
                             connect_args={"connect_timeout": max(2, int(timeout)), "options": options,
                                           "tcp_user_timeout": ms, "keepalives": 1, "keepalives_idle": 5,

@@ -17,6 +17,7 @@ TOKEN_ENV = "AUTOGRAD_LAB_TOKEN"
 HUB_TOKEN_ENV = "JUPYTERHUB_API_TOKEN"
 MAX_ANSWER = 20_000_000   # bytes of one answer read
 MAX_REQUEST = 4_000_000   # bytes of one request: the service's limit (autograder.service.app.MAX_BODY)
+RETRY_WAIT = 10.0         # seconds a 503's Retry-After may ask for and still be waited for, once
 
 
 def token_file() -> Path:
@@ -67,11 +68,14 @@ def save_token(token: str, service: str) -> Path:
 
 class ServiceError(Exception):
     """A request that did not get its answer. `status`: the HTTP status (None: the service was not reached);
-    `reason`: the service's own reason, or what went wrong on the way."""
+    `reason`: the service's own reason, or what went wrong on the way; `retry_after`: the seconds a 503 asked to
+    wait; `refused`: the connection was refused or reset (nothing listened, or the process ended)."""
 
-    def __init__(self, status: int | None, reason: str, url: str) -> None:
+    def __init__(self, status: int | None, reason: str, url: str, retry_after: float | None = None,
+                 refused: bool = False) -> None:
         super().__init__(f"{reason} ({url}" + (f", HTTP {status})" if status else ")"))
         self.status, self.reason, self.url = status, reason, url
+        self.retry_after, self.refused = retry_after, refused
 
     @property
     def unreachable(self) -> bool:
@@ -85,7 +89,23 @@ class Client:
         self.base, self.token, self.timeout = base.rstrip("/"), token, timeout
 
     def _send(self, method: str, path: str, data: bytes | None, kind: str, timeout: float | None) -> bytes:
-        """Send one request and return the answer's bytes (at most MAX_ANSWER). Raises ServiceError."""
+        """Send one request and return the answer's bytes (at most MAX_ANSWER), once more after a 503 that asks to
+        wait at most RETRY_WAIT seconds (its database was unavailable for a moment) or a refused or reset connection
+        (a service process restarting): every request here is safe to send twice (a commit of the same predictions is
+        the same row, the same notebook handed in again is kept once, a check is judged again). Raises ServiceError."""
+        import time
+
+        for attempt in (1, 2):
+            try:
+                return self._send_once(method, path, data, kind, timeout)
+            except ServiceError as e:
+                if attempt == 2 or not (e.retry_after is not None and e.retry_after <= RETRY_WAIT
+                                        or e.status is None and e.refused):
+                    raise
+                time.sleep(e.retry_after if e.retry_after is not None else 1.0)
+        raise AssertionError("unreachable")
+
+    def _send_once(self, method: str, path: str, data: bytes | None, kind: str, timeout: float | None) -> bytes:
         req = urllib.request.Request(f"{self.base}/api/v1{path}", data=data, method=method)
         req.add_header("Content-Type", kind)
         req.add_header("Accept", "application/json")
@@ -99,9 +119,14 @@ class Client:
                 why = json.loads(e.read(100_000)).get("error") or e.reason
             except (ValueError, AttributeError, OSError):
                 why = str(e.reason)
-            raise ServiceError(e.code, str(why), self.base) from None
+            wait = e.headers.get("Retry-After", "") if e.code == 503 and e.headers is not None else ""
+            raise ServiceError(e.code, str(why), self.base,
+                               retry_after=float(wait) if wait.strip().isdigit() else None) from None
         except (urllib.error.URLError, OSError, TimeoutError) as e:
-            raise ServiceError(None, f"the course service cannot be reached: {getattr(e, 'reason', e)}", self.base) from None
+            reason = getattr(e, "reason", e)
+            refused = isinstance(reason, (ConnectionRefusedError, ConnectionResetError))
+            raise ServiceError(None, f"the course service cannot be reached: {reason}", self.base,
+                               refused=refused) from None
         if len(raw) > MAX_ANSWER:
             raise ServiceError(None, "the course service's answer is too large", self.base)
         return raw
