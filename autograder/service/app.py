@@ -221,8 +221,9 @@ class Base(tornado.web.RequestHandler):
                 kind = "nobody"
         alone = self.alone if method == "post" else None
         got = await self.db(self.service.admit, kind, secret, user, where, alone)
-        if got.holder:
+        if got.holder:   # (`held` is the event loop's: renewed from it, changed only in it)
             self._holder = got.holder
+            self.service.held.add(got.holder)
         if got.user is None:   # a wrong token costs its address; a right one is never held up by others' wrong ones
             if got.wait > 0:
                 raise HTTPError(429, "too many wrong tokens from this address: wait a minute", 60)
@@ -404,15 +405,12 @@ class _Exercise(Base):
 
 class Predictions(_Exercise):
     """Phase one of a check: the predictions as written. Committed (the first complete set) and recorded, in one
-    transaction, before anything is judged."""
+    transaction, before anything is judged. (It takes no lease: one short transaction, and idempotent.)"""
 
     unavailable = (f"the course service cannot store your check right now; nothing is lost: run this cell again in "
                    f"{RETRY_SECONDS} s")
 
     async def post(self) -> None:
-        await self.lease_kept(self._commit)
-
-    async def _commit(self) -> None:
         from autograder import wire
         from autograder.grading.grade import commit_from_results
 
@@ -433,7 +431,7 @@ class Predictions(_Exercise):
             kept, kind, revealed = self.course.record_predictions(assignment, student, exercise, values, record)
             return {"commit": kept, "kind": kind, "missing": missing, "after_reveal": revealed}
 
-        self.reply(await self.db_last(commit))
+        self.reply(await self.db(commit))
 
 
 class Check(_Exercise):
@@ -891,7 +889,7 @@ class Service:
         self.hub_identify = identify   # JupyterHub mode: the Hub says who a token is (else the database does)
         self._public: dict[str, Any] = {}
         self._keys: dict[str, tuple[float, Any]] = {}   # assignment -> (when its digest was read, its key)
-        self.held: set[str] = set()   # the leases this process's requests hold (renewed while they run)
+        self.held: set[str] = set()   # the leases this process's requests hold, renewed while they run (the loop's)
         self.config = config
         self._deadlines: tuple[Any, dict[str, Any]] = (None, {})
         self.stats_pages: dict[str, tuple[Any, str | None]] = {}   # assignment -> (what it was made from, the page)
@@ -921,7 +919,6 @@ class Service:
             return Admission(user, wait)
         if other is not None:
             return Admission(user, busy=other)
-        self.held.add(holder)
         return Admission(user, holder=holder)
 
     def _session_user(self, sid: str, conn: Any) -> User | None:
