@@ -350,6 +350,19 @@ def serial_cpu(served: Served, sessions_: list[dict[str, Any]], tokens: dict[str
                 e.read()
             time.sleep(0.05)   # the process's CPU time is counted in clock ticks: let it settle
             per[route].append(1000 * (served.cpu() - before))
+    # The floor under every route: a request to no route (tornado's handling, the log line) and GET /me (that and a
+    # token's identity and rate: one transaction).
+    for route, path, token in (("no route", "/nothing", None), ("GET /me", "/api/v1/me", tokens[sessions_[0]["student"]])):
+        per[route] = []
+        for _ in range(n):
+            before = served.cpu()
+            req = urllib.request.Request(served.url + path, headers={"Authorization": f"token {token}"} if token else {})
+            try:
+                urllib.request.urlopen(req, timeout=120).read()
+            except urllib.error.HTTPError as e:
+                e.read()
+            time.sleep(0.05)
+            per[route].append(1000 * (served.cpu() - before))
     return {r: statistics.median(v) for r, v in per.items() if v}
 
 
