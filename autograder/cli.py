@@ -648,8 +648,14 @@ def _write_views(args: argparse.Namespace, key: Any, subs: list[Any], reports: A
         for sub, report in zip(subs, reports, strict=True):
             if report.superseded_by or report.choose_among:   # only the one that counts has the folder
                 continue
-            course.write_autograded(args.nbgrader, sub, report, key.notebook)
-            course.write_feedback(args.nbgrader, report, key.notebook)
+            try:   # one submission's folder that cannot be written costs no one else their score
+                course.write_autograded(args.nbgrader, sub, report, key.notebook)
+                course.write_feedback(args.nbgrader, report, key.notebook)
+            except (OSError, ValueError) as e:
+                from autograder.render.terminal import printable
+
+                print(printable(f"nbgrader: {report.student}'s autograded/ or feedback/ was not written ({e}); "
+                                f"the score still goes into gradebook.db"), file=sys.stderr)
         recorded = course.record_scores(args.nbgrader, key, list(reports),
                                         {r.student: t for sub, r in zip(subs, reports, strict=True)
                                          if (t := course.hand_in_time(sub)) is not None})

@@ -178,3 +178,31 @@ def test_grade_records_the_hand_in_time_so_the_courses_late_penalty_applies(rele
     rows = {line.split(",")[3]: line for line in (course / "export.csv").read_text().splitlines()[1:]}
     assert rows["stu_late"].startswith("01-backward-vs-grad,2026-11-20 23:59:00,2026-11-25 10:00:00,stu_late")
     assert rows["stu_late"].endswith(",26.0,26.0,0.0,26.0"), rows["stu_late"]   # raw score, penalty, then the final
+
+
+def test_a_lone_surrogate_in_one_notebook_costs_no_one_a_score(released, tmp_path):
+    """Public report otter-grader #928 (and ../shared/cases/public-2026-12-03/nbgrader-lone-surrogate): a notebook
+    holding half of an emoji, the JSON escape "\\ud83d" (valid JSON; nbformat reads it), in a markdown cell and in a
+    print inside ex3. Before, writing its autograded copy raised UnicodeEncodeError: the run ended, no score reached
+    gradebook.db (not the classmate's either) and an empty .ipynb was left. Now both (ada, and jade with the surrogate) are graded 26/26 (the print
+    escapes, as in Jupyter's kernel, instead of raising), both scores are recorded, and the autograded copy is the
+    notebook with the escape kept."""
+    _, key_path = released
+    course = make_course(tmp_path / "course", key_path, "c = get_config()\n", {"ada": EXAMPLES / "ada.ipynb"})
+    nb = nbformat.read(EXAMPLES / "jade.ipynb", as_version=4)
+    [ex3] = [c for c in nb.cells if c.source.startswith("def ex3(x):")]
+    ex3.source = ex3.source.replace("def ex3(x):\n", "def ex3(x):\n    print('done \\ud83d')\n")
+    nb.cells.insert(3, nbformat.v4.new_markdown_cell("My answer \ud83d"))
+    folder = course / "submitted" / "jade" / ASSIGNMENT
+    folder.mkdir(parents=True)
+    text = nbformat.writes(nb)   # the surrogate stays a JSON escape: ensure_ascii=False cannot encode it
+    (folder / "backward-vs-grad.ipynb").write_text(text, encoding="utf-8", errors="backslashreplace")
+    assert "\\ud83d" in (folder / "backward-vs-grad.ipynb").read_text()
+    r = run_cli("grade", "--nbgrader", str(course), "--key", str(key_path), "--jobs", "1")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "scores of 2 submission(s)" in r.stderr, r.stdout[-2000:] + r.stderr[-2000:]
+    assert scores(course, ("ada", "jade")) == {"ada": 26.0, "jade": 26.0}
+    written = course / "autograded" / "jade" / ASSIGNMENT / "backward-vs-grad.ipynb"
+    back = nbformat.read(written, as_version=4)
+    assert "My answer \ud83d" in [c.source for c in back.cells]
+    assert (course / "feedback" / "jade" / ASSIGNMENT / "backward-vs-grad.html").is_file()

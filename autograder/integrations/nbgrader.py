@@ -22,7 +22,7 @@ from autograder.grading import identity, intake
 from autograder.grading.batch import Submission
 from autograder.model import Key
 from autograder.judging.sources import check_cell_exercise
-from autograder.report import Report
+from autograder.report import Report, write_text_atomic
 
 
 def is_course(path: str | Path) -> bool:
@@ -99,7 +99,9 @@ def write_autograded(course: str | Path, submission: Submission, report: Report,
             cell.outputs = [nbformat.v4.new_output("execute_result", {"text/plain": f"{scores.get(exercise, 0.0):g}"},
                                                    execution_count=None)]
     nb.metadata["autograd_lab"] = {**nb.metadata.get("autograd_lab", {}), "report": report.to_dict()}
-    nbformat.write(nb, out)
+    # Whole or not at all; a lone surrogate (half of an emoji, valid in JSON as "\\ud83d") is written back as
+    # that escape (write_text_atomic's backslashreplace), where UTF-8 has no bytes for it.
+    write_text_atomic(out, nbformat.writes(nb))
     f = submission.found
     stamp = (intake.Found(sub.parent / "timestamp.txt", (Path(f.name).parent / "timestamp.txt").as_posix(), f.root)
              if f is not None else intake.Found(sub.parent / "timestamp.txt", "timestamp.txt", None))
@@ -116,8 +118,7 @@ def write_feedback(course: str | Path, report: Report, released: str) -> Path:
     from autograder.render.html import to_html
 
     out = Path(course) / "feedback" / report.student / report.assignment / (Path(released).stem + ".html")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(to_html(report), encoding="utf-8")
+    write_text_atomic(out, to_html(report))
     return out
 
 

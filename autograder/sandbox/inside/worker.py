@@ -435,6 +435,8 @@ def _child(header: dict[str, Any], req_fd: int, results_fd: int, output_fd: int,
     os.dup2(output_fd, 2)
     for fd in (devnull, output_fd):
         os.close(fd)
+    for stream in (sys.stdout, sys.stderr):   # as Jupyter's kernel: what cannot be encoded is escaped, never raised
+        stream.reconfigure(encoding="utf-8", errors="backslashreplace")
     request = json.loads(os.pread(req_fd, 1 << 31, 0))
     os.close(req_fd)
     if "profile" in request:
