@@ -620,8 +620,20 @@ def prepare() -> Any:
     manager = shell.input_transformer_manager
     manager.transform_cell = _without_idle_token_pass(manager)
     shell.should_run_async = _without_idle_async_check(shell.should_run_async)
+    shell.register_magic_function(_matplotlib, "line", "matplotlib")
     shell.run_cell("pass", store_history=False, silent=True)
     return shell
+
+
+def _matplotlib(line: str = "") -> None:
+    """`%matplotlib [inline|widget|qt|...]` in the grader: matplotlib's non-interactive backend, Agg, whatever was
+    asked (no figure is shown while grading). IPython's own magic asks the shell to enable a GUI event loop, which a
+    plain InteractiveShell cannot ("Implement enable_gui in a subclass"), so a cell that starts with the line pasted
+    from countless tutorials would raise here and run in Jupyter. Without matplotlib installed it raises what
+    Jupyter's does."""
+    import matplotlib
+
+    matplotlib.use("agg", force=True)
 
 
 def _without_idle_async_check(full: Callable[..., bool]) -> Callable[..., bool]:
