@@ -483,6 +483,7 @@ def _grade_paths(args: argparse.Namespace) -> int:
 
 
 def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
+    from autograder.grading import intake
     from autograder.grading.batch import find_submissions, grade_batch
     from autograder.grading.identity import is_id_note
     from autograder.render.gradebook import summary
@@ -508,6 +509,12 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
             subs = find_submissions(args.paths, key, args.ids)
         except FileNotFoundError as e:
             return _fail(str(e))
+        others = intake.other_files(args.paths)
+        if others and not args.json:   # a hand-in in another form is not no hand-in: staff see what was left out
+            from autograder.render.terminal import printable
+
+            print(printable(f"not graded, not notebooks ({len(others)}{'+' if len(others) >= 1000 else ''} file(s)): "
+                            + ", ".join(others[:20]) + (" …" if len(others) > 20 else "")), file=sys.stderr)
         if args.student is not None:
             if len(subs) != 1:
                 return _fail(f"--student names the student of one notebook; {len(subs)} were given")

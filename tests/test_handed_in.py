@@ -3,7 +3,6 @@ our own, with the outcome it should have."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import nbformat
 
@@ -32,3 +31,43 @@ def test_matplotlib_inline_at_the_top_of_a_produce_cell_runs_as_in_jupyter(relea
     [r] = grade(tmp_path / "ada.ipynb", "--out", tmp_path / "out", key_path=key_path)
     assert (r["status"], r["score"]) == ("graded", 26), [(o["check_id"], o["status"], o.get("message"))
                                                          for o in r["outcomes"] if o["status"] != "passed"]
+
+
+def test_a_notebook_a_browser_saved_as_ipynb_json_is_graded_as_the_notebook_it_is(released, tmp_path):
+    """otter-grader #617: Chrome saves an opened .ipynb as "….ipynb.json" (Windows hides the last extension). Before,
+    a batch skipped it without a word and Gradescope said "no .ipynb file in the upload" naming nothing. Now it is
+    graded, with a note that names the file; a batch lists the files it does not grade; an upload without a notebook
+    names what it holds."""
+    import shutil
+
+    from autograder.integrations.gradescope import run
+
+    _, key_path = released
+    batch = tmp_path / "batch"
+    for student, name in (("jade", "backward-vs-grad.ipynb.json"), ("ada", "backward-vs-grad.ipynb.txt")):
+        (batch / student).mkdir(parents=True)
+        shutil.copy(EXAMPLES / f"{student}.ipynb", batch / student / name)
+    (batch / "ben").mkdir()
+    (batch / "ben" / "backward-vs-grad.pdf").write_bytes(b"%PDF-1.4\n")
+    p = run_cli("grade", str(batch), "--out", str(tmp_path / "out"), "--key", str(key_path))
+    assert p.returncode == 0, p.stderr
+    assert "not graded, not notebooks (1 file(s)): ben/backward-vs-grad.pdf" in p.stderr, p.stderr
+    reports = {r["student"]: r for r in (json.loads(f.read_text()) for f in (tmp_path / "out" / "reports").glob("*.json"))}
+    assert {s: (r["status"], r["score"]) for s, r in reports.items()} == {"jade": ("graded", 26), "ada": ("graded", 26)}
+    assert ("backward-vs-grad.ipynb.json was saved with an extra .json (by the browser); it was graded as the notebook "
+            "it is: next time rename it to backward-vs-grad.ipynb") in reports["jade"]["notes"]
+
+    root = tmp_path / "gs"
+    (root / "submission").mkdir(parents=True)
+    shutil.copy(EXAMPLES / "jade.ipynb", root / "submission" / "backward-vs-grad.ipynb.json")
+    assert run(root, key_path) == 0
+    res = json.loads((root / "results" / "results.json").read_text())
+    assert (res["score"], res["extra_data"]["autograd_lab"]["submission"]) == (26, "backward-vs-grad.ipynb.json")
+
+    empty = tmp_path / "gs2"
+    (empty / "submission").mkdir(parents=True)
+    (empty / "submission" / "backward-vs-grad.pdf").write_bytes(b"%PDF-1.4\n")
+    assert run(empty, key_path) == 0
+    res = json.loads((empty / "results" / "results.json").read_text())
+    assert res["score"] == 0 and "no .ipynb file in the upload that the grader can read (it holds " \
+        "backward-vs-grad.pdf); upload your notebook (backward-vs-grad.ipynb)" in res["output"], res["output"]

@@ -88,7 +88,7 @@ def find_submissions(paths: list[str], key: Key, ids: str = "file") -> list[Subm
             typed = Path(os.path.normpath(f.path)).parent.parts
             typed = typed[-2:] if typed and typed[-1] == key.assignment else typed[-1:]
             folder = (identity.student_folder(typed, key.assignment)
-                      if identity.is_released_name(f.path.stem, key.notebook) else None)
+                      if identity.is_released_name(intake.notebook_stem(f.path.name), key.notebook) else None)
         source = identity.Source(f.path, folder, "notebook" if ids == "notebook" else "file")
         subs.append(Submission(str(f.path), unique, source, f))
     return subs
@@ -195,7 +195,7 @@ def write_choices(out: Path, reports: tuple[Report, ...], choices: dict[str, str
 def report_file(name: str) -> str:
     """The report file name of a submission name: "mia/backward-vs-grad.ipynb" -> "mia__backward-vs-grad.json"
     (a name longer than 180 bytes: its first 120 bytes, "-" and 12 hex digits of its sha256)."""
-    stem = (name[:-6] if name.endswith(".ipynb") else name).replace("/", "__")
+    stem = (name[:-6] if name.endswith(".ipynb") else name).replace("/", "__")   # "x.ipynb.json" stays: it is a name
     if len(stem.encode("utf-8", "surrogateescape")) > 180:   # the file system's 255 bytes, with the temp name's
         digest = hashlib.sha256(stem.encode("utf-8", "surrogateescape")).hexdigest()[:12]
         stem = stem.encode("utf-8", "surrogateescape")[:120].decode("utf-8", "ignore") + "-" + digest

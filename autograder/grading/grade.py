@@ -87,7 +87,7 @@ def grade_notebook(path: str | Path, key: Key, student: str | None = None,
         with profile.stage("report: encodable"):
             return report.encodable()
     except Exception as e:
-        return _not_gradable(key, Path(path).name, student or Path(path).stem, grader_fault(e), {}, start).encodable()
+        return _not_gradable(key, Path(path).name, student or intake.notebook_stem(Path(path).name), grader_fault(e), {}, start).encodable()
 
 
 def _grade_notebook(path: Path, key: Key, student: str | None, exercises: list[str] | None,
@@ -105,11 +105,11 @@ def _grade_notebook(path: Path, key: Key, student: str | None, exercises: list[s
             nb = parse_notebook(data, path.name, outputs=False)
             restored = restore_cell_types(nb)
     except (NotebookError, intake.Refused) as e:
-        return _not_gradable(key, path.name, student or path.stem, str(e), {}, start)
+        return _not_gradable(key, path.name, student or intake.notebook_stem(path.name), str(e), {}, start)
     salt = plan.submission_salt(data) if key.fresh_seed else ""
     other = declared_assignment(nb)
     if other and other != key.assignment:
-        return _not_gradable(key, path.name, student or path.stem,
+        return _not_gradable(key, path.name, student or intake.notebook_stem(path.name),
                              f"this notebook is assignment {other!r}, not {key.assignment!r}: grade it with the key "
                              f"of {other!r} (a batch grades one assignment)", {}, start)
     declared = declared_student_id(nb)
@@ -158,7 +158,7 @@ def _grade_notebook(path: Path, key: Key, student: str | None, exercises: list[s
         released_note = [*released_note, f"this notebook was handed out by the course service at "
                                          f"{short(handed_out, 100)}: grade it with --service, which holds its commits "
                                          f"(here its own records were read, which a student can edit)"]
-    report = _finish(key, path.name, who.student, first, [*who.notes, *restored, *released_note], start,
+    report = _finish(key, path.name, who.student, first, [*who.notes, *intake.saved_as_note(path.name), *restored, *released_note], start,
                      code_cell_labels(nb), request, run, facts, positions, commits=commits, seal=selfcheck, salt=salt,
                      course_commits=course_commits is not None)
     return replace(report, released_key=released) if released and report.status == "graded" else report

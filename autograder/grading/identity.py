@@ -4,7 +4,7 @@ file's name, its student folder and the notebook's own STUDENT_ID. An id is reco
 a rule resolves it; where the witnesses disagree in a way no rule resolves, the submission is not
 gradable and the reason says what to do.
 
-May import: stdlib, autograder.report (ID_NOTES: how its notes begin).
+May import: stdlib, autograder.report (ID_NOTES: how its notes begin), autograder.grading.intake (notebook_stem).
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from autograder.grading.intake import notebook_stem
 from autograder.report import ID_NOTES
 
 PLACEHOLDER_ID = "your-student-id"   # what a released notebook's STUDENT_ID cell holds
@@ -156,7 +157,7 @@ def resolve(source: Source, released: str, assignment: str, declared: str | None
         Identity; `problem` is set (and `student` is the best name to list it under) when no rule
         resolves whose submission it is.
     """
-    stem = source.path.stem
+    stem = notebook_stem(source.path.name)
     usable = declared if declared and declared != PLACEHOLDER_ID else None
     by_file = None if is_released_name(stem, released) else stem
     if by_file and by_file != undecorated(by_file) and undecorated(by_file) in (source.folder, declared):

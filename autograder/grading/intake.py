@@ -18,6 +18,34 @@ from typing import Literal
 
 MAX_BYTES = 64 * 2**20   # a notebook handed in: 64 MiB (a released notebook is ~30 KB; one with large plots, tens of MB)
 MAX_DEPTH = 16           # folders below the one given that `find` looks into (nbgrader's layout needs 2)
+# What a browser appends to a notebook it saves (Chrome opens an .ipynb and saves it as "….ipynb.json"; others add
+# .txt; Windows hides the last extension, so the student sees ".ipynb"): the file is still the notebook.
+SAVED_AS = (".ipynb.json", ".ipynb.txt")
+
+
+def is_notebook_name(name: str) -> bool:
+    """Is `name` a notebook's file name: *.ipynb, or one a browser saved with SAVED_AS's suffixes?"""
+    return name.endswith(".ipynb") or name.endswith(SAVED_AS)
+
+
+def notebook_stem(name: str) -> str:
+    """The name less its notebook suffix: "mia.ipynb" and "mia.ipynb.json" -> "mia" (any other name: its stem)."""
+    name = Path(name).name
+    for suffix in (*SAVED_AS, ".ipynb"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[:-len(suffix)]
+    return Path(name).stem
+
+
+def saved_as_note(name: str) -> list[str]:
+    """A note for a notebook a browser saved with an extra suffix, or []."""
+    name = Path(name).name
+    for suffix in SAVED_AS:
+        if name.endswith(suffix):
+            extra = suffix.removeprefix(".ipynb")
+            return [f"{name} was saved with an extra {extra} (by the browser); it was graded as the notebook it "
+                    f"is: next time rename it to {name[:-len(extra)]}"]
+    return []
 
 Kind = Literal["file", "link", "folder link", "special"]
 
@@ -73,7 +101,7 @@ def too_large(name: str, size: int) -> str:
 
 
 def find(paths: list[str | Path]) -> list[Found]:
-    """Every *.ipynb name under each folder of `paths` (folders named .ipynb_checkpoints skipped), and each file
+    """Every notebook name (*.ipynb, and SAVED_AS's) under each folder of `paths` (folders named .ipynb_checkpoints skipped), and each file
     of `paths` given itself, in order, each once (by its path as given, never resolved). Links are listed, never
     followed: a link named *.ipynb and a link to a folder are each a Found with their problem, and so is a folder
     more than MAX_DEPTH below the one given (not looked into).
@@ -99,6 +127,26 @@ def find(paths: list[str | Path]) -> list[Found]:
         else:
             add(_examine(given, given.name, None))
     return found
+
+
+def other_files(paths: list[str | Path], limit: int = 1000) -> list[str]:
+    """The files under each folder of `paths` that are not notebooks, as names relative to the folder given (at most
+    `limit`): what a batch does not grade, listed so that staff can tell a hand-in in another form (a PDF, a .py, a
+    zip) from no hand-in. Links are not followed; hidden files, .ipynb_checkpoints and nbgrader's timestamp.txt are
+    left out. Only names are read."""
+    out: list[str] = []
+    for given in map(Path, paths):
+        if not given.is_dir() or given.is_symlink():
+            continue
+        for here, dirs, files in os.walk(given):   # os.walk follows no link to a folder by default
+            depth = len(Path(here).relative_to(given).parts)
+            dirs[:] = sorted(d for d in dirs if d != ".ipynb_checkpoints" and not d.startswith(".") and depth < MAX_DEPTH)
+            for name in sorted(files):
+                if not (is_notebook_name(name) or name.startswith(".") or name == "timestamp.txt"):
+                    out.append((Path(here) / name).relative_to(given).as_posix())
+                    if len(out) >= limit:
+                        return out
+    return out
 
 
 def _walk(root: Path) -> list[Found]:
@@ -132,7 +180,7 @@ def _walk(root: Path) -> list[Found]:
                                      f"so the grader does not look into it"))
                     continue
                 below.append((path, depth + 1))
-            elif e.name.endswith(".ipynb"):
+            elif is_notebook_name(e.name):
                 out.append(_examine(path, rel, root))
         stack.extend(reversed(below))   # depth first, in name order
     return out

@@ -212,8 +212,11 @@ def choose_notebook(folder: Path, released_name: str) -> tuple[intake.Found | No
     if not found:
         if len(everything) == 1:
             return None, everything[0].problem, []
-        return None, f"no .ipynb file in the upload that the grader can read; upload your notebook ({released_name})", []
-    named = [f for f in found if identity.is_released_name(f.path.stem, released_name)]
+        names = sorted(e.name for e in folder.iterdir())[:10] if folder.is_dir() else []   # names only, never read
+        return None, ("no .ipynb file in the upload that the grader can read"
+                      + (f" (it holds {', '.join(names)})" if names else " (it is empty)")
+                      + f"; upload your notebook ({released_name})"), []
+    named = [f for f in found if identity.is_released_name(intake.notebook_stem(f.path.name), released_name)]
     if len(named) > 1:   # an untouched released copy beside the student's own work: the work is graded
         worked = [f for f in named if not _untouched(f)]
         named = worked if len(worked) == 1 else named

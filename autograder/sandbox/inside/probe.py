@@ -6,7 +6,7 @@ the shell), then `run(request, fd, shell)` in each fresh child it forks, after i
 records go to the pipe `fd`. The in-notebook self-check (`autograder.student.lab`) reuses `observe_calls` and
 `observe_name` in the kernel.
 
-May import: stdlib, torch, IPython, traitlets, autograder.wire.
+May import: stdlib, torch, IPython, traitlets, matplotlib (only for a `%matplotlib` line), autograder.wire.
 """
 from __future__ import annotations
 
