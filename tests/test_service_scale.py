@@ -379,3 +379,30 @@ def test_a_full_disk_under_sqlite_is_a_503_with_retry_after_and_nothing_is_lost(
         if svc is not None:
             svc.stop()
         subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def test_a_service_started_while_its_sqlite_file_could_not_be_written_recovers_once_it_can(released, tmp_path):
+    """SQLite opens a file it cannot write read-only, silently, and such a connection stayed read-only after the file
+    could be written again: every check was a 503 until the service was restarted (found by trying it as staff would,
+    with `chattr +i`). Now such a connection is replaced: after the file is writable again, checks commit."""
+    from autograder.service.commands import publish
+
+    svc = Service(tmp_path / "svc", args=("--workers", "2"))
+    db = svc.folder / "course.db"
+    try:
+        staff = svc.add("prof", staff=True)["prof"]
+        token = svc.add("amy")["amy"]
+        assignments, key_path = released
+        publish(key_path, svc.url, tmp_path / "student", "token", assignments / "backward-vs-grad.ipynb", token=staff)
+        svc.stop()
+        subprocess.run(["chattr", "+i", str(db)], check=True)
+        svc.start()
+        statuses = [call(svc.url + "/api/v1/predictions", token, "POST", _body("amy", 1.0))[0] for _ in range(4)]
+        assert statuses == [503] * 4, statuses
+        subprocess.run(["chattr", "-i", str(db)], check=True)
+        time.sleep(1.0)   # past the rate limit's refill of the four refused
+        after = [call(svc.url + "/api/v1/predictions", token, "POST", _body("amy", 1.0))[0] for _ in range(6)]
+        assert after == [200] * 6, after
+    finally:
+        subprocess.run(["chattr", "-i", str(db)], check=False)
+        svc.stop()

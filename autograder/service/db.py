@@ -169,6 +169,13 @@ def engine(url: str = DEFAULT_URL, timeout: float = TIMEOUT, pool: int = 4) -> s
             for pragma in pragmas:
                 cur.execute(f"PRAGMA {pragma}")
             cur.close()
+
+        @sa.event.listens_for(eng, "handle_error")
+        def _readonly(ctx: sa.engine.ExceptionContext) -> None:
+            # SQLite opens a file it cannot write read-only, silently, and such a connection stays so after the file
+            # can be written again: treated as a lost connection, the pool replaces it (and the others it holds)
+            if "readonly database" in str(ctx.original_exception):
+                ctx.is_disconnect = True
         return eng
     ms = int(timeout * 1000)
     options = f"-c statement_timeout={ms} -c lock_timeout={ms} -c idle_in_transaction_session_timeout={4 * ms}"
