@@ -496,7 +496,13 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
 
         if not course.is_course(args.nbgrader):
             return _fail(f"{args.nbgrader} is not an nbgrader course directory (no nbgrader_config.py or submitted/)")
-        subs = course.submissions(args.nbgrader, key.assignment)
+        ignored: list[str] = []
+        subs = course.submissions(args.nbgrader, key.assignment, ignored)
+        if ignored and not args.json:
+            from autograder.render.terminal import printable
+
+            print(printable(f"nbgrader: not graded, not work on {key.assignment} beside a notebook that is: "
+                            + "; ".join(ignored[:20]) + (" …" if len(ignored) > 20 else "")), file=sys.stderr)
         if not subs:
             return _fail(f"no notebooks in {Path(args.nbgrader) / 'submitted'}/*/{key.assignment}/")
         args.out = args.out or str(Path(args.nbgrader) / "autograd-lab" / key.assignment)
@@ -666,8 +672,8 @@ def _write_views(args: argparse.Namespace, key: Any, subs: list[Any], reports: A
         recorded = course.record_scores(args.nbgrader, key, list(reports),
                                         {r.student: t for sub, r in zip(subs, reports, strict=True)
                                          if (t := course.hand_in_time(sub)) is not None})
-        n = len(recorded)
-        late = [(s, secs, pen) for s, secs, pen in recorded if secs > 0]
+        n = len(recorded or [])
+        late = [(s, secs, pen) for s, secs, pen in recorded or [] if secs > 0]
         if late:
             from autograder.render.terminal import duration, printable
 
@@ -676,7 +682,7 @@ def _write_views(args: argparse.Namespace, key: Any, subs: list[Any], reports: A
                                         for s, secs, pen in late[:20])
                             + (" …" if len(late) > 20 else "")))
         print(f"nbgrader: wrote autograded/ and feedback/ in {args.nbgrader}; scores of {n} submission(s) in its "
-              f"gradebook.db" if n else f"nbgrader: wrote autograded/ and feedback/ in {args.nbgrader} (no gradebook.db "
+              f"gradebook.db" if recorded is not None else f"nbgrader: wrote autograded/ and feedback/ in {args.nbgrader} (no gradebook.db "
               f"that knows {key.assignment}: run `nbgrader generate_assignment {key.assignment}` there to "
               f"see the scores in formgrader)", file=sys.stderr)
 

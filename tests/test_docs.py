@@ -11,7 +11,8 @@ Only these differ from a user's session, each for a stated reason:
 - the venv's bin/ is not on PATH until a block runs `source .venv/bin/activate` (as in a user's terminal, it
   stays so for the blocks after it);
 - IN_CI: README's set-up and demo, which `.ci/run` runs from a fresh clone (this test checks that it does);
-- BY_HAND: a command that installs several GB, named with where its result is recorded;
+- BY_HAND: a command that installs several GB, or administers a database server of the machine, named with where
+  its result is recorded or what tests it instead;
 - a file block (a ```python block whose first line is `# <path>`) is written to that path, as a user would;
 - BEFORE: what happens between blocks in a course (students hand in) is done by the test.
 """
@@ -37,7 +38,10 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 VENV = Path(sys.executable).parent.parent
 IN_CI = ("bash scripts/demo.sh", "bash scripts/setup.sh && .venv/bin/python -m pytest -q -n 2 --dist loadfile")
 BY_HAND = {"scripts/other_torch.py --torch 2.14.1":
-           "installs torch 2.14.1 (a 5.5 GB CUDA build) into a new venv; its result is in docs/measured.md"}
+           "installs torch 2.14.1 (a 5.5 GB CUDA build) into a new venv; its result is in docs/measured.md",
+           "sudo -u postgres createuser": "makes a role and a database in the machine's own PostgreSQL as its "
+                                          "administrator; tests/test_service_scale.py serves a course from a real "
+                                          "PostgreSQL server of its own"}
 SERVERS = (r"jupyter lab\b", r"dask scheduler\b", r"dask worker\b", r"autograder serve\b")
 
 

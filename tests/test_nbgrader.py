@@ -206,3 +206,29 @@ def test_a_lone_surrogate_in_one_notebook_costs_no_one_a_score(released, tmp_pat
     back = nbformat.read(written, as_version=4)
     assert "My answer \ud83d" in [c.source for c in back.cells]
     assert (course / "feedback" / "jade" / ASSIGNMENT / "backward-vs-grad.html").is_file()
+
+
+def test_a_scratch_notebook_and_an_untouched_copy_beside_the_work_do_not_compete_with_it(released, tmp_path):
+    """nbgrader #258 ("skip extra notebooks"): ada's folder holds her worked notebook, a scratch Untitled.ipynb (no cell
+    of the assignment) and an untouched copy of the release with her STUDENT_ID (backward-vs-grad-Copy1.ipynb).
+    Before, all three were her submissions, none counted until staff chose, and the run said "no gradebook.db that
+    knows" the assignment. Now the two are named as not work and left out, her 26/26 is in gradebook.db, and the
+    line says so."""
+    assignments, key_path = released
+    course = make_course(tmp_path / "course", key_path, "c = get_config()\n", {"ada": EXAMPLES / "ada.ipynb"})
+    folder = course / "submitted" / "ada" / ASSIGNMENT
+    scratch = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import torch\nprint(torch.ones(2))")])
+    nbformat.write(scratch, folder / "Untitled.ipynb")
+    copy = nbformat.read(assignments / "backward-vs-grad.ipynb", as_version=4)
+    [sid] = [c for c in copy.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "student-id"]
+    sid.source = 'STUDENT_ID = "ada"'
+    nbformat.write(copy, folder / "backward-vs-grad-Copy1.ipynb")
+    r = run_cli("grade", "--nbgrader", str(course), "--key", str(key_path), "--jobs", "1")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert ("nbgrader: not graded, not work on 01-backward-vs-grad beside a notebook that is: "
+            "ada/Untitled.ipynb (no cell of the assignment); ada/backward-vs-grad-Copy1.ipynb (unchanged since its "
+            "release)") in r.stderr, r.stderr
+    assert "scores of 1 submission(s) in its gradebook.db" in r.stderr, r.stderr
+    assert scores(course, ("ada",)) == {"ada": 26.0}
+    assert sorted(p.name for p in (course / "autograd-lab" / ASSIGNMENT / "reports").glob("*.json")) == \
+        ["ada__backward-vs-grad.json"]

@@ -31,10 +31,46 @@ def is_course(path: str | Path) -> bool:
     return p.is_dir() and ((p / "nbgrader_config.py").is_file() or (p / "submitted").is_dir())
 
 
-def submissions(course: str | Path, assignment: str) -> list[Submission]:
+def submissions(course: str | Path, assignment: str, ignored: list[str] | None = None) -> list[Submission]:
     """The submitted notebooks of `assignment`: `submitted/<student>/<assignment>/*.ipynb`, sorted,
     each named "<student>/<notebook>" and graded as <student> (identity rule "folder": a STUDENT_ID that
-    names someone else makes it not gradable)."""
+    names someone else makes it not gradable). With `ignored` (a list to add to): where a student's folder also holds
+    a worked notebook of the assignment, a notebook that is not one (no cell of the assignment: a scratch
+    Untitled.ipynb) or one unchanged since its release (an untouched -Copy1) is not a submission: it is left out and
+    named in `ignored` with why (nbgrader #258: "skip extra notebooks"), so that it does not compete with the work."""
+    subs = _submissions(course, assignment)
+    if ignored is None:
+        return subs
+    by_student: dict[str, list[Submission]] = {}
+    for s in subs:
+        by_student.setdefault(s.name.split("/", 1)[0], []).append(s)
+    kept: list[Submission] = []
+    for group in by_student.values():
+        why = {s.name: _not_work(s) for s in group} if len(group) > 1 else {}
+        worked = [s for s in group if not why.get(s.name)]
+        if worked and len(worked) < len(group):
+            ignored += [f"{s.name} ({why[s.name]})" for s in group if why[s.name]]
+            group = worked
+        kept += group
+    return kept
+
+
+def _not_work(sub: Submission) -> str:
+    """Why a notebook in a student's folder is not work on the assignment ("" if it may be)."""
+    from autograder.grading.notebook import NotebookError, parse_notebook, untouched
+
+    try:
+        nb = parse_notebook(sub.read(), Path(sub.path).name, outputs=False)
+    except (NotebookError, intake.Refused):
+        return ""   # not readable: graded, and its report says why
+    ours = any(isinstance(c.get("metadata", {}).get("nbgrader"), dict) and c.metadata["nbgrader"].get("grade_id")
+               for c in nb.cells)
+    if not ours:
+        return "no cell of the assignment"
+    return "unchanged since its release" if untouched(nb) else ""
+
+
+def _submissions(course: str | Path, assignment: str) -> list[Submission]:
     root = Path(course) / "submitted"
     if not root.is_dir():
         return []
@@ -157,21 +193,21 @@ def late_plugin(course: str | Path) -> Any:
 
 
 def record_scores(course: str | Path, key: Key, reports: list[Report],
-                  hand_ins: dict[str, Any] | None = None) -> list[tuple[str, float, float | None]]:
+                  hand_ins: dict[str, Any] | None = None) -> list[tuple[str, float, float | None]] | None:
     """Put each graded report's exercise scores into nbgrader's gradebook.db as the auto scores of
     the `lab.check` grade cells (the assignment must be in the database: `nbgrader
     generate_assignment` puts it there). Creates missing students and submissions. A not-gradable
     report gets no score (its cells stay ungraded, never 0). `hand_ins`: student -> hand-in time (timestamp.txt,
     `hand_in_time`), recorded as the submission's timestamp, so that nbgrader sees a late submission as late; the
     course's late penalty (its LateSubmissionPlugin, as nbgrader's autograde applies it) is then recorded too.
-    Returns (student, seconds late, penalty or None) of each submission recorded; [] when the course has no
-    gradebook.db or does not know the assignment.
+    Returns (student, seconds late, penalty or None) of each submission recorded; None when the course has no
+    gradebook.db or it does not know the assignment.
     Source: nbgrader.api.Gradebook, nbgrader.preprocessors.AssignLatePenalties (nbgrader 0.9)."""
     from nbgrader.api import Gradebook, MissingEntry
 
     db = Path(course) / "gradebook.db"
     if not db.is_file():
-        return []
+        return None
     notebook = Path(key.notebook).stem
     done: list[tuple[str, float, float | None]] = []
     plugin = late_plugin(course) if hand_ins else None
@@ -179,7 +215,7 @@ def record_scores(course: str | Path, key: Key, reports: list[Report],
         try:
             cells = gb.find_notebook(notebook, key.assignment).grade_cells
         except MissingEntry:
-            return []
+            return None
         names: dict[str, str] = {}   # exercise -> its grade cell, read from nbgrader's own copy of the source
         for cell in cells:
             exercise = check_cell_exercise(gb.find_source_cell(cell.name, notebook, key.assignment).source)

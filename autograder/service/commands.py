@@ -409,7 +409,7 @@ def _into_nbgrader(args: argparse.Namespace, client: Any, rows: list[dict[str, A
         answer = client.get(f"/students/{row['student']}/assignments/{args.assignment}/feedback")
         reports.append(Report.from_dict(answer["report"]))
         times[row["student"]] = dt.datetime.fromisoformat(row["submitted_at"]).astimezone(dt.timezone.utc).replace(tzinfo=None)
-    return len(course.record_scores(args.nbgrader, key, reports, times))
+    return len(course.record_scores(args.nbgrader, key, reports, times) or [])
 
 
 @dataclass(frozen=True)
