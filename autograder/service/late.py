@@ -9,7 +9,8 @@ course.toml (read with tomllib; every assignment is optional, one without a tabl
     due = 2026-12-10T23:59:00+01:00     # a TOML date-time with its offset, or a local one with `timezone`
     timezone = "Europe/Berlin"          # (only for a local date-time; IANA name)
     late = "per-day"                    # "none" (late counts in full), "per-day" or "zero" (a late hand-in scores 0)
-    penalty_per_day = 0.1               # per-day: the share of the score lost per started day late
+    penalty_per_day = 0.1               # per-day: the share of the score lost per started day late (days are
+                                        # calendar days in `timezone`, so 23 or 25 hours across a clock change)
     cutoff_days = 3                     # per-day: after this many days late a hand-in scores 0 (default: never)
     counts = "last-on-time"             # "last-on-time" (default: the last hand-in before the deadline, else the
                                         # first late one) or "last" (the last hand-in, late or not)
@@ -48,6 +49,7 @@ class Deadline:
     cutoff_days: float | None = None
     counts: CountRule = "last-on-time"
     extensions: dict[str, dt.datetime] = field(default_factory=dict)
+    zone: dt.tzinfo | None = None   # the course's time zone (`timezone`): days late are its calendar days; None: UTC's
 
     def due_for(self, student: str) -> dt.datetime:
         return self.extensions.get(student, self.due)
@@ -77,17 +79,36 @@ def lateness(received: dt.datetime, deadline: Deadline | None, student: str) -> 
     late_by = (received - due).total_seconds()
     if late_by <= 0:
         return ON_TIME
-    days = math.ceil(late_by / DAY)
+    days = started_days(received, due, deadline.zone)
     if deadline.late == "zero":
         return Lateness(late_by, 1.0, f"{duration(late_by)} late: a late hand-in scores 0")
     if deadline.late == "per-day":
-        if deadline.cutoff_days is not None and late_by > deadline.cutoff_days * DAY:
+        if deadline.cutoff_days is not None and received > _days_after(due, deadline.cutoff_days, deadline.zone):
             return Lateness(late_by, 1.0, f"{duration(late_by)} late, past the cut-off of {deadline.cutoff_days:g} "
                                           f"day(s): it scores 0")
         share = min(1.0, days * deadline.penalty_per_day)
         return Lateness(late_by, share, f"{duration(late_by)} late: {days} started day(s) at "
                                         f"{deadline.penalty_per_day:.0%} each, {share:.0%} off")
     return Lateness(late_by, 0.0, f"{duration(late_by)} late (the course takes nothing off)")
+
+
+def _days_after(due: dt.datetime, days: float, zone: dt.tzinfo | None) -> dt.datetime:
+    """`days` calendar days after `due` in `zone`: the same wall-clock time (so a day across a daylight-saving change
+    is 23 or 25 hours), as an aware UTC time."""
+    local = due.astimezone(zone or dt.timezone.utc)
+    return (local + dt.timedelta(days=days)).astimezone(dt.timezone.utc)   # aware + timedelta: wall-clock arithmetic
+
+
+def started_days(received: dt.datetime, due: dt.datetime, zone: dt.tzinfo | None = None) -> int:
+    """How many days late `received` is after `due` (both aware), counting each started day: day k ends k calendar
+    days after the due time in `zone` (a New York deadline at 23:59 is 1 day late until 23:59 the next day, also on
+    the day the clocks fall back). 0 when on time. Source: Submitty #3316 (a 25-hour day counted as 2)."""
+    if received <= due:
+        return 0
+    k = max(1, math.floor((received - due).total_seconds() / DAY) - 1)
+    while _days_after(due, k, zone) < received:
+        k += 1
+    return k
 
 
 def counted(hand_ins: list[tuple[int, dt.datetime]], deadline: Deadline | None, student: str) -> int | None:
@@ -167,5 +188,6 @@ def load(path: str | Path) -> dict[str, Deadline]:
             raise ConfigError(f"{where}: extensions is a table of student = <date-time>")
         out[str(aid)] = Deadline(_when(t["due"], zone, f"{where} due"), late, float(per_day),
                                  None if cutoff is None else float(cutoff), counts,
-                                 {str(s): _when(v, zone, f"{where} extensions.{s}") for s, v in ext.items()})
+                                 {str(s): _when(v, zone, f"{where} extensions.{s}") for s, v in ext.items()},
+                                 ZoneInfo(zone) if zone else None)
     return out

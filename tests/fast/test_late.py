@@ -77,3 +77,22 @@ def test_a_course_toml_that_cannot_be_used_names_the_file_and_the_fix(tmp_path, 
     with pytest.raises(late.ConfigError) as e:
         _load(tmp_path, text)
     assert str(tmp_path / "course.toml") in str(e.value) and says in str(e.value)
+
+
+def test_days_late_are_calendar_days_in_the_courses_time_zone_across_a_clock_change(tmp_path):
+    """Submitty #3316: due Saturday 2026-10-31 23:59 in New York (EDT, UTC-4); the clocks fall back on Sunday 1
+    November, so a hand-in at 23:58 that Sunday (EST, UTC-5) is 24 h 59 min after the due time but within the first
+    day late: 1 started day, not 2. In spring a day is 23 hours: 23:58 the day after the change is still day 1."""
+    d = _load(tmp_path, '[assignments.a]\ndue = 2026-10-31T23:59:00\ntimezone = "America/New_York"\n'
+                        'late = "per-day"\npenalty_per_day = 0.1\ncutoff_days = 1\n')["a"]
+    sunday = dt.datetime(2026, 11, 2, 4, 58, tzinfo=UTC)   # 23:58 EST on 1 November
+    got = late.lateness(sunday, d, "amy")
+    assert (got.late_by, got.penalty, got.why) == (89940.0, 0.1, "1 d 0 h late: 1 started day(s) at 10% each, 10% off")
+    monday = late.lateness(dt.datetime(2026, 11, 2, 5, 0, tzinfo=UTC), d, "amy")   # 00:00 EST on 2 November
+    assert monday.penalty == 1.0 and "past the cut-off of 1 day(s)" in monday.why
+    spring = _load(tmp_path, '[assignments.a]\ndue = 2027-03-13T23:59:00\ntimezone = "America/New_York"\n'
+                             'late = "per-day"\npenalty_per_day = 0.1\n')["a"]
+    assert late.started_days(dt.datetime(2027, 3, 15, 3, 58, tzinfo=UTC), spring.due, spring.zone) == 1   # 23:58 EDT
+    assert late.started_days(dt.datetime(2027, 3, 15, 4, 0, tzinfo=UTC), spring.due, spring.zone) == 2
+    utc = late.Deadline(dt.datetime(2026, 11, 1, 3, 59, tzinfo=UTC), "per-day", 0.1)   # no time zone: 24-hour days
+    assert late.lateness(sunday, utc, "amy").penalty == 0.2
