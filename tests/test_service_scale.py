@@ -406,3 +406,35 @@ def test_a_service_started_while_its_sqlite_file_could_not_be_written_recovers_o
     finally:
         subprocess.run(["chattr", "-i", str(db)], check=False)
         svc.stop()
+
+
+def test_a_rate_limit_holds_for_many_concurrent_requests_at_two_processes(released, tmp_path):
+    """48 threads of one student at `serve --workers 2` (found by an attack: the bucket's stamp went back when a
+    statement waited for the lock, so refill time was counted twice: 156 accepted in 8 s where 80 may be); and a
+    Content-Length of "²" (a digit to str.isdigit, not to int) is a 400, not a 500 with a traceback."""
+    svc = Service(tmp_path / "svc", args=("--workers", "2"))
+    try:
+        token = svc.add("ben")["ben"]
+        accepted, stop = [], time.monotonic() + 6.0
+
+        def hammer() -> None:
+            while time.monotonic() < stop:
+                status = call(svc.url + "/api/v1/me", token)[0]
+                if status == 200:
+                    accepted.append(time.monotonic())
+
+        t0 = time.monotonic()
+        threads = [threading.Thread(target=hammer) for _ in range(48)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        elapsed = time.monotonic() - t0
+        assert 40 <= len(accepted) <= 40 + 5 * elapsed + 2, (len(accepted), elapsed)   # burst 40, 5 a second
+
+        with socket.create_connection(("127.0.0.1", svc.port), timeout=30) as s:
+            s.sendall("POST /api/v1/predictions HTTP/1.1\r\nHost: x\r\nContent-Length: ²\r\n\r\n".encode())
+            assert s.recv(200).split(b"\r\n")[0] == b"HTTP/1.1 400 Bad Request"
+        assert "Traceback" not in svc.log.read_text()
+    finally:
+        svc.stop()

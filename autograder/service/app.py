@@ -192,7 +192,7 @@ class Base(tornado.web.RequestHandler):
 
     async def prepare(self) -> None:
         length = self.request.headers.get("Content-Length", "0")
-        if not length.isdigit():
+        if not (length.isascii() and length.isdigit()):   # "²".isdigit() is True, and int() refuses it
             raise HTTPError(400, "the Content-Length header is not a number")
         if int(length) > READ_AT_MOST:
             raise HTTPError(413, f"the request is over {MAX_BODY} bytes")
@@ -805,8 +805,9 @@ class Login(tornado.web.RequestHandler):
 
     def prepare(self) -> None:   # before its body is read
         length = self.request.headers.get("Content-Length", "0")
-        if not length.isdigit() or int(length) > 4096:
-            raise tornado.web.HTTPError(413 if length.isdigit() else 400)
+        digits = length.isascii() and length.isdigit()
+        if not digits or int(length) > 4096:
+            raise tornado.web.HTTPError(413 if digits else 400)
 
     def data_received(self, chunk: bytes) -> None:   # a sign-in form is a few hundred bytes: keep at most 4 kB
         self._size += len(chunk)

@@ -53,7 +53,9 @@ class Rules:
         upsert = _insert(engine, db.buckets).values(key=p("b_key"), tokens=burst - 1, stamp=now, granted=1,
                                                     holder=holder, expires=p("b_expires"))
         self._admit = upsert.on_conflict_do_update(index_elements=[b.key], set_={
-            "tokens": sa.case((granted, refill - 1), else_=refill), "stamp": now,
+            # a stamp never goes back: `now` is taken before the statement waits for the lock, and another process
+            # may have written a later one meanwhile (going back would count that refill time twice)
+            "tokens": sa.case((granted, refill - 1), else_=refill), "stamp": sa.case((now > b.stamp, now), else_=b.stamp),
             "granted": sa.case((granted, 1), else_=0),
             "holder": sa.case((leased, holder), else_=b.holder),
             "expires": sa.case((leased, p("b_expires")), else_=b.expires)}).returning(b.tokens, b.granted, b.holder)

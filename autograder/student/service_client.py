@@ -121,7 +121,7 @@ class Client:
                 why = str(e.reason)
             wait = e.headers.get("Retry-After", "") if e.code == 503 and e.headers is not None else ""
             raise ServiceError(e.code, str(why), self.base,
-                               retry_after=float(wait) if wait.strip().isdigit() else None) from None
+                               retry_after=float(wait) if wait.strip().isascii() and wait.strip().isdigit() else None) from None
         except (urllib.error.URLError, OSError, TimeoutError) as e:
             reason = getattr(e, "reason", e)
             refused = isinstance(reason, (ConnectionRefusedError, ConnectionResetError))
