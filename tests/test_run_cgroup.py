@@ -106,6 +106,24 @@ def test_escapees_that_hold_memory_are_counted_in_the_runs_budget(worker):
     assert alive(printed_uid(run)) == [] and len(in_runs_cgroups(worker)) <= 1
 
 
+def test_tcp_buffers_over_loopback_are_bounded_per_run(worker):
+    """An attack in 2026-12: a run filled TCP buffers over loopback (unread sends) to 1 GB under a 300 MB budget;
+    on cgroup v1 the kernel counts TCP buffers apart and only where a limit is set. Now the run holds at most
+    cgroup.TCP_BUFFERS of them (on v2 they count in its memory)."""
+    cell = ("import socket, time\nls = socket.socket()\nls.bind(('127.0.0.1', 0))\nls.listen(512)\n"
+            "port = ls.getsockname()[1]\nconns, total, end = [], 0, time.monotonic() + 6\n"
+            "while total < 400 * 2**20 and len(conns) < 300 and time.monotonic() < end:\n"
+            "    c = socket.socket()\n    c.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8 << 20)\n"
+            "    c.connect(('127.0.0.1', port))\n    s, _ = ls.accept()\n"
+            "    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)\n    c.setblocking(False)\n    miss = 0\n"
+            "    while miss < 3 and total < 400 * 2**20:\n        try:\n            total += c.send(b'y' * 262144)\n"
+            "            miss = 0\n        except BlockingIOError:\n            miss += 1\n            time.sleep(0.01)\n"
+            "    conns.append((c, s))\nmb = total / 2**20\n")
+    run = worker.run(request([cell], ["mb"]), Limits(run_memory_mb=300))
+    held = names(run)["mb"]
+    assert held <= cgroup.TCP_BUFFERS / 2**20 + 16, held   # (a socket's first pages are charged before the limit)
+
+
 def test_a_runs_cgroup_carries_its_limits_while_it_runs(worker):
     """While a run runs, its cgroup has the run's memory budget and process limit; so has the next run's child,
     forked ahead meanwhile (its cgroup takes the last run's limits while the worker is idle, and its own at its
@@ -146,22 +164,27 @@ def test_pages_shared_after_a_fork_count_in_the_runs_memory(worker):
 
 def test_a_run_takes_no_host_wide_resource_beyond_its_own_bound(worker):
     """Pseudo-terminals come from a devpts of the run's own (at most policy.PTYS_PER_RUN; the host's count is
-    unchanged by the run), user namespaces and keyrings are refused, threads still start (clone3 is refused so that
+    unchanged by the run), user namespaces, keyrings and a child of the worker (clone with CLONE_PARENT: a zombie
+    nothing reaps) are refused, threads still start (clone3 is refused so that
     the C library uses clone), and the run sees its own cgroup as the root."""
     cell = ("import os, ctypes, errno, threading\nlibc = ctypes.CDLL(None, use_errno=True)\n"
             "def code(ret):\n    return 'ok' if ret >= 0 else errno.errorcode[ctypes.get_errno()]\n"
             "userns = code(libc.unshare(0x10000000))\n"
             "keyring = code(libc.syscall(250, 0, -4, 1, 0, 0))\n"   # keyctl(KEYCTL_GET_KEYRING_ID, @u, create)
             "add_key = code(libc.syscall(248, b'user', b'k', b'v', 1, -4))\n"
+            "r = libc.syscall(56, 0x8000 | 17, 0, 0, 0, 0)\nif r == 0:\n    os._exit(0)\n"   # clone(CLONE_PARENT)
+            "parent = code(r)\n"
             "ptys, held = 0, []\ntry:\n    for _ in range(50):\n        held.append(os.openpty())\n        ptys += 1\n"
             "except OSError as e:\n    pty_error = errno.errorcode[e.errno]\n"
             "box = []\nt = threading.Thread(target=lambda: box.append(1))\nt.start()\nt.join()\nthreaded = box == [1]\n"
             "own = open('/proc/self/cgroup').read().split()\n")
     before = int(open("/proc/sys/kernel/pty/nr").read())
-    run = worker.run(request([cell], ["userns", "keyring", "add_key", "ptys", "pty_error", "threaded", "own"]))
+    run = worker.run(request([cell], ["userns", "keyring", "add_key", "parent", "ptys", "pty_error", "threaded",
+                                      "own"]))
     got = names(run)
-    assert {k: got[k] for k in ("userns", "keyring", "add_key", "ptys", "threaded")} == \
-        {"userns": "EPERM", "keyring": "EPERM", "add_key": "EPERM", "ptys": policy.PTYS_PER_RUN, "threaded": True}
+    assert {k: got[k] for k in ("userns", "keyring", "add_key", "parent", "ptys", "threaded")} == \
+        {"userns": "EPERM", "keyring": "EPERM", "add_key": "EPERM", "parent": "EPERM", "ptys": policy.PTYS_PER_RUN,
+         "threaded": True}
     assert got["pty_error"] == "ENOSPC"
     assert {i["v"] for i in got["own"]} >= {"0::/", "4:memory:/", "8:pids:/"}
     assert int(open("/proc/sys/kernel/pty/nr").read()) <= before   # its terminals ended with it

@@ -32,6 +32,11 @@ MOUNTINFO = "/proc/self/mountinfo"
 OWN = "/proc/self/cgroup"
 PREFIX = "autograd-lab-"   # a worker's folder: PREFIX + "<grader pid>-<n>"
 
+# TCP buffers a run may hold (bytes). cgroup v2 charges them to the run's memory; cgroup v1 counts them apart, and
+# only where memory.kmem.tcp.limit_in_bytes is set (else only the host-wide net.ipv4.tcp_mem binds: an attack in
+# 2026-12 held 1 GB over loopback in a run of 300 MB).
+TCP_BUFFERS = 64 * 2**20
+
 
 @dataclass(frozen=True)
 class Tree:
@@ -288,6 +293,9 @@ class RunGroup:
                 names = [*names, "memory.memsw.limit_in_bytes"][::-1 if grows else 1]
             for name in names:
                 _write(os.path.join(memory, name), str(memory_bytes))
+            tcp = os.path.join(memory, "memory.kmem.tcp.limit_in_bytes")   # v1 counts TCP buffers apart, if asked
+            if os.path.exists(tcp):
+                _write(tcp, str(min(memory_bytes, TCP_BUFFERS)))
         elif memory:
             _write(os.path.join(memory, "memory.max"), str(memory_bytes))
             for name, value in (("memory.swap.max", "0"), ("memory.oom.group", "1")):

@@ -54,7 +54,7 @@ MEMORY_POLL = 0.1   # seconds between two measurements of a run's memory
 
 # Linux constants (linux/sched.h, linux/mount.h) for the run's own namespaces and folders.
 _CLONE_NEWNS, _CLONE_NEWUTS, _CLONE_NEWIPC, _CLONE_NEWNET = 0x00020000, 0x04000000, 0x08000000, 0x40000000
-_CLONE_NEWCGROUP, _CLONE_NEWUSER = 0x02000000, 0x10000000
+_CLONE_NEWCGROUP, _CLONE_NEWUSER, _CLONE_PARENT = 0x02000000, 0x10000000, 0x00008000
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REMOUNT, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x8, 0x20, 0x4000, 0x40000
 # linux/sockios.h, linux/if.h: read and set an interface's flags (struct ifreq: a 16-byte name, then the flags)
 _SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
@@ -454,7 +454,8 @@ def _child(header: dict[str, Any], req_fd: int, results_fd: int, output_fd: int,
 def _syscall_filter() -> tuple[bytes | None, str]:
     """(the run's syscall filter as a BPF program, compiled once in the worker and loaded by each run's child with
     `_load_filter`; "") or (None, why not). It refuses what policy.DENIED_SYSCALLS lists and user namespaces
-    (unshare and clone with CLONE_NEWUSER: EPERM; clone3, whose flags a filter cannot read: ENOSYS, so that the C
+    (unshare and clone with CLONE_NEWUSER: EPERM; clone with CLONE_PARENT, whose child the worker would have to reap:
+    EPERM; clone3, whose flags a filter cannot read: ENOSYS, so that the C
     library falls back to clone); everything else is allowed. Compiled by libseccomp (pyseccomp), which also covers
     the architecture's other syscall ABIs (x32 on x86_64)."""
     import errno
@@ -468,6 +469,9 @@ def _syscall_filter() -> tuple[bytes | None, str]:
         for name in ("unshare", "clone"):
             f.add_rule(seccomp.ERRNO(errno.EPERM), name,
                        seccomp.Arg(0, seccomp.MASKED_EQ, _CLONE_NEWUSER, _CLONE_NEWUSER))
+        # CLONE_PARENT makes the new process a child of the run's parent, the worker, where nothing reaps it: a
+        # zombie per call that outlives the run, until the machine's process table is full
+        f.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, _CLONE_PARENT, _CLONE_PARENT))
         f.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
         for name in policy.DENIED_SYSCALLS:
             f.add_rule(seccomp.ERRNO(errno.EPERM), name)
