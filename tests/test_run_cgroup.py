@@ -30,14 +30,15 @@ def request(cells, names=(), seconds=20.0):
 def escape(n: int, mb: int = 0) -> str:
     """A cell that leaves `n` processes behind: each forks, takes a session of its own, starts a thread that
     (after touching `mb` MB) spins forever, and ends its main thread only (the raw exit syscall, not exit_group), so
-    that its leader is a zombie whose thread runs on. It records its uid."""
+    that its leader is a zombie whose thread runs on. It records its uid. With `mb`, the cell waits 15 s: the run is
+    to be stopped over its memory before that."""
     return (f"import os, ctypes, threading, time\nuid = os.getuid()\nprint('uid', uid, flush=True)\n"
             f"libc = ctypes.CDLL(None)\n"
             f"def spin():\n    time.sleep(0.3)\n    buf = bytearray({mb} * 2**20)\n"
             f"    for i in range(0, len(buf), 4096):\n        buf[i] = 1\n    while True:\n        pass\n"
             f"for _ in range({n}):\n    if os.fork() == 0:\n        os.setsid()\n"
             f"        threading.Thread(target=spin).start()\n        libc.syscall(60, 0)\n"
-            f"time.sleep(1.5)\ndone = True\n")
+            f"time.sleep({1.5 if mb == 0 else 15})\ndone = True\n")   # with memory: until it is stopped, on a busy machine too
 
 
 def alive(uid: int) -> list[int]:
@@ -122,6 +123,22 @@ def test_tcp_buffers_over_loopback_are_bounded_per_run(worker):
     run = worker.run(request([cell], ["mb"]), Limits(run_memory_mb=300))
     held = names(run)["mb"]
     assert held <= cgroup.TCP_BUFFERS / 2**20 + 16, held   # (a socket's first pages are charged before the limit)
+
+
+def test_a_runs_folders_hold_a_bounded_number_of_files(worker):
+    """An attack in 2026-12 made 3 million empty folders in a run's two tmpfs folders (inside its memory budget); their
+    teardown at the run's end took the kernel 20 s, while the worker waited and a classmate's run beside it was
+    stopped as stalled. Each tmpfs now holds at most worker.INODES_PER_TMPFS files and folders."""
+    from autograder.sandbox.inside.worker import INODES_PER_TMPFS
+
+    cell = ("import os, errno\nmade, why = 0, ''\nfd = os.open('.', os.O_RDONLY)\ntry:\n"
+            "    while made < 200_000:\n        os.mkdir(str(made), dir_fd=fd)\n        made += 1\n"
+            "except OSError as e:\n    why = errno.errorcode[e.errno]\n")
+    t0 = time.monotonic()
+    run = worker.run(request([cell], ["made", "why"]))
+    got = names(run)
+    assert got["why"] == "ENOSPC" and INODES_PER_TMPFS - 100 < got["made"] < INODES_PER_TMPFS, got
+    assert time.monotonic() - t0 < 60
 
 
 def test_a_runs_cgroup_carries_its_limits_while_it_runs(worker):
