@@ -438,3 +438,45 @@ def test_a_rate_limit_holds_for_many_concurrent_requests_at_two_processes(releas
         assert "Traceback" not in svc.log.read_text()
     finally:
         svc.stop()
+
+
+def test_costly_predictions_sent_and_hung_up_on_do_not_hold_up_a_classmate(released, tmp_path):
+    """An attack in 2026-12: a PREDICT cell of 45,000 pasted assignments (within what the grader reads) cost the
+    service 7.75 s of CPU to trace, and a client that hung up after 0.3 s could start one such request after
+    another (the user's one-at-a-time place was given back at the hang-up): a classmate's check took 22 s. Now a
+    request traces its predictions within worked.REQUEST_SECONDS, and the place is held until the work ends: the
+    same user's next costly request is refused meanwhile, and the classmate is answered within seconds."""
+    from autograder.judging import worked
+    from autograder.service.commands import publish
+
+    svc = Service(tmp_path / "svc")
+    try:
+        staff = svc.add("prof", staff=True)["prof"]
+        tokens = svc.add("amy", "ben")
+        assignments, key_path = released
+        publish(key_path, svc.url, tmp_path / "student", "token", assignments / "backward-vs-grad.ipynb", token=staff)
+        costly = _body("ben", 1.0)
+        costly["cells"][0] = "a = -2.36\n" + "a=a+a\n" * 45000 + "p1_grad = a\np1_returns = None\n"
+        data = json.dumps(costly).encode()
+        t0 = time.monotonic()
+        status, answer = call(svc.url + "/api/v1/predictions", tokens["ben"], "POST", costly)
+        alone = time.monotonic() - t0
+        assert status == 200 and answer["kind"] == "commit" and alone < 10 * worked.REQUEST_SECONDS + 5, (status, alone)
+
+        def hang_up() -> None:   # send it all, then go before the answer
+            with socket.create_connection(("127.0.0.1", svc.port), timeout=30) as s:
+                s.sendall(f"POST /api/v1/predictions HTTP/1.1\r\nHost: x\r\nAuthorization: token {tokens['ben']}\r\n"
+                          f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n".encode() + data)
+                time.sleep(0.3)
+
+        for _ in range(6):
+            hang_up()
+            time.sleep(0.2)
+        t0 = time.monotonic()
+        status, answer = call(svc.url + "/api/v1/predictions", tokens["amy"], "POST", _body("amy", 2.0))
+        waited = time.monotonic() - t0
+        assert status == 200 and waited < 3 * worked.REQUEST_SECONDS + 3, (status, waited)
+        refused = sum(1 for line in svc.log.read_text().splitlines() if " 429 POST /api/v1/predictions" in line)
+        assert refused >= 3, svc.log.read_text()[-3000:]   # of the six sent while one was worked on
+    finally:
+        svc.stop()

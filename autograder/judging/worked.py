@@ -38,6 +38,9 @@ MAX_STATEMENTS = 5000   # a prediction traced through more statements than this 
 # All of a notebook's predictions are traced within this time (on the grading host, before and after the sandbox:
 # a released notebook's take milliseconds); a prediction still untraced then is not taken as worked out.
 MAX_SECONDS = 10.0
+# A course service's request traces within this (the kernel sends what it ran; a released notebook's take
+# milliseconds): a pasted chain of 45,000 assignments took 7.75 s of the service's CPU a request with MAX_SECONDS.
+REQUEST_SECONDS = 1.0
 # Tracing a name through a cell costs about the names its statements use and bind; a prediction may spend this much
 # (a released notebook's spend at most a few thousand; a cell of thousands of names traced name by name, millions).
 MAX_WORK = 200_000
@@ -281,14 +284,15 @@ def _finding(facts: Facts, name: str, after: int, produce: frozenset[str], predi
     queued: dict[int, set[str]] = {home: {name}}   # the names traced from each cell on up: each once
     budget, targets, work = MAX_STATEMENTS, 0, MAX_WORK
     weights: dict[int, int] = {}   # per cell: the names its statements use and bind (what tracing one name costs)
-    deadline = scratch.setdefault("worked.deadline", time.monotonic() + MAX_SECONDS)
+    seconds = scratch.setdefault("worked.seconds", MAX_SECONDS)
+    deadline = scratch.setdefault("worked.deadline", time.monotonic() + seconds)
     while todo:
         target, upto, used_in = todo.pop()
         targets += 1
         if targets > MAX_STATEMENTS:
             return Finding("more names than the grader reads to trace a prediction", used_in)
         if time.monotonic() > deadline:
-            return Finding(f"more code than the grader reads in the {MAX_SECONDS:g} s it has for a notebook's "
+            return Finding(f"more code than the grader reads in the {seconds:g} s it has for a notebook's "
                            f"predictions", used_in)
         if target == name:
             cells = [home]

@@ -165,10 +165,11 @@ class Base(tornado.web.RequestHandler):
     def _release(self) -> None:
         """Give back what this request holds: its place as the user's one request arriving, its bytes, and its lease
         (one check or hand-in at a time): at its end, or when its client hangs up (the work may go on; the student
-        may run the cell again meanwhile)."""
+        may run the cell again meanwhile, in another process, or here once the work has ended: a client that hangs
+        up at once cannot start one costly request after another in this process)."""
         self.service.arriving -= getattr(self, "_held", 0)
         self._held = 0
-        if getattr(self, "_sending", False):
+        if getattr(self, "_sending", False) and not getattr(self, "_working", 0):   # its work has ended too
             self.service.sending.discard(self.user.name)
             self._sending = False
         holder = getattr(self, "_holder", "")
@@ -180,6 +181,7 @@ class Base(tornado.web.RequestHandler):
         self._release()
 
     def on_connection_close(self) -> None:
+        self._hung_up = True
         self._release()
         super().on_connection_close()
 
@@ -239,8 +241,8 @@ class Base(tornado.web.RequestHandler):
                                  f"has finished", 2)
         if with_body:   # one request with a body arriving per user at a time, in this process (its memory)
             if self.user.name in self.service.sending:
-                raise HTTPError(429, "your previous request (a check or a hand-in) is still arriving: send this "
-                                     "again when it has finished", 5)
+                raise HTTPError(429, "your previous request (a check or a hand-in) is still arriving or being worked "
+                                     "on: send this again when it has finished", 5)
             self.service.sending.add(self.user.name)
             self._sending = True
 
@@ -284,12 +286,17 @@ class Base(tornado.web.RequestHandler):
         """Run `fn(*args)` (database or judging work) off the event loop, in `pool` (default the service's). A database
         that cannot be used now (unreachable, locked, slow, full: every call is bounded by db.TIMEOUT) is a 503 that
         says so in the student's words (`unavailable`), with Retry-After; the log gets the cause."""
+        self._working = getattr(self, "_working", 0) + 1
         try:
             return await asyncio.get_running_loop().run_in_executor(pool or self.service.pool, fn, *args)
         except DB_ERRORS as e:
             log.error("%s %s: the database cannot be used: %s", self.request.method, self.request.path,
                       _short_error(e))
             raise HTTPError(503, self.unavailable, RETRY_SECONDS) from None
+        finally:
+            self._working -= 1
+            if not self._working and getattr(self, "_hung_up", False):   # its client is gone: nothing else releases
+                self._release()
 
     async def lease_kept(self, fn: Callable[[], Awaitable[None]]) -> None:
         """Run a route that runs alone (`alone`), giving its lease back before any answer, an error's too, is sent:
