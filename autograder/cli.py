@@ -188,7 +188,11 @@ def _parser() -> argparse.ArgumentParser:
                    "$JUPYTERHUB_API_TOKEN and $JUPYTERHUB_API_URL, as the Hub sets them for a service)")
     v.add_argument("--staff", action="append", metavar="NAME", help="with --hub: a Hub user who is staff (repeatable; "
                    "Hub admins are staff too)")
-    v.add_argument("--behind-proxy", action="store_true", help="trust the proxy's X-Forwarded-For for client addresses")
+    v.add_argument("--behind-proxy", nargs="?", const="x-forwarded-for", choices=("x-forwarded-for", "x-real-ip"),
+                   default="", metavar="HEADER",
+                   help="read client addresses from the header the proxy in front sets itself: x-forwarded-for (the "
+                        "default: its last address, the one the proxy added; JupyterHub's proxy, Caddy, nginx with "
+                        "$proxy_add_x_forwarded_for) or x-real-ip (nginx with proxy_set_header X-Real-IP)")
     v.add_argument("--config", metavar="COURSE.TOML", help="the course's deadlines, extensions and late policy "
                    "(docs/course.md), read again whenever the file changes")
     v.add_argument("--rate", type=float, default=5.0, help="requests per second each user may send on average "

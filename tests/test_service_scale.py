@@ -480,3 +480,30 @@ def test_costly_predictions_sent_and_hung_up_on_do_not_hold_up_a_classmate(relea
         assert refused >= 3, svc.log.read_text()[-3000:]   # of the six sent while one was worked on
     finally:
         svc.stop()
+
+
+def test_behind_a_proxy_the_wrong_token_limit_counts_the_address_the_proxy_says_not_one_the_client_wrote(tmp_path):
+    """A public report, round three: behind JupyterHub's proxy (configurable-http-proxy passes a client's own X-Real-Ip
+    on and appends the client's address to X-Forwarded-For) with --behind-proxy, 36 wrong tokens each with another
+    X-Real-Ip gave 36 x 403 and never 429: the limit counted the address the client wrote. Now --behind-proxy reads
+    only the header the proxy sets itself (x-forwarded-for: its last address, by default; x-real-ip for nginx's
+    proxy_set_header), and the 31st wrong token from one client waits."""
+    for header in ("x-forwarded-for", "x-real-ip"):
+        svc = Service(tmp_path / header, args=("--behind-proxy", header))
+        try:
+            statuses = []
+            for i in range(36):
+                if header == "x-forwarded-for":   # as configurable-http-proxy forwards a client at 10.0.0.7
+                    sent = {"X-Real-Ip": f"192.0.2.{i}", "X-Forwarded-For": f"198.51.100.{i}, 10.0.0.7"}
+                else:                             # as nginx forwards it: X-Real-IP replaced, the client's list kept
+                    sent = {"X-Real-Ip": "10.0.0.7", "X-Forwarded-For": f"198.51.100.{i}"}
+                req = urllib.request.Request(svc.url + "/api/v1/me", headers={"Authorization": "token wrong", **sent})
+                try:
+                    urllib.request.urlopen(req, timeout=30)
+                    statuses.append(200)
+                except urllib.error.HTTPError as e:
+                    statuses.append(e.code)
+            assert statuses[:30] == [403] * 30 and statuses[30:] == [429] * 6, (header, statuses)
+            assert "(10.0.0.7)" in svc.log.read_text() and "(192.0.2." not in svc.log.read_text()
+        finally:
+            svc.stop()

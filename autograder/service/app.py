@@ -141,6 +141,14 @@ class Base(tornado.web.RequestHandler):
 
     max_body = MAX_BODY   # bytes of a request this route keeps
 
+    def client_address(self) -> str:
+        """The client's address: the connection's; behind a proxy (`Service.behind_proxy`), what that proxy says, and
+        only in the header it sets itself: "x-forwarded-for", the last address of X-Forwarded-For (the one the proxy
+        appended: JupyterHub's configurable-http-proxy, Caddy, nginx's $proxy_add_x_forwarded_for; what a client
+        wrote is before it), or "x-real-ip", X-Real-Ip (nginx's `proxy_set_header X-Real-IP $remote_addr`, which
+        replaces a client's). A client's own X-Real-Ip behind a proxy that passes it on is never read."""
+        return client_address(self.request, self.service.behind_proxy)
+
     def data_received(self, chunk: bytes) -> None:
         self._size = getattr(self, "_size", 0) + len(chunk)
         if self._size > self.max_body or getattr(self, "_crowded", False):
@@ -205,7 +213,7 @@ class Base(tornado.web.RequestHandler):
         if with_body and method in ("get", "head", "delete", "options"):
             raise HTTPError(400, f"a {method.upper()} request has no body")
         kind, secret = self._credentials()
-        where = self.request.remote_ip or "?"
+        where = self.client_address()
         user = None
         if kind == "token" and self.service.hub_identify is not None:
             try:
@@ -849,7 +857,7 @@ class Login(tornado.web.RequestHandler):
 
     async def post(self) -> None:
         token = self._field("token").strip()
-        where = self.request.remote_ip or "?"
+        where = self.client_address()
         try:
             user = await self.service.identify(token) if token else None
             if user is None or not user.staff:
@@ -864,8 +872,8 @@ class Login(tornado.web.RequestHandler):
             log.error("a sign-in failed: the database cannot be used: %s", _short_error(e))
             self.set_header("Retry-After", str(RETRY_SECONDS))
             return self._page(f"The course service cannot sign you in right now: try again in {RETRY_SECONDS} s.", 503)
-        https = self.request.protocol == "https" or (
-            self.service.behind_proxy and self.request.headers.get("X-Forwarded-Proto", "").lower() == "https")
+        https = self.request.protocol == "https" or (bool(self.service.behind_proxy) and (
+            self.request.headers.get("X-Forwarded-Proto", "").split(",")[-1].strip().lower() == "https"))
         self.set_signed_cookie(COOKIE, sid, expires_days=1, httponly=True, samesite="Strict", secure=https)
         nxt = self._field("next")
         self.redirect(nxt if nxt.startswith(API + "/") else f"{API}/me")
@@ -886,11 +894,13 @@ class Service:
     KEY_FRESH = 1.0   # seconds a process uses an assignment's key before it asks the database for its digest again
 
     def __init__(self, course: Course, identify: Callable[[str], Awaitable[User | None]] | None = None,
-                 limits: Limits | None = None, behind_proxy: bool = False, config: str | None = None,
+                 limits: Limits | None = None, behind_proxy: bool | str = False, config: str | None = None,
                  rules: Rules | None = None) -> None:
         self.course = course
         self.rules = rules or Rules(course.engine)
-        self.behind_proxy = behind_proxy   # trust X-Forwarded-For / X-Real-Ip (only behind the hub's proxy or TLS)
+        # the header a proxy in front sets with the client's address ("x-forwarded-for", "x-real-ip"; True: the
+        # first), or "" (no proxy: the connection's address); see Base.client_address
+        self.behind_proxy = PROXY_HEADERS[0] if behind_proxy is True else (behind_proxy or "")
         self.limits = limits or Limits()
         self.pool = concurrent.futures.ThreadPoolExecutor(POOL, thread_name_prefix="course-db")
         self.judging = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="course-stats")   # the class view
@@ -1058,9 +1068,28 @@ def _log_request(handler: tornado.web.RequestHandler) -> None:
     method = handler.request.method if handler.request.method in _METHODS else "(another method)"
     path = "(no such route)" if isinstance(handler, NotFound) or status == 405 else \
         "/".join(part if len(part) < 32 else "[long]" for part in handler.request.path.split("/"))   # a token is 43
-    line = "%d %s %s (%s) %.1f ms" % (status, method, path, handler.request.remote_ip,
+    service = getattr(handler, "service", None)
+    where = client_address(handler.request, service.behind_proxy if service is not None else "")
+    line = "%d %s %s (%s) %.1f ms" % (status, method, path, where,
                                        1000.0 * handler.request.request_time())
     (log.info if status < 400 else log.warning if status < 500 else log.error)(line)
+
+
+PROXY_HEADERS = ("x-forwarded-for", "x-real-ip")   # what `serve --behind-proxy HEADER` may name
+
+
+def client_address(request: Any, behind_proxy: str) -> str:
+    """See Base.client_address. A value that is not a short address is not taken (the connection's is)."""
+    said = ""
+    if behind_proxy == "x-forwarded-for":
+        values = request.headers.get_list("X-Forwarded-For")
+        said = values[-1].split(",")[-1].strip() if values else ""
+    elif behind_proxy == "x-real-ip":
+        values = request.headers.get_list("X-Real-Ip")
+        said = values[-1].strip() if values else ""
+    if said and len(said) <= 64 and all(c in "0123456789abcdefABCDEF.:[]" for c in said):
+        return said
+    return request.remote_ip or "?"
 
 
 def make_app(service: Service, prefix: str = "") -> tornado.web.Application:
@@ -1091,7 +1120,7 @@ async def serve(service: Service, sockets: list[Any], prefix: str = "") -> None:
 
     from autograder.service.rules import LEASE_SECONDS
 
-    server = tornado.httpserver.HTTPServer(make_app(service, prefix), max_body_size=READ_AT_MOST, xheaders=service.behind_proxy,
+    server = tornado.httpserver.HTTPServer(make_app(service, prefix), max_body_size=READ_AT_MOST,
                                            idle_connection_timeout=20, body_timeout=60)
     server.add_sockets(sockets)
     renewing = tornado.ioloop.PeriodicCallback(service.renew, LEASE_SECONDS / 4 * 1000)
