@@ -829,11 +829,42 @@ def _selfcheck(argv: list[str]) -> int:
     return 0
 
 
+TERMINAL = "AUTOGRAD_LAB_TERMINAL_ENCODING"   # the terminal's own encoding, kept across _utf8_names' restart
+
+
+def _utf8_names() -> None:
+    """File names are bytes, and the course's are UTF-8 (a folder `zoë`); a machine whose locale is another encoding
+    (ISO-8859-1) made Python read them as `zoÃ«`, not the student. Such a process starts again at once in Python's
+    UTF-8 mode (-X utf8: names read as UTF-8, bytes that are not kept as they are), remembering the terminal's own
+    encoding for `_terminal_text`. Source: PEP 540 (Python's UTF-8 mode); nbgrader #1297."""
+    import locale
+
+    if sys.flags.utf8_mode or sys.getfilesystemencoding().lower().replace("-", "") == "utf8" or \
+            os.environ.get(TERMINAL):
+        return
+    env = {**os.environ, TERMINAL: locale.getpreferredencoding(False) or "ascii"}
+    os.execve(sys.executable, [sys.executable, "-X", "utf8", "-m", "autograder", *sys.argv[1:]], env)
+
+
+def _terminal_text() -> None:
+    """Write to the terminal in its own encoding, escaping what it cannot show (`\\u2014`), instead of ending in a
+    UnicodeEncodeError."""
+    encoding = os.environ.get(TERMINAL)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace", **({"encoding": encoding} if encoding else {}))
+        except (AttributeError, LookupError, ValueError):   # not a text stream of its own (a test's), or no codec
+            pass
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     import signal
 
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)   # `autograder check nb.ipynb | head` ends quietly
+    if argv is None:
+        _utf8_names()
+    _terminal_text()
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["_selfcheck"]:   # internal: the in-notebook self-check's comparison process
         return _selfcheck(argv[1:])

@@ -401,6 +401,7 @@ def test_a_worker_that_cannot_grade_and_joins_mid_batch_takes_no_submission_away
         "grade", str(subs), "--out", str(tmp_path / "out"), "--key", str(key_path), "--scheduler", scheduler)))
     grading.start()
     while not any(str(k).startswith("grade-") for ks in cluster[1].processing().values() for k in ks):
+        assert grading.is_alive(), done["p"].stderr[-3000:]   # a batch that ended (or failed) before any grading
         time.sleep(0.05)
     env = {**os.environ, "PATH": str(ROOT / ".venv" / "bin")}   # no bwrap: it cannot isolate a run
     late = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", scheduler, "--nthreads", "1",

@@ -3,6 +3,7 @@ our own, with the outcome it should have."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import nbformat
 
@@ -71,3 +72,37 @@ def test_a_notebook_a_browser_saved_as_ipynb_json_is_graded_as_the_notebook_it_i
     res = json.loads((empty / "results" / "results.json").read_text())
     assert res["score"] == 0 and "no .ipynb file in the upload that the grader can read (it holds " \
         "backward-vs-grad.pdf); upload your notebook (backward-vs-grad.ipynb)" in res["output"], res["output"]
+
+
+def test_on_a_latin_1_machine_a_utf_8_name_is_its_student_and_the_summary_is_printed(released, tmp_path):
+    """nbgrader #1297: on a machine whose locale is ISO-8859-1, the folder `zoë` (UTF-8 bytes, as every course's are)
+    was read as `zoÃ«` (not gradable: its STUDENT_ID says zoë) and the batch ended in a UnicodeEncodeError traceback
+    (exit 1) printing its summary. Now the grader reads names as UTF-8 and writes the terminal's encoding, escaping
+    what it cannot show. (The locale is made here with glibc's localedef.)"""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    _, key_path = released
+    locales = tmp_path / "locales"
+    locales.mkdir()
+    subprocess.run(["localedef", "-i", "de_DE", "-f", "ISO-8859-1", str(locales / "de_DE.ISO-8859-1")], check=True)
+    nb = nbformat.read(EXAMPLES / "ada.ipynb", as_version=4)
+    [sid] = [c for c in nb.cells if c.source.startswith("STUDENT_ID")]
+    sid.source = 'STUDENT_ID = "zoë"'
+    (tmp_path / "subs" / "zoë").mkdir(parents=True)
+    nbformat.write(nb, tmp_path / "subs" / "zoë" / "backward-vs-grad.ipynb")
+    env = {**os.environ, "LOCPATH": str(locales), "LC_ALL": "de_DE.ISO-8859-1"}
+    env.pop("PYTHONUTF8", None)
+    probe = subprocess.run([sys.executable, "-c", "import sys; print(sys.getfilesystemencoding())"], env=env,
+                           capture_output=True, text=True)
+    assert probe.stdout.strip() == "iso8859-1"   # the machine the report describes
+    p = subprocess.run([shutil.which("autograder") or str(Path(sys.executable).with_name("autograder")), "grade",
+                        str(tmp_path / "subs"), "--out", str(tmp_path / "out"), "--key", str(key_path), "--jobs", "1"],
+                       env=env, capture_output=True)
+    assert p.returncode == 0, p.stderr.decode("latin-1")[-2000:]
+    out = p.stdout.decode("latin-1")   # the terminal's encoding
+    assert "zoë/backward-vs-grad.ipynb zoë     graded" in out, out
+    [report] = (tmp_path / "out" / "reports").glob("*.json")
+    assert json.loads(report.read_text())["student"] == "zoë"
