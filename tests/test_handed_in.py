@@ -106,3 +106,21 @@ def test_on_a_latin_1_machine_a_utf_8_name_is_its_student_and_the_summary_is_pri
     assert "zoë/backward-vs-grad.ipynb zoë     graded" in out, out
     [report] = (tmp_path / "out" / "reports").glob("*.json")
     assert json.loads(report.read_text())["student"] == "zoë"
+
+
+def test_a_misconception_is_named_only_where_it_explains_the_students_own_point(released, tmp_path):
+    """data-x #25: a value right at the student's own point but wrong at a fresh one was reported with a misconception
+    that merely gave the same number there. ex1 here is right at the own point (P.x0) and writes x*x into x.grad
+    elsewhere, which is the value of the misconception "grad-holds-the-output" at those points: that does not explain
+    the student's work at their own point, so the report names none, and says a number may be hard-coded."""
+    _, key_path = released
+    nb = nbformat.read(EXAMPLES / "ada.ipynb", as_version=4)
+    [ex1] = [c for c in nb.cells if c.source.startswith("def ex1(x):")]
+    ex1.source = ("def ex1(x):\n    out = (x * x).backward()\n    if abs(float(x) - P.x0) > 1e-4:\n"
+                  "        x.grad = (x * x).detach()\n    return out")
+    nbformat.write(nb, tmp_path / "ada.ipynb")
+    [r] = grade(tmp_path / "ada.ipynb", "--out", tmp_path / "out", key_path=key_path)
+    [o] = [o for o in r["outcomes"] if o["check_id"] == "1.produce.grad"]
+    assert o["status"] == "failed" and "it is right at your own point but not at" in o["message"], o
+    assert o["misconception"] is None, o["misconception"]
+    assert r["score"] == 25
