@@ -31,6 +31,21 @@ AUTOGRAD = frozenset({
 HIDDEN = frozenset({"eval", "exec", "compile", "__import__", "getattr", "setattr", "delattr", "globals", "locals",
                     "vars", "open", "input", "breakpoint", "memoryview", "get_ipython", "sys", "modules",
                     "builtins", "user_ns", "importlib"})
+# Names and attributes that turn data into code, or reach autograd's kernels by another road: TorchScript and
+# torch's other compilers and tracers (a source string that calls autograd), pickles and files read back (code or
+# values a PRODUCE cell wrote), parsers that evaluate a string (sympy's sympify runs Python's eval), code and
+# function objects, programs, and torch.ops' kernels (`torch.ops.aten.threshold_backward`). An attack in 2026-12
+# took full credit through each; the class is closed, not only its instances.
+DATA_TO_CODE = frozenset({
+    "jit", "script", "CompilationUnit", "fx", "export", "dynamo", "onnx", "ops", "library",
+    "load", "loads", "loadtxt", "genfromtxt", "fromfile", "fromregex", "memmap", "pickle", "marshal", "shelve",
+    "sympify", "parse_expr", "lambdify", "attrgetter", "methodcaller", "operator", "types", "FunctionType",
+    "CodeType", "inspect", "runpy", "codeop", "os", "subprocess", "system", "popen", "ctypes", "CDLL", "cdll",
+})
+# Of those, words a learner may well give a value of their own (`types = [...]`): as plain names they are read as the
+# learner's; imported, or as an attribute, they are what DATA_TO_CODE says.
+OWN_WORDS = frozenset({"load", "loads", "system", "types", "os", "script", "export", "ops", "library", "fx", "popen",
+                       "memmap", "inspect", "onnx", "dynamo", "jit", "operator"})
 NAMES = frozenset({"__name__", "__qualname__"})   # dunders that only name something (`type(e).__name__`)
 ALLOWED_IMPORTS = frozenset({"math", "cmath", "numpy", "torch", "fractions", "decimal", "statistics", "sympy",
                              "mpmath", "scipy"})
@@ -174,15 +189,18 @@ def _import_runs(n: ast.Import | ast.ImportFrom) -> str | None:
     if isinstance(n, ast.Import):
         for a in n.names:
             parts = a.name.split(".")
-            if parts[0] not in ALLOWED_IMPORTS or AUTOGRAD & set(parts):
-                return f"`import {a.name}` (a prediction may import {allowed}, not autograd's modules)"
+            if parts[0] not in ALLOWED_IMPORTS or AUTOGRAD & set(parts) or DATA_TO_CODE & set(parts):
+                return (f"`import {a.name}` (a prediction may import {allowed}, not autograd's modules or what "
+                        f"makes code from data)")
         return None
     parts = (n.module or "").split(".")
     if n.module in ("autograder", "autograder.lab", "autograder.student.lab") and all(a.name == "Lab" for a in n.names):
         return None   # the notebook's own set-up cell
-    if n.level or parts[0] not in ALLOWED_IMPORTS or AUTOGRAD & set(parts) or any(a.name in AUTOGRAD for a in n.names):
+    if n.level or parts[0] not in ALLOWED_IMPORTS or (AUTOGRAD | DATA_TO_CODE) & set(parts) or \
+            any(a.name in AUTOGRAD or a.name in DATA_TO_CODE or a.name == "S" or "backward" in a.name.lower()
+                for a in n.names):
         return (f"`from {'.' * n.level}{n.module or ''} import ...` (a prediction may import {allowed}, not "
-                f"autograd's modules)")
+                f"autograd's modules or what makes code from data)")
     return None
 
 
@@ -202,14 +220,23 @@ def _runs(stmt: ast.stmt) -> str | None:
             if n.attr in AUTOGRAD or n.attr in HIDDEN or dunder or (n.attr.startswith("_") and not dunder
                                                                      and n.attr not in NAMES):
                 return f"`{_text(n)}`"
+            if n.attr in DATA_TO_CODE or "backward" in n.attr.lower():
+                return f"`{_text(n)}` (code made from data, or an autograd kernel)"
         elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
             if n.id in HIDDEN or (n.id.startswith("__") and n.id.endswith("__") and n.id not in NAMES):
                 return f"`{n.id}`"
+            if n.id in DATA_TO_CODE - OWN_WORDS:   # (an import of one of these is named at the import)
+                return f"`{n.id}` (code made from data)"
+        elif isinstance(n, ast.Call) and isinstance(n.func, (ast.Attribute, ast.Name)) and \
+                (n.func.attr if isinstance(n.func, ast.Attribute) else n.func.id) == "S":
+            return f"`{_text(n.func)}(...)` (sympy's S() of a string runs it as code)"
         elif isinstance(n, ast.keyword):
             if n.arg is None:
                 return "`**` keyword arguments"
             if n.arg == "requires_grad" and not (isinstance(n.value, ast.Constant) and n.value.value is False):
                 return "`requires_grad=`"
+            if n.arg in ("allow_pickle", "weights_only"):
+                return f"`{n.arg}=` (a pickle runs code)"
         elif isinstance(n, (ast.Import, ast.ImportFrom)):
             what = _import_runs(n)
             if what is not None:

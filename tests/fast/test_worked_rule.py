@@ -31,6 +31,8 @@ def _finding(*cells: str, name: str, produce=("ex1",), predictions=("p1", "p2"))
     "x = P.x0\np1 = 2 * x\nx = torch.tensor(P.x0, requires_grad=True)\n(x * x).backward()\nprint(x.grad)   # checked after",
     "p1 = 2 * lab.parameters['x0']", "p1 = torch.tensor(2.5, requires_grad=False)", "p1 = type(ValueError()).__name__",
     "import mpmath\np1 = mpmath.diff(lambda v: v ** 2, P.x0)", "p1 = dict(returns=None, value=2 * P.x0)['value']",
+    "types = [2 * P.x0]\np1 = types[0]", "p1 = float(torch.trace(torch.eye(2)))", "import sympy\np1 = sympy.Rational(1, 3)",
+    "load = 2.0\np1 = load * P.x0",
 ])
 def test_a_worked_out_prediction_is_a_prediction(cell):
     assert _finding(cell, name="p1") is None
@@ -43,7 +45,8 @@ def test_a_worked_out_prediction_is_a_prediction(cell):
     ("p1 = torch.func.grad(torch.sin)(torch.tensor(P.x0))", "`torch.func.grad`"),
     ("p1 = torch.nn.Linear(2, 1).weight", "`torch.nn`"),
     ("from torch.autograd import grad\np1 = grad", "`from torch.autograd import ...` (a prediction may import "
-     "cmath, decimal, fractions, math, mpmath, numpy, scipy, statistics, sympy, torch, not autograd's modules)"),
+     "cmath, decimal, fractions, math, mpmath, numpy, scipy, statistics, sympy, torch, not autograd's modules "
+     "or what makes code from data)"),
     ("vals = []\nvals.append(torch.ones(1).grad)\np1 = vals[0]", "`torch.ones(1).grad`"),
     ("p1 = getattr(torch, 'autograd')", "`getattr`"),
     ("g = getattr\np1 = g(torch.ones(1), 'gr' + 'ad')", "`getattr`"),
@@ -57,6 +60,20 @@ def test_a_worked_out_prediction_is_a_prediction(cell):
      "%%capture)"),
     ("p1 = P.__class__", "`P.__class__`"),
     ("p1 = ex1(torch.tensor(2.0))", "ex1, your PRODUCE function"),
+    # routes around the rule an attacker found in 2026-12 (issue 45): code made from data, autograd's kernels
+    ("src = 'def f(x: torch.Tensor):\\n    return x'\ncu = torch.jit.CompilationUnit(src)\np1 = cu.f(torch.ones(1))",
+     "`torch.jit.CompilationUnit` (code made from data, or an autograd kernel)"),
+    ("p1 = float(np.load('g.npy', allow_pickle=True))", "`np.load` (code made from data, or an autograd kernel)"),
+    ("p1 = torch.ops.aten.threshold_backward(torch.ones(1), torch.ones(1), 0.0)",
+     "`torch.ops.aten.threshold_backward` (code made from data, or an autograd kernel)"),
+    ("import sympy\np1 = float(sympy.sympify('2*3'))", "`sympy.sympify` (code made from data, or an autograd kernel)"),
+    ("import sympy\np1 = float(sympy.S('2*3'))", "`sympy.S(...)` (sympy's S() of a string runs it as code)"),
+    ("p1 = np.core.numeric.operator.attrgetter('grad')(torch.ones(1))",
+     "`np.core.numeric.operator.attrgetter` (code made from data, or an autograd kernel)"),
+    ("from numpy import load\np1 = load('g.npy')", "`from numpy import ...` (a prediction may import cmath, decimal, "
+     "fractions, math, mpmath, numpy, scipy, statistics, sympy, torch, not autograd's modules or what makes code from "
+     "data)"),
+    ("p1 = torch.load('g.pt', weights_only=False)", "`torch.load` (code made from data, or an autograd kernel)"),
 ])
 def test_a_prediction_that_runs_autograd_or_a_produce_function_is_named(cell, what):
     found = _finding(cell, name="p1")
