@@ -124,3 +124,20 @@ def test_a_misconception_is_named_only_where_it_explains_the_students_own_point(
     assert o["status"] == "failed" and "it is right at your own point but not at" in o["message"], o
     assert o["misconception"] is None, o["misconception"]
     assert r["score"] == 25
+
+
+def test_a_notebook_saved_as_utf_16_says_so(released, tmp_path):
+    """A notebook saved by Windows Notepad as "Unicode" (UTF-16 with a byte-order mark): Jupyter cannot open it
+    either, so it is not gradable, and the reason says what happened and what to do (before: "is not UTF-8 text
+    (byte 0)"). A UTF-8 byte-order mark is read as UTF-8."""
+    _, key_path = released
+    (tmp_path / "subs" / "jade").mkdir(parents=True)
+    (tmp_path / "subs" / "jade" / "backward-vs-grad.ipynb").write_bytes((EXAMPLES / "jade.ipynb").read_text().encode("utf-16"))
+    (tmp_path / "subs" / "ada").mkdir()
+    (tmp_path / "subs" / "ada" / "backward-vs-grad.ipynb").write_bytes(b"\xef\xbb\xbf" + (EXAMPLES / "ada.ipynb").read_bytes())
+    reports = {r["student"]: r for r in grade(tmp_path / "subs", "--out", tmp_path / "out",
+                                              key_path=key_path)}
+    assert (reports["ada"]["status"], reports["ada"]["score"]) == ("graded", 26)
+    assert reports["jade"]["status"] == "not_gradable" and reports["jade"]["reason"] == (
+        'backward-vs-grad.ipynb is UTF-16 text (an editor saved it as "Unicode"); a notebook is UTF-8: open it in '
+        "Jupyter, or save it again as UTF-8, and hand it in again")

@@ -84,6 +84,9 @@ def parse_notebook(data: bytes, name: str, outputs: bool = True) -> Any:
     try:
         text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as e:
+        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):   # Windows Notepad's "Unicode": a notebook is UTF-8 (nbformat)
+            raise NotebookError(f"{name} is UTF-16 text (an editor saved it as \"Unicode\"); a notebook is UTF-8: "
+                                f"open it in Jupyter, or save it again as UTF-8, and hand it in again") from None
         raise NotebookError(f"{name} is not UTF-8 text (byte {e.start})") from None
     if not text.lstrip().startswith(("{", "[")):
         raise NotebookError(f"{name} is not a Jupyter notebook: it is text, not JSON (a script or a text file?); "
