@@ -857,7 +857,7 @@ class Login(tornado.web.RequestHandler):
 
     async def post(self) -> None:
         token = self._field("token").strip()
-        where = self.client_address()
+        where = client_address(self.request, self.service.behind_proxy)
         try:
             user = await self.service.identify(token) if token else None
             if user is None or not user.staff:
