@@ -180,14 +180,18 @@ def test_grade_records_the_hand_in_time_so_the_courses_late_penalty_applies(rele
     assert rows["stu_late"].endswith(",26.0,26.0,0.0,26.0"), rows["stu_late"]   # raw score, penalty, then the final
 
 
-def test_a_lone_surrogate_in_one_notebook_costs_no_one_a_score(released, tmp_path):
-    """Public report otter-grader #928 (and ../shared/cases/public-2026-12-03/nbgrader-lone-surrogate): a notebook
-    holding half of an emoji, the JSON escape "\\ud83d" (valid JSON; nbformat reads it), in a markdown cell and in a
-    print inside ex3. Before, writing its autograded copy raised UnicodeEncodeError: the run ended, no score reached
-    gradebook.db (not the classmate's either) and an empty .ipynb was left. Now both (ada, and jade with the surrogate) are graded 26/26 (the print
-    escapes, as in Jupyter's kernel, instead of raising), both scores are recorded, and the autograded copy is the
-    notebook with the escape kept."""
-    _, key_path = released
+def test_what_courses_hand_in_beside_the_work_costs_no_one_a_score(released, tmp_path):
+    """Two public reports in one course (one nbgrader run):
+    - otter-grader #928 (and ../shared/cases/public-2026-12-03/nbgrader-lone-surrogate): jade's notebook holds half
+      of an emoji, the JSON escape "\\ud83d" (valid JSON; nbformat reads it), in a markdown cell and in a print inside
+      ex3. Before, writing its autograded copy raised UnicodeEncodeError: the run ended, no score reached gradebook.db
+      (not the classmates' either) and an empty .ipynb was left. Now it is graded 26/26 (the print escapes, as in
+      Jupyter's kernel, instead of raising), and its autograded copy is the notebook with the escape kept.
+    - nbgrader #258 ("skip extra notebooks"): ada's folder holds her worked notebook, a scratch Untitled.ipynb (no
+      cell of the assignment) and an untouched copy of the release with her STUDENT_ID (backward-vs-grad-Copy1.ipynb).
+      Before, all three were her submissions, none counted until staff chose. Now the two are named as not work and
+      left out, and her 26/26 is in gradebook.db."""
+    assignments, key_path = released
     course = make_course(tmp_path / "course", key_path, "c = get_config()\n", {"ada": EXAMPLES / "ada.ipynb"})
     nb = nbformat.read(EXAMPLES / "jade.ipynb", as_version=4)
     [ex3] = [c for c in nb.cells if c.source.startswith("def ex3(x):")]
@@ -198,24 +202,6 @@ def test_a_lone_surrogate_in_one_notebook_costs_no_one_a_score(released, tmp_pat
     text = nbformat.writes(nb)   # the surrogate stays a JSON escape: ensure_ascii=False cannot encode it
     (folder / "backward-vs-grad.ipynb").write_text(text, encoding="utf-8", errors="backslashreplace")
     assert "\\ud83d" in (folder / "backward-vs-grad.ipynb").read_text()
-    r = run_cli("grade", "--nbgrader", str(course), "--key", str(key_path), "--jobs", "1")
-    assert r.returncode == 0, r.stderr[-2000:]
-    assert "scores of 2 submission(s)" in r.stderr, r.stdout[-2000:] + r.stderr[-2000:]
-    assert scores(course, ("ada", "jade")) == {"ada": 26.0, "jade": 26.0}
-    written = course / "autograded" / "jade" / ASSIGNMENT / "backward-vs-grad.ipynb"
-    back = nbformat.read(written, as_version=4)
-    assert "My answer \ud83d" in [c.source for c in back.cells]
-    assert (course / "feedback" / "jade" / ASSIGNMENT / "backward-vs-grad.html").is_file()
-
-
-def test_a_scratch_notebook_and_an_untouched_copy_beside_the_work_do_not_compete_with_it(released, tmp_path):
-    """nbgrader #258 ("skip extra notebooks"): ada's folder holds her worked notebook, a scratch Untitled.ipynb (no cell
-    of the assignment) and an untouched copy of the release with her STUDENT_ID (backward-vs-grad-Copy1.ipynb).
-    Before, all three were her submissions, none counted until staff chose, and the run said "no gradebook.db that
-    knows" the assignment. Now the two are named as not work and left out, her 26/26 is in gradebook.db, and the
-    line says so."""
-    assignments, key_path = released
-    course = make_course(tmp_path / "course", key_path, "c = get_config()\n", {"ada": EXAMPLES / "ada.ipynb"})
     folder = course / "submitted" / "ada" / ASSIGNMENT
     scratch = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import torch\nprint(torch.ones(2))")])
     nbformat.write(scratch, folder / "Untitled.ipynb")
@@ -228,7 +214,10 @@ def test_a_scratch_notebook_and_an_untouched_copy_beside_the_work_do_not_compete
     assert ("nbgrader: not graded, not work on 01-backward-vs-grad beside a notebook that is: "
             "ada/Untitled.ipynb (no cell of the assignment); ada/backward-vs-grad-Copy1.ipynb (unchanged since its "
             "release)") in r.stderr, r.stderr
-    assert "scores of 1 submission(s) in its gradebook.db" in r.stderr, r.stderr
-    assert scores(course, ("ada",)) == {"ada": 26.0}
+    assert "scores of 2 submission(s) in its gradebook.db" in r.stderr, r.stdout[-2000:] + r.stderr[-2000:]
+    assert scores(course, ("ada", "jade")) == {"ada": 26.0, "jade": 26.0}
     assert sorted(p.name for p in (course / "autograd-lab" / ASSIGNMENT / "reports").glob("*.json")) == \
-        ["ada__backward-vs-grad.json"]
+        ["ada__backward-vs-grad.json", "jade__backward-vs-grad.json"]
+    back = nbformat.read(course / "autograded" / "jade" / ASSIGNMENT / "backward-vs-grad.ipynb", as_version=4)
+    assert "My answer \ud83d" in [c.source for c in back.cells]
+    assert (course / "feedback" / "jade" / ASSIGNMENT / "backward-vs-grad.html").is_file()
