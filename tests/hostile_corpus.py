@@ -696,7 +696,7 @@ CASES: list[Case] = [
     Case("nbgrader-metadata-that-is-not-a-dict", notebook(change=_metadata_not_a_dict)),
     Case("renamed-file", notebook(name="ada-final (1).ipynb"), student=None, extra=renamed),
     Case("utf-16-bytes", raw(lambda: ADA.read_text(encoding="utf-8").encode("utf-16")), status="not_gradable",
-         phrase="is not UTF-8"),
+         phrase="is UTF-16 text (an editor saved it as \"Unicode\"); a notebook is UTF-8"),
     Case("binary-bytes", raw(bytes(range(256)) * 64), status="not_gradable", phrase="is not UTF-8"),
     Case("utf-8-with-a-byte-order-mark", raw(lambda: b"\xef\xbb\xbf" + _ada_bytes())),
     Case("python-script-instead-of-a-notebook", raw(_script, name="ada.py"), status="not_gradable",
