@@ -170,10 +170,21 @@ def engine(url: str = DEFAULT_URL, timeout: float = TIMEOUT, pool: int = 4) -> s
                 cur.execute(f"PRAGMA {pragma}")
             cur.close()
 
+        # SQLite opens a file it cannot write read-only, silently, and such a connection stays so after the file can
+        # be written again. A connection opened while the file was not writable is replaced at its first checkout
+        # after it is (so no request fails for it); one that finds out by a write is treated as a lost connection,
+        # and the pool replaces it and the others it holds.
+        @sa.event.listens_for(eng, "connect")
+        def _opened_writable(_conn, record) -> None:   # noqa: ANN001 (DBAPI connection, pool record)
+            record.info["writable"] = path is None or os.access(path, os.W_OK)
+
+        @sa.event.listens_for(eng, "checkout")
+        def _writable_now(_conn, record, _proxy) -> None:   # noqa: ANN001 (DBAPI connection, pool record, proxy)
+            if not record.info.get("writable", True) and os.access(path, os.W_OK):
+                raise sa.exc.DisconnectionError("the SQLite file can be written again: open a writable connection")
+
         @sa.event.listens_for(eng, "handle_error")
         def _readonly(ctx: sa.engine.ExceptionContext) -> None:
-            # SQLite opens a file it cannot write read-only, silently, and such a connection stays so after the file
-            # can be written again: treated as a lost connection, the pool replaces it (and the others it holds)
             if "readonly database" in str(ctx.original_exception):
                 ctx.is_disconnect = True
         return eng
