@@ -631,6 +631,9 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
                         f"yet ({', '.join(waiting[:5])}{' …' if len(waiting) > 5 else ''}): write yes into the counts "
                         f"column of the one that counts in {result.gradebook}, or a line student,submission into "
                         f"{out / 'choices.csv'}, then grade again"))
+    if result.identical:
+        print(printable(f"note: {len(result.identical)} student(s) handed in the same file more than once, which counts "
+                        f"once: {', '.join(result.identical[:5])}{' …' if len(result.identical) > 5 else ''}"))
     if result.ignored_choices:
         print(printable(f"note: {out / 'choices.csv'} names no graded submission for "
                         f"{', '.join(result.ignored_choices[:5])}{' …' if len(result.ignored_choices) > 5 else ''}: "
@@ -673,9 +676,20 @@ def _write_views(args: argparse.Namespace, key: Any, subs: list[Any], reports: A
 
                 print(printable(f"nbgrader: {report.student}'s autograded/ or feedback/ was not written ({e}); "
                                 f"the score still goes into gradebook.db"), file=sys.stderr)
-        recorded = course.record_scores(args.nbgrader, key, list(reports),
-                                        {r.student: t for sub, r in zip(subs, reports, strict=True)
-                                         if (t := course.hand_in_time(sub)) is not None})
+        times, unread = {}, []
+        for sub, r in zip(subs, reports, strict=True):
+            try:
+                if (t := course.hand_in_time(sub)) is not None:
+                    times[r.student] = t
+            except ValueError as e:   # there, but not a time: nbgrader charges no penalty then; staff should know
+                unread.append(f"{r.student} ({e})")
+        recorded = course.record_scores(args.nbgrader, key, list(reports), times)
+        if unread:
+            from autograder.render.terminal import printable
+
+            print(printable(f"nbgrader: timestamp.txt is not a hand-in time for {'; '.join(unread[:20])}"
+                            f"{' …' if len(unread) > 20 else ''}: no late penalty was charged (as nbgrader does); check "
+                            f"when they handed in"), file=sys.stderr)
         n = len(recorded or [])
         late = [(s, secs, pen) for s, secs, pen in recorded or [] if secs > 0]
         if late:

@@ -142,6 +142,18 @@ class Grading:
 
 # ------------------------------------------------------------------------------------------------ inputs
 
+def student_key(student: str) -> str:
+    """A student id as it seeds the student's parameters and as ids are compared: ids that differ only in case name
+    one student ("Ada", "ada" and "ADA": JupyterHub lower-cases its user names, a roster or a learner may not; nbgrader
+    #1534). str.lower, not casefold: an id with no capital letter keeps its own parameters."""
+    return student.lower()
+
+
+def same_student(a: str | None, b: str | None) -> bool:
+    """Do two ids name the same student (student_key)? None names no one."""
+    return a is not None and b is not None and student_key(a) == student_key(b)
+
+
 @dataclass(frozen=True)
 class Parameter:
     """How one parameter is drawn per student: "real" (|value| in [low, high] with `sign` and `decimals`),

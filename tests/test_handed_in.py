@@ -141,3 +141,63 @@ def test_a_notebook_saved_as_utf_16_says_so(released, tmp_path):
     assert reports["jade"]["status"] == "not_gradable" and reports["jade"]["reason"] == (
         'backward-vs-grad.ipynb is UTF-16 text (an editor saved it as "Unicode"); a notebook is UTF-8: open it in '
         "Jupyter, or save it again as UTF-8, and hand it in again")
+
+
+def test_a_mac_zip_an_id_in_capitals_a_file_handed_in_twice_and_a_copied_check_cell_are_graded(released, tmp_path):
+    """Four public reports, in one batch and one Gradescope upload:
+    - codabench #1655: macOS's Finder puts __MACOSX/._<name>.ipynb (binary AppleDouble files) into the zips it makes.
+      Before, a batch graded them as a student "__MACOSX" (not gradable) and Gradescope refused the upload ("2
+      notebooks ... cannot tell which one"). Now they are not notebooks and are skipped.
+    - nbgrader #1534: an id in other capitals ("Jade" in the notebook, jade's folder; SID "ADA" on Gradescope, "ada" in
+      the notebook) is one student, with one set of parameters. Before: not gradable.
+    - django_autograder #53: the same file twice (ben.ipynb and "ben (1).ipynb", the same bytes) counts once, the file
+      and not its copy; before, none counted until staff chose. On Gradescope, one is graded and the other named.
+    - nbgrader #108: a copied lab.check cell is judged once and the report says so."""
+    import shutil
+
+    from autograder.grading.plan import draw_point
+    from autograder.integrations.gradescope import run
+    from autograder.keyfile import load_key
+
+    _, key_path = released
+    subs = tmp_path / "subs"
+    (subs / "jade").mkdir(parents=True)
+    (subs / "__MACOSX" / "jade").mkdir(parents=True)
+    jade = nbformat.read(EXAMPLES / "jade.ipynb", as_version=4)
+    [sid] = [c for c in jade.cells if c.source.startswith("STUDENT_ID")]
+    sid.source = 'STUDENT_ID = "Jade"'
+    [check] = [c for c in jade.cells if c.source.strip() == 'lab.check("1")']
+    jade.cells.append(nbformat.v4.new_code_cell(check.source, metadata=check.metadata))
+    nbformat.write(jade, subs / "jade" / "backward-vs-grad.ipynb")
+    apple = b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X        " + bytes(4000)   # an AppleDouble header, then padding
+    (subs / "__MACOSX" / "jade" / "._backward-vs-grad.ipynb").write_bytes(apple)
+    (subs / "jade" / "._backward-vs-grad.ipynb").write_bytes(apple)
+    shutil.copy(EXAMPLES / "ben.ipynb", subs / "ben.ipynb")
+    shutil.copy(EXAMPLES / "ben.ipynb", subs / "ben (1).ipynb")
+    p = run_cli("grade", str(subs), "--out", str(tmp_path / "out"), "--key", str(key_path))
+    assert p.returncode == 0, p.stderr
+    assert "note: 1 student(s) handed in the same file more than once, which counts once: ben (ben (1).ipynb, " \
+           "ben.ipynb)" in p.stdout, p.stdout
+    reports = {r["submission"]: r for r in (json.loads(f.read_text()) for f in (tmp_path / "out" / "reports").glob("*.json"))}
+    assert {n: (r["student"], r["status"], r["score"], r["superseded_by"]) for n, r in reports.items()} == {
+        "jade/backward-vs-grad.ipynb": ("jade", "graded", 26, ""), "ben.ipynb": ("ben", "graded", 20, ""),
+        "ben (1).ipynb": ("ben", "graded", 20, "ben.ipynb")}
+    notes = reports["jade/backward-vs-grad.ipynb"]["notes"]
+    assert any(n.startswith('exercise 1: the notebook has 2 lab.check("1") cells (') and
+               n.endswith("): a copied cell; the exercise was judged once") for n in notes), notes
+    assert not any("graded as" in n for n in notes), notes   # "Jade" is jade: nothing to say
+    key = load_key(key_path)
+    assert draw_point(key.parameters, key.assignment, "Jade", "own") == draw_point(key.parameters, key.assignment,
+                                                                                   "jade", "own")
+
+    root = tmp_path / "gs"
+    (root / "submission" / "__MACOSX").mkdir(parents=True)
+    shutil.copy(EXAMPLES / "ada.ipynb", root / "submission" / "backward-vs-grad.ipynb")
+    shutil.copy(EXAMPLES / "ada.ipynb", root / "submission" / "backward-vs-grad (1).ipynb")
+    (root / "submission" / "__MACOSX" / "._backward-vs-grad.ipynb").write_bytes(apple)
+    (root / "submission_metadata.json").write_text(json.dumps({"users": [{"sid": "ADA", "name": "Ada"}]}))
+    assert run(root, key_path) == 0
+    res = json.loads((root / "results" / "results.json").read_text())
+    lab = res["extra_data"]["autograd_lab"]
+    assert (res["score"], lab["student"], lab["submission"]) == (26, "ADA", "backward-vs-grad.ipynb"), res["output"][:2000]
+    assert "backward-vs-grad (1).ipynb (the same file as backward-vs-grad.ipynb)" in res["output"]

@@ -2,6 +2,7 @@
 release, `autograde` (set up with our `configure`, so that it grades in our sandbox) gives every student the
 same score as our `grade` and cannot be told a score by the notebook, and our `grade --nbgrader` fills an nbgrader
 course's autograded/, feedback/ and gradebook?"""
+import copy
 import json
 import os
 import shutil
@@ -57,14 +58,22 @@ def make_course(base: Path, key_path: Path, config: str, students: dict[str, Pat
 @pytest.fixture(scope="module")
 def course(released, tmp_path_factory):
     """A course set up as docs/staff.md says (configure: nbgrader autograde grades in our sandbox), with four
-    example students and the attack of tests/cases/attack-2026-12/nbgrader-check-override (mallory, honest)."""
+    example students and the attack of tests/cases/attack-2026-12/nbgrader-check-override (mallory, honest). ada's
+    notebook ends with a copy of her lab.check("1") cell, its nbgrader metadata too (nbgrader #108: a copied grade
+    cell made nbgrader's own checks fail the whole submission, 0 points in gradebook.db)."""
     _, key_path = released
     config = ("c = get_config()\n"
               "c.CourseDirectory.course_id = 'autograd-lab'\n"
               "from autograder.integrations.nbgrader import configure\n"
               f"configure(c, {str(key_path.parent.parent)!r})   # build/: <assignment>/key.json\n")
-    students = {s: EXAMPLES / f"{s}.ipynb" for s in STUDENTS} | {s: ATTACK / f"{s}.ipynb" for s in ("mallory", "honest")}
-    return make_course(tmp_path_factory.mktemp("course"), key_path, config, students)
+    base = tmp_path_factory.mktemp("course")
+    ada = nbformat.read(EXAMPLES / "ada.ipynb", as_version=4)
+    [check] = [c for c in ada.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "ex1-check"]
+    ada.cells.append(nbformat.from_dict({**copy.deepcopy(check), "id": "a1b2c3d4"}))
+    nbformat.write(ada, base / "ada.ipynb")
+    students = ({s: EXAMPLES / f"{s}.ipynb" for s in STUDENTS} | {"ada": base / "ada.ipynb"}
+                | {s: ATTACK / f"{s}.ipynb" for s in ("mallory", "honest")})
+    return make_course(base / "course", key_path, config, students)
 
 
 def test_generate_assignment_makes_the_same_student_notebook_as_our_release(released, course):
@@ -95,6 +104,9 @@ def test_nbgrader_autograde_and_our_grade_give_every_student_the_same_score(rele
             for s in (*STUDENTS, "mallory", "honest")}
     assert ours == {"ada": 26, "ben": 20, "eve": 23, "gus": 0, "mallory": 0, "honest": 0}
     assert theirs == ours, "nbgrader autograde (grading in our sandbox) and our grade differ"
+    ada = nbformat.read(course / "autograded" / "ada" / ASSIGNMENT / "backward-vs-grad.ipynb", as_version=4)
+    assert [c.metadata.get("nbgrader", {}).get("grade_id") for c in ada.cells].count("ex1-check") == 1
+    assert ada.cells[-1].outputs[0]["text"] == "a copy of exercise 1's check cell: its score is in the first one\n"
     assert scores(course, (*STUDENTS, "mallory", "honest")) == ours   # our grade wrote the same scores
     assert "scores of 6 submission(s) in its gradebook.db" in p.stderr
 
@@ -165,10 +177,17 @@ def test_grade_records_the_hand_in_time_so_the_courses_late_penalty_applies(rele
     course = make_course(tmp_path / "course", key_path, config, {})
     nbgrader(course, "db", "assignment", "add", ASSIGNMENT, "--duedate=2026-11-20 23:59:00 UTC")
     shutil.copytree(case, course / "submitted", dirs_exist_ok=True)
+    # nbgrader PR #591: a timestamp.txt that is not a time (here, text) gets no late penalty, as nbgrader does, and
+    # staff hear of it (before: nothing said); its text is the student's, never quoted. (Its notebook is stu_ontime's:
+    # not gradable as stu_garbled's, so it has no score here.)
+    shutil.copytree(course / "submitted" / "stu_ontime", course / "submitted" / "stu_garbled")
+    (course / "submitted" / "stu_garbled" / ASSIGNMENT / "timestamp.txt").write_text("I want to be a timestamp :(")
     r = run_cli("grade", "--nbgrader", str(course), "--key", str(key_path), "--jobs", "1")
     assert r.returncode == 0, r.stderr
     [late] = [line for line in r.stdout.splitlines() if line.startswith("nbgrader: late")]
     assert late.endswith(": stu_late 4 d 10 h late, penalty 26"), late
+    assert ("nbgrader: timestamp.txt is not a hand-in time for stu_garbled (it is not a time): no late penalty was "
+            "charged (as nbgrader does); check when they handed in") in r.stderr, r.stderr[-2000:]
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         got = {s.student_id: (str(s.timestamp), s.total_seconds_late, s.score, s.late_submission_penalty)
                for s in gb.find_assignment(ASSIGNMENT).submissions}
@@ -190,7 +209,9 @@ def test_what_courses_hand_in_beside_the_work_costs_no_one_a_score(released, tmp
     - nbgrader #258 ("skip extra notebooks"): ada's folder holds her worked notebook, a scratch Untitled.ipynb (no
       cell of the assignment) and an untouched copy of the release with her STUDENT_ID (backward-vs-grad-Copy1.ipynb).
       Before, all three were her submissions, none counted until staff chose. Now the two are named as not work and
-      left out, and her 26/26 is in gradebook.db."""
+      left out, and her 26/26 is in gradebook.db.
+    - django_autograder #53 ("do not count identical submissions"): ada's folder also holds the same file twice
+      (backward-vs-grad (1).ipynb, the same bytes): it is not a second submission."""
     assignments, key_path = released
     course = make_course(tmp_path / "course", key_path, "c = get_config()\n", {"ada": EXAMPLES / "ada.ipynb"})
     nb = nbformat.read(EXAMPLES / "jade.ipynb", as_version=4)
@@ -209,11 +230,13 @@ def test_what_courses_hand_in_beside_the_work_costs_no_one_a_score(released, tmp
     [sid] = [c for c in copy.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "student-id"]
     sid.source = 'STUDENT_ID = "ada"'
     nbformat.write(copy, folder / "backward-vs-grad-Copy1.ipynb")
+    shutil.copy(EXAMPLES / "ada.ipynb", folder / "backward-vs-grad (1).ipynb")
     r = run_cli("grade", "--nbgrader", str(course), "--key", str(key_path), "--jobs", "1")
     assert r.returncode == 0, r.stderr[-2000:]
     assert ("nbgrader: not graded, not work on 01-backward-vs-grad beside a notebook that is: "
-            "ada/Untitled.ipynb (no cell of the assignment); ada/backward-vs-grad-Copy1.ipynb (unchanged since its "
-            "release)") in r.stderr, r.stderr
+            "ada/Untitled.ipynb (no cell of the assignment); ada/backward-vs-grad (1).ipynb (the same file as "
+            "ada/backward-vs-grad.ipynb); ada/backward-vs-grad-Copy1.ipynb (unchanged since its release)") \
+        in r.stderr, r.stderr
     assert "scores of 2 submission(s) in its gradebook.db" in r.stderr, r.stdout[-2000:] + r.stderr[-2000:]
     assert scores(course, ("ada", "jade")) == {"ada": 26.0, "jade": 26.0}
     assert sorted(p.name for p in (course / "autograd-lab" / ASSIGNMENT / "reports").glob("*.json")) == \

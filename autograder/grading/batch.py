@@ -53,8 +53,9 @@ class Submission:
 class BatchResult:
     """What a batch wrote: the reports (in submission order), the gradebook path, reports found in
     the output folder from earlier runs (not in this gradebook), the wall time in seconds, how
-    many reports were kept from an earlier run (unchanged fingerprint), and the choices of choices.csv that
-    chose nothing ("student -> submission")."""
+    many reports were kept from an earlier run (unchanged fingerprint), the choices of choices.csv that
+    chose nothing ("student -> submission"), and the students who handed in one file more than once (`identical`,
+    "student (submission, submission)": the first counts; see `counted`)."""
 
     reports: tuple[Report, ...]
     gradebook: str
@@ -62,6 +63,7 @@ class BatchResult:
     seconds: float
     reused: int = 0
     ignored_choices: tuple[str, ...] = ()   # staff's choices that name no graded submission of that student
+    identical: tuple[str, ...] = ()         # students whose graded submissions are one file handed in twice
 
 
 def find_submissions(paths: list[str], key: Key, ids: str = "file") -> list[Submission]:
@@ -109,12 +111,15 @@ def _modified(path: intake.Found | str | Path) -> str:
 CHOICES = "choices.csv"   # in a batch's output folder: which submission counts, for students with several
 
 
-def counted(reports: tuple[Report, ...], choices: dict[str, str] | None = None) -> tuple[Report, ...]:
+def counted(reports: tuple[Report, ...], choices: dict[str, str] | None = None,
+            contents: dict[str, str] | None = None) -> tuple[Report, ...]:
     """`reports` with, where one student has several graded ones, which one counts: the one staff chose
     (`choices`: student -> submission name); the others say which one counts instead (`superseded_by`). Without
     a choice none counts, and each names the others (`choose_among`): nothing a submission carries (its file's
-    time, which a zip or a student can set; its name) decides. Not-gradable reports take no part."""
-    choices = choices or {}
+    time, which a zip or a student can set; its name) decides. Except where they are one file handed in twice
+    (`contents`: submission name -> sha256 of its bytes, all the same; "ada.ipynb" and "ada (1).ipynb"): there is
+    nothing to choose, and the one with the shortest name counts (the file, not its copy). Not-gradable reports take no part."""
+    choices, contents = choices or {}, contents or {}
     by_student: dict[str, list[Report]] = {}
     for r in reports:
         if r.status == "graded":
@@ -125,12 +130,27 @@ def counted(reports: tuple[Report, ...], choices: dict[str, str] | None = None) 
         names = [g.submission for g in group]
         if len(group) < 2:
             out.append(replace(r, superseded_by="", choose_among=()))
-        elif choices.get(r.student) in names:
-            chosen = choices[r.student]
+        elif choices.get(r.student) in names or _one_file(names, contents):
+            chosen = choices.get(r.student) if choices.get(r.student) in names else min(names, key=lambda n: (len(n), n))
             out.append(replace(r, superseded_by="" if r.submission == chosen else chosen, choose_among=()))
         else:
             out.append(replace(r, superseded_by="", choose_among=tuple(n for n in names if n != r.submission)))
     return tuple(out)
+
+
+def _one_file(names: list[str], contents: dict[str, str]) -> bool:
+    """Are the submissions `names` one file handed in more than once (the same bytes)?"""
+    return len({contents.get(n) for n in names}) == 1 and bool(contents.get(names[0]))
+
+
+def identical(reports: tuple[Report, ...], contents: dict[str, str]) -> list[str]:
+    """The students whose graded submissions are one file handed in more than once, in words for the summary."""
+    by_student: dict[str, list[str]] = {}
+    for r in reports:
+        if r.status == "graded":
+            by_student.setdefault(r.student, []).append(r.submission)
+    return [f"{student} ({', '.join(names)})" for student, names in by_student.items()
+            if len(names) > 1 and _one_file(names, contents)]
 
 
 def read_choices(out: Path, reports: tuple[Report, ...]) -> dict[str, str]:
@@ -314,7 +334,14 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
     unseen = [*(conceal or []), str(out), *sorted({os.path.abspath(Path(s.path).parent) for s in subs})]
     if started is not None and not started.conceals(unseen):   # e.g. a submission linked from another folder
         started = None                                         # (the caller still closes the early one)
-    fps = {s.name: fingerprint(_content(s), key, s.source, course(s)) for s in subs}   # read again to grade: see `one`
+    fps: dict[str, str] = {}
+    contents: dict[str, str] = {}   # submission -> sha256 of its bytes: one file handed in twice counts once
+    for s in subs:   # read again to grade: see `one`
+        content = _content(s)
+        fps[s.name] = fingerprint(content, key, s.source, course(s))
+        if isinstance(content, bytes):
+            contents[s.name] = hashlib.sha256(content).hexdigest()
+        del content
     kept = {s.name: None if force else _reusable(reports_dir / report_file(s.name), fps[s.name]) for s in subs}
     bar = _Progress(len(subs), progress)
 
@@ -368,7 +395,7 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
         bar.close()
     choices = read_choices(out, reports)
     ignored = tuple(unmatched_choices(reports, choices))
-    reports = counted(reports, choices)
+    reports = counted(reports, choices, contents)
     write_choices(out, reports, choices)
     for sub, report in zip(subs, reports, strict=True):   # who counts changed: the report says so
         path = reports_dir / report_file(sub.name)
@@ -387,7 +414,7 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
     profile.end("(the batch)")
     written = {report_file(s.name) for s in subs}
     return BatchResult(reports, str(gradebook), tuple(sorted(before - written)), time.monotonic() - start,
-                       sum(1 for r in kept.values() if r is not None), ignored)
+                       sum(1 for r in kept.values() if r is not None), ignored, tuple(identical(reports, contents)))
 
 
 def batch_reports(out: str | Path) -> tuple[list[Report], list[str], int]:

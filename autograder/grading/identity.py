@@ -4,7 +4,8 @@ file's name, its student folder and the notebook's own STUDENT_ID. An id is reco
 a rule resolves it; where the witnesses disagree in a way no rule resolves, the submission is not
 gradable and the reason says what to do.
 
-May import: stdlib, autograder.report (ID_NOTES: how its notes begin), autograder.grading.intake (notebook_stem).
+May import: stdlib, autograder.report (ID_NOTES: how its notes begin), autograder.grading.intake (notebook_stem),
+autograder.model (same_student: ids that differ only in case are one student).
 """
 from __future__ import annotations
 
@@ -15,11 +16,13 @@ from pathlib import Path
 from typing import Literal
 
 from autograder.grading.intake import notebook_stem
+from autograder.model import same_student
 from autograder.report import ID_NOTES
 
 PLACEHOLDER_ID = "your-student-id"   # what a released notebook's STUDENT_ID cell holds
 
 # How a submission's id is found (docs/staff.md, "Whose submission is this?"):
+#   (in every rule, ids that differ only in case are one student, with one set of parameters: model.student_key)
 #   "file"      batch grading (default). Its student folder (the first folder below the folder given to `grade`
 #               that is not named after the assignment: nbgrader's
 #               submitted/<student>/<assignment>/ too), and the file's name without .ipynb (a copy's
@@ -160,7 +163,8 @@ def resolve(source: Source, released: str, assignment: str, declared: str | None
     stem = notebook_stem(source.path.name)
     usable = declared if declared and declared != PLACEHOLDER_ID else None
     by_file = None if is_released_name(stem, released) else stem
-    if by_file and by_file != undecorated(by_file) and undecorated(by_file) in (source.folder, declared):
+    if by_file and by_file != undecorated(by_file) and any(same_student(undecorated(by_file), w)
+                                                           for w in (source.folder, declared)):
         by_file = undecorated(by_file)   # "mia (1)": a copy of mia's own file, as her folder or STUDENT_ID says
     if source.rule == "given" and source.given is not None:
         return _with_notes(source.given, "given", declared)
@@ -168,11 +172,11 @@ def resolve(source: Source, released: str, assignment: str, declared: str | None
         return _with_notes(declared or stem, "self", declared)
     if source.rule == "upload" and source.uploader and not os.environ.get("AUTOGRADER_STUDENT"):
         ids = source.uploader   # the platform's record outranks what the notebook claims
-        if usable and usable not in ids:
+        if usable and not any(same_student(usable, i) for i in ids):
             return Identity(ids[0], "upload", declared, problem=(
                 f"whose notebook is this? It was uploaded by {' and '.join(map(repr, ids))} (the course's record), "
                 f"but its STUDENT_ID says {usable!r}: set STUDENT_ID to your own id, save, and upload it again"))
-        return _with_notes(usable if usable in ids else ids[0], "upload", declared)
+        return _with_notes(next((i for i in ids if same_student(i, usable)), ids[0]), "upload", declared)
     if source.rule == "upload":
         chosen = os.environ.get("AUTOGRADER_STUDENT") or declared or by_file
         if not chosen:
@@ -181,19 +185,19 @@ def resolve(source: Source, released: str, assignment: str, declared: str | None
                 f"released notebook's: set STUDENT_ID in its first cell to your id, save, and upload it again"))
         return _with_notes(chosen, "upload", declared)
     folder = source.folder
-    if source.rule in ("file", "notebook") and folder and by_file and by_file != folder:
+    if source.rule in ("file", "notebook") and folder and by_file and not same_student(by_file, folder):
         return Identity(folder, source.rule, declared, problem=(
             f"whose submission is this? It is in the folder of {folder!r} but its file name says {by_file!r}: a file "
             f"name never speaks for another student than its folder. If {folder!r} is not a student's folder, "
             f"grade the folder that holds the students' folders (or the files themselves); else rename the file"))
     if source.rule == "notebook" and usable:
-        if folder and folder != usable:
+        if folder and not same_student(folder, usable):
             return Identity(folder, "notebook", declared, problem=(
                 f"whose submission is this? It is in the folder of {folder!r} but its STUDENT_ID says {usable!r}: "
                 f"the folder is the course's record, so --ids notebook does not override it"))
         notes = ([f"graded as its STUDENT_ID {usable!r} (grade --ids notebook); its file name says {by_file!r}"]
-                 if by_file and by_file != usable else [])
-        return Identity(usable, "notebook", declared, tuple(notes))
+                 if by_file and not same_student(by_file, usable) else [])
+        return Identity(folder or usable, "notebook", declared, tuple(notes))
     witness, what = ((folder, "folder") if folder or source.rule == "folder" else (by_file, "file name"))
     added = decoration(stem, released)
     if witness is None and usable and added and not _names_in(added, usable):
@@ -210,7 +214,7 @@ def resolve(source: Source, released: str, assignment: str, declared: str | None
             f"whose submission is this? {source.path.name} is the released notebook's name, it is in no "
             f"student folder, and its STUDENT_ID is {'not set' if not declared else 'still the placeholder'}: "
             f"name the file <student-id>.ipynb or put it in a folder named after the student"))
-    if usable and usable != witness:
+    if usable and not same_student(usable, witness):
         fix = (f"rename the file (or correct STUDENT_ID), or grade with --ids notebook to grade it as {usable!r}"
                if what == "file name" else   # --ids notebook never overrides a folder: the course's record
                "check who handed it in: move it to that student's folder (or correct STUDENT_ID)")
@@ -229,7 +233,7 @@ def notes(declared: str | None, student: str) -> list[str]:
     if declared == PLACEHOLDER_ID:
         return [f"STUDENT_ID is still {PLACEHOLDER_ID!r}: set it to the id your course gave you, so that your "
                 f"parameters are your own" + (f" (graded as {student!r})" if student != declared else "")]
-    if declared and declared != student:
+    if declared and not same_student(declared, student):
         return [f"the notebook says STUDENT_ID = {declared!r}, but it was graded as {student!r} (with the "
                 f"parameters of {student!r})"]
     return []

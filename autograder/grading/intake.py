@@ -21,6 +21,11 @@ MAX_DEPTH = 16           # folders below the one given that `find` looks into (n
 # What a browser appends to a notebook it saves (Chrome opens an .ipynb and saves it as "….ipynb.json"; others add
 # .txt; Windows hides the last extension, so the student sees ".ipynb"): the file is still the notebook.
 SAVED_AS = (".ipynb.json", ".ipynb.txt")
+# Folders that hold no one's work: Jupyter's checkpoints, and the resource forks macOS's Finder adds to a zip it makes
+# (__MACOSX/._name.ipynb: binary AppleDouble files, not notebooks; codabench #1655). An AppleDouble file ("._name")
+# beside its file (some unzip tools put it there) is skipped as well.
+NOT_WORK_FOLDERS = frozenset({".ipynb_checkpoints", "__MACOSX"})
+APPLEDOUBLE = "._"
 
 
 def is_notebook_name(name: str) -> bool:
@@ -101,7 +106,8 @@ def too_large(name: str, size: int) -> str:
 
 
 def find(paths: list[str | Path]) -> list[Found]:
-    """Every notebook name (*.ipynb, and SAVED_AS's) under each folder of `paths` (folders named .ipynb_checkpoints skipped), and each file
+    """Every notebook name (*.ipynb, and SAVED_AS's) under each folder of `paths` (NOT_WORK_FOLDERS and AppleDouble
+    "._" files skipped), and each file
     of `paths` given itself, in order, each once (by its path as given, never resolved). Links are listed, never
     followed: a link named *.ipynb and a link to a folder are each a Found with their problem, and so is a folder
     more than MAX_DEPTH below the one given (not looked into).
@@ -132,7 +138,7 @@ def find(paths: list[str | Path]) -> list[Found]:
 def other_files(paths: list[str | Path], limit: int = 1000) -> list[str]:
     """The files under each folder of `paths` that are not notebooks, as names relative to the folder given (at most
     `limit`): what a batch does not grade, listed so that staff can tell a hand-in in another form (a PDF, a .py, a
-    zip) from no hand-in. Links are not followed; hidden files, .ipynb_checkpoints and nbgrader's timestamp.txt are
+    zip) from no hand-in. Links are not followed; hidden files, NOT_WORK_FOLDERS and nbgrader's timestamp.txt are
     left out. Only names are read."""
     out: list[str] = []
     for given in map(Path, paths):
@@ -140,7 +146,7 @@ def other_files(paths: list[str | Path], limit: int = 1000) -> list[str]:
             continue
         for here, dirs, files in os.walk(given):   # os.walk follows no link to a folder by default
             depth = len(Path(here).relative_to(given).parts)
-            dirs[:] = sorted(d for d in dirs if d != ".ipynb_checkpoints" and not d.startswith(".") and depth < MAX_DEPTH)
+            dirs[:] = sorted(d for d in dirs if d not in NOT_WORK_FOLDERS and not d.startswith(".") and depth < MAX_DEPTH)
             for name in sorted(files):
                 if not (is_notebook_name(name) or name.startswith(".") or name == "timestamp.txt"):
                     out.append((Path(here) / name).relative_to(given).as_posix())
@@ -172,7 +178,7 @@ def _walk(root: Path) -> list[Found]:
                                  f"{e.name} is a symbolic link to a folder, not a folder: the grader does not follow "
                                  f"links; hand in the notebooks themselves"))
             elif e.is_dir(follow_symlinks=False):
-                if e.name == ".ipynb_checkpoints":
+                if e.name in NOT_WORK_FOLDERS:
                     continue
                 if depth + 1 > MAX_DEPTH:
                     out.append(Found(path, rel, root, "special",
@@ -180,7 +186,7 @@ def _walk(root: Path) -> list[Found]:
                                      f"so the grader does not look into it"))
                     continue
                 below.append((path, depth + 1))
-            elif is_notebook_name(e.name):
+            elif is_notebook_name(e.name) and not e.name.startswith(APPLEDOUBLE):
                 out.append(_examine(path, rel, root))
         stack.extend(reversed(below))   # depth first, in name order
     return out

@@ -14,7 +14,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.model import Exercise, Key, Number, Parameter, nest
+from autograder.model import Exercise, Key, Number, Parameter, nest, student_key
 
 PLACEHOLDER_ID = "your-student-id"   # what a released notebook's STUDENT_ID cell holds
 
@@ -47,7 +47,8 @@ class ProbePlan:
 
 def _rng(assignment: str, student: str, stream: str, name: str) -> random.Random:
     # a student id from a file name need not be UTF-8 (os.fsdecode gives it lone surrogates): its own bytes seed it
-    seed = hashlib.sha256(f"{assignment}\0{student}\0{stream}\0{name}".encode("utf-8", "surrogateescape")).digest()
+    # ids that differ only in case are one student (model.student_key): they draw the same parameters
+    seed = hashlib.sha256(f"{assignment}\0{student_key(student)}\0{stream}\0{name}".encode("utf-8", "surrogateescape")).digest()
     return random.Random(int.from_bytes(seed[:8], "big"))
 
 

@@ -200,7 +200,8 @@ def _notebooks(folder: Path) -> list[intake.Found]:
 def choose_notebook(folder: Path, released_name: str) -> tuple[intake.Found | None, str, list[str]]:
     """The notebook of an upload: the only .ipynb; else the only one that is the released notebook or a
     copy of it ("backward-vs-grad (1).ipynb"; see identity.is_released_name), leaving out copies whose
-    answer cells are all as released (notebook.untouched). A link or a special file is never read: it is listed
+    answer cells are all as released (notebook.untouched); of one file uploaded twice (the same bytes), the one with
+    the released name. A link or a special file is never read: it is listed
     among the ignored files, with what it is. Returns (the notebook, "", the other notebooks, which are
     ignored), or (None, why it cannot be graded, [])."""
     everything = _notebooks(folder)
@@ -217,6 +218,9 @@ def choose_notebook(folder: Path, released_name: str) -> tuple[intake.Found | No
                       + (f" (it holds {', '.join(names)})" if names else " (it is empty)")
                       + f"; upload your notebook ({released_name})"), []
     named = [f for f in found if identity.is_released_name(intake.notebook_stem(f.path.name), released_name)]
+    if _one_file(found):   # one file uploaded twice ("backward-vs-grad (1).ipynb" beside it): nothing to choose between
+        first = min(named or found, key=lambda f: (len(f.name), f.name))   # the file, not its copy "… (1)"
+        return first, "", [f"{f.name} (the same file as {first.name})" for f in found if f != first] + refused
     if len(named) > 1:   # an untouched released copy beside the student's own work: the work is graded
         worked = [f for f in named if not _untouched(f)]
         named = worked if len(worked) == 1 else named
@@ -225,6 +229,19 @@ def choose_notebook(folder: Path, released_name: str) -> tuple[intake.Found | No
                               for f in found if f != named[0]] + refused
     return None, (f"the upload has {len(found)} notebooks ({listed(found)}), and the grader cannot tell which one "
                   f"is your work: upload only that one ({released_name})"), []
+
+
+def _one_file(found: list[intake.Found]) -> bool:
+    """Are these notebooks one file uploaded more than once (the same bytes)?"""
+    import hashlib
+
+    digests = set()
+    for f in found:
+        try:
+            digests.add(hashlib.sha256(intake.read(f)).hexdigest())
+        except intake.Refused:
+            return False
+    return len(digests) == 1
 
 
 def _parsed(f: intake.Found) -> Any:

@@ -36,7 +36,8 @@ def submissions(course: str | Path, assignment: str, ignored: list[str] | None =
     each named "<student>/<notebook>" and graded as <student> (identity rule "folder": a STUDENT_ID that
     names someone else makes it not gradable). With `ignored` (a list to add to): where a student's folder also holds
     a worked notebook of the assignment, a notebook that is not one (no cell of the assignment: a scratch
-    Untitled.ipynb) or one unchanged since its release (an untouched -Copy1) is not a submission: it is left out and
+    Untitled.ipynb), one unchanged since its release (an untouched -Copy1) or a second copy of one file (the same
+    bytes) is not a submission: it is left out and
     named in `ignored` with why (nbgrader #258: "skip extra notebooks"), so that it does not compete with the work."""
     subs = _submissions(course, assignment)
     if ignored is None:
@@ -47,12 +48,28 @@ def submissions(course: str | Path, assignment: str, ignored: list[str] | None =
     kept: list[Submission] = []
     for group in by_student.values():
         why = {s.name: _not_work(s) for s in group} if len(group) > 1 else {}
+        first: dict[str, str] = {}   # sha256 of the bytes -> the first notebook that holds them
+        for s in sorted(group, key=lambda s: (len(s.name), s.name)) if len(group) > 1 else ():   # the file, then copies
+            digest = _digest(s)
+            if digest and digest in first and not why[s.name]:   # one file handed in twice: the first is the work
+                why[s.name] = f"the same file as {first[digest]}"
+            first.setdefault(digest, s.name)
         worked = [s for s in group if not why.get(s.name)]
         if worked and len(worked) < len(group):
             ignored += [f"{s.name} ({why[s.name]})" for s in group if why[s.name]]
             group = worked
         kept += group
     return kept
+
+
+def _digest(sub: Submission) -> str:
+    """sha256 of a submission's bytes ("" when the intake refuses it)."""
+    import hashlib
+
+    try:
+        return hashlib.sha256(sub.read()).hexdigest()
+    except intake.Refused:
+        return ""
 
 
 def _not_work(sub: Submission) -> str:
@@ -120,9 +137,17 @@ def write_autograded(course: str | Path, submission: Submission, report: Report,
             out.unlink(missing_ok=True)
         return out
     scores = _exercise_scores(report)
+    dedupe_grade_ids(nb)
+    scored: set[str] = set()
     for cell in nb.cells:
         exercise = check_cell_exercise(cell.source) if cell.cell_type == "code" else None
         meta = cell.get("metadata", {}).get("nbgrader", {})
+        if exercise in scored:   # a copied check cell: the first one holds the score
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=(
+                f"a copy of exercise {exercise}'s check cell: its score is in the first one\n"))]
+            continue
+        if exercise is not None:
+            scored.add(exercise)
         if exercise is None:
             if cell.cell_type == "code" and isinstance(meta, dict) and meta.get("grade") and not meta.get("solution"):
                 # nbgrader gives a grade cell without output full marks: one that is not ours gets none
@@ -160,19 +185,29 @@ def write_feedback(course: str | Path, report: Report, released: str) -> Path:
 
 def hand_in_time(submission: Submission) -> Any:
     """The submission's hand-in time as nbgrader's exchange wrote it (timestamp.txt beside the notebook, read through
-    the intake: never through a link, at most 1000 bytes), as a naive UTC datetime; None when there is none or it is
-    not a time (nbgrader.utils.parse_utc)."""
+    the intake: never through a link, at most 1000 bytes), as a naive UTC datetime; None when there is none.
+
+    Raises:
+        ValueError: there is one, but it is not a time nbgrader.utils.parse_utc reads (empty, text, unreadable); the
+            message says so without quoting it. nbgrader then charges no late penalty: staff should hear of it.
+    """
     from nbgrader.utils import parse_utc
 
     sub = Path(submission.path)
     f = submission.found
     stamp = (intake.Found(sub.parent / "timestamp.txt", (Path(f.name).parent / "timestamp.txt").as_posix(), f.root)
              if f is not None else intake.Found(sub.parent / "timestamp.txt", "timestamp.txt", None))
+    if not os.path.lexists(stamp.path):
+        return None
     try:
         text = intake.read(stamp, limit=1000).decode("utf-8").strip()
-        return parse_utc(text) if text else None
-    except (intake.Refused, UnicodeDecodeError, ValueError, OverflowError, TypeError):
-        return None
+        if not text:
+            raise ValueError("it is empty")
+        return parse_utc(text)
+    except intake.Refused as e:
+        raise ValueError(str(e)) from None
+    except (UnicodeDecodeError, ValueError, OverflowError, TypeError) as e:
+        raise ValueError(str(e) if str(e) == "it is empty" else "it is not a time") from None
 
 
 def late_plugin(course: str | Path) -> Any:
@@ -262,12 +297,50 @@ def configure(c: Any, keys: str | Path) -> None:
         "autograder.integrations.nbgrader.GradeInSandbox", "nbgrader.preprocessors.LimitOutput",
         "nbgrader.preprocessors.SaveAutoGrades", "nbgrader.preprocessors.AssignLatePenalties",
         "nbgrader.preprocessors.CheckCellMetadata"]
+    # nbgrader's own DeduplicateIds leaves a copied grade cell with `"nbgrader": {}`, which its CheckCellMetadata then
+    # takes for an old metadata format: the whole submission fails and scores 0 (nbgrader #108, a copied check cell)
+    c.Autograde.sanitize_preprocessors = [
+        "nbgrader.preprocessors.ClearOutput", "autograder.integrations.nbgrader.DeduplicateGradeIds",
+        "nbgrader.preprocessors.OverwriteKernelspec", "nbgrader.preprocessors.OverwriteCells",
+        "nbgrader.preprocessors.CheckCellMetadata"]
 
 
 def _preprocessor_base() -> type:
     from nbconvert.preprocessors import Preprocessor
 
     return Preprocessor
+
+
+def dedupe_grade_ids(nb: Any) -> list[str]:
+    """Keep the first cell of each nbgrader grade_id; take the nbgrader metadata off every later one (a copied cell:
+    nbgrader grades a grade_id once, and a second cell of it would stop nbgrader's checks). Returns the grade_ids
+    that had copies."""
+    seen: set[str] = set()
+    copied: list[str] = []
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader")
+        grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
+        if not isinstance(grade_id, str):
+            continue
+        if grade_id in seen:
+            del cell.metadata["nbgrader"]
+            copied.append(grade_id)
+        seen.add(grade_id)
+    return copied
+
+
+class DeduplicateGradeIds(_preprocessor_base()):  # type: ignore[misc]
+    """nbgrader autograde's sanitizing step for copied cells (`dedupe_grade_ids`), in place of nbgrader's
+    DeduplicateIds, which keeps the last copy and leaves the others' metadata empty rather than absent."""
+
+    from traitlets import Bool
+
+    enabled = Bool(True).tag(config=True)
+
+    def preprocess(self, nb: Any, resources: dict) -> tuple[Any, dict]:
+        for grade_id in dedupe_grade_ids(nb):
+            self.log.warning("a copy of the cell with grade_id %r is no longer a grade cell: the first one is", grade_id)
+        return nb, resources
 
 
 class GradeInSandbox(_preprocessor_base()):  # type: ignore[misc]

@@ -6,7 +6,7 @@ travels with the notebook that is handed in) and in a file beside the notebook (
 outputs. A record is a record, not a proof: its digest shows a hand edit that forgot to redo the digest,
 nothing more.
 
-May import: stdlib, autograder.wire.
+May import: stdlib, autograder.wire, autograder.model (same_student).
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder import wire
+from autograder.model import same_student
 
 COMMIT_MIME = "application/vnd.autograd-lab.commit+json"   # the check cell's output that holds the record
 STORE = ".autograd-lab-commits.json"                         # the file beside the notebook
@@ -126,7 +127,7 @@ def choose(records: list[Commit], assignment: str, student: str) -> dict[str, Co
             continue   # the earliest intact record of this notebook counts; others cannot replace it
         if not r.intact:
             out[r.exercise] = "its commit record was edited by hand (its digest does not match its content)"
-        elif r.assignment != assignment or r.student != student:
+        elif r.assignment != assignment or not same_student(r.student, student):
             out.setdefault(r.exercise, f"its commit record belongs to another notebook ({r.assignment or '?'}, "
                                        f"student {r.student or '?'})")
         else:

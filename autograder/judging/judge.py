@@ -796,8 +796,8 @@ def _written_above_raise(evidence: Evidence, exercise: str, function: str) -> bo
 
 
 def exercise_notes(key: Key, evidence: Evidence) -> list[str]:
-    """Per exercise: where it was judged when not at its own check cell, and the names it used that a
-    later cell binds again (information, never a penalty: it was judged as the notebook stood there)."""
+    """Per exercise: where it was judged when not at its own check cell, its check cells when there are several (a
+    copied cell), and the names it used that a later cell binds again (information, never a penalty: it was judged as the notebook stood there)."""
     facts, out = evidence.facts, []
     if facts is None:
         return out
@@ -813,6 +813,10 @@ def exercise_notes(key: Key, evidence: Evidence) -> list[str]:
         elif position.where == "no check cell":
             out.append(f"exercise {ex.id}: the notebook has no lab.check(\"{ex.id}\") cell, so it was judged after "
                        f"{at}, where the released notebook checks it")
+        copies = [i for i, e in enumerate(facts.checks) if e == ex.id]
+        if len(copies) > 1:   # a copied check cell (nbgrader #108): judged once, at the first
+            out.append(f"exercise {ex.id}: the notebook has {len(copies)} lab.check(\"{ex.id}\") cells "
+                       f"({', '.join(evidence.label(i) for i in copies)}): a copied cell; the exercise was judged once")
         names = tuple(c.name for c in key.checks if c.exercise == ex.id and c.kind == "predict" and c.name)
         for name, cell in facts.rebound_later(facts.used_names(ex.functions, names, position.after), position.after):
             out.append(f"exercise {ex.id}: {evidence.label(cell)} binds {name} again, which exercise {ex.id} uses; "

@@ -129,7 +129,7 @@ def summary(reports: list[Report], shown: Callable[[str], bool] = lambda note: F
                      + " ".join(f"{counts[s] if r.status == 'graded' else '—':>7}" for s in STATUSES))
         extra = [r.reason] if r.status == "not_gradable" else [n for n in r.notes if shown(n)]
         if r.superseded_by:
-            extra.append(f"does not count: {r.superseded_by}, a later submission of {r.student}, counts")
+            extra.append(f"does not count: {r.superseded_by}, another submission of {r.student}, counts")
         for text in extra:
             lines += textwrap.wrap(text, len(head), initial_indent="   ↳ ", subsequent_indent="     ")
     return printable("\n".join(lines))

@@ -58,6 +58,7 @@ from typing import Any, Awaitable, Callable
 import sqlalchemy as sa
 import tornado.web
 
+from autograder.model import same_student
 from autograder.service.rules import Rules
 from autograder.service.store import Course, User, token_digest
 
@@ -395,13 +396,14 @@ class _Exercise(Base):
 
         data = self.body()
         assignment, exercise, student = _text(data, "assignment"), _text(data, "exercise"), _text(data, "student")
-        if student != self.user.name:
+        if not same_student(student, self.user.name):
             if student == PLACEHOLDER_ID:
                 raise HTTPError(403, f"STUDENT_ID is still the placeholder: you are signed in as {self.user.name!r}, "
                                      f"so set STUDENT_ID = \"{self.user.name}\" in the notebook's first cell, then run "
                                      f"that cell and the set-up cell after it (or Run All)")
             raise HTTPError(403, f"this notebook's STUDENT_ID is {student!r}, but you are signed in as "
                                  f"{self.user.name!r}: a student checks only their own work")
+        student = self.user.name   # the course's spelling of the id ("Amy" in the notebook is amy: one student)
         cells, labels = _cells(data)
         results = data.get("results")
         if not isinstance(results, str):
@@ -657,7 +659,7 @@ def _handin_problem(data: bytes, assignment: str, student: str) -> str:
     declared = declared_student_id(nb)
     if declared == PLACEHOLDER_ID:
         return f"its STUDENT_ID is still the placeholder: set STUDENT_ID = \"{student}\", save, and hand in again"
-    if declared and declared != student:
+    if declared and not same_student(declared, student):
         return f"its STUDENT_ID is {declared[:100]!r}, but you are signed in as {student!r}"
     return ""
 

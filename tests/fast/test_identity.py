@@ -104,3 +104,26 @@ def test_canvas_names_a_re_upload_and_the_students_name_run_together_are_read():
 def test_a_folder_that_disagrees_is_never_told_to_use_ids_notebook():
     p = who("backward-vs-grad.ipynb", "Downloads", "ada").problem
     assert "Its folder says 'Downloads' but its STUDENT_ID says 'ada'" in p and "--ids notebook" not in p
+
+
+def test_ids_that_differ_only_in_case_are_one_student_with_one_set_of_parameters():
+    """nbgrader #1534 (JupyterHub lower-cases its user names; a roster or a learner may not): STUDENT_ID "Ada" in
+    ada's folder is ada, with ada's parameters; her commit records, made as "Ada", are hers; a different id still
+    disagrees."""
+    from autograder.grading.plan import draw_point
+    from autograder.judging import commit
+    from autograder.model import Parameter, same_student
+
+    agree = who("backward-vs-grad.ipynb", "ada", "Ada")
+    assert (agree.student, agree.problem, agree.notes) == ("ada", "", ())
+    assert who("ada.ipynb", None, "ADA").student == "ada" and not who("ada.ipynb", None, "ADA").problem
+    upload = resolve(Source(Path("/x/backward-vs-grad.ipynb"), None, "upload", uploader=("ADA",)), RELEASED,
+                     ASSIGNMENT, "ada")
+    assert (upload.student, upload.problem) == ("ADA", "")   # the course's record, its spelling
+    assert who("backward-vs-grad.ipynb", "ada", "adam").problem
+    params = {"x0": Parameter("real", 0.5, 3.0, "any")}
+    assert draw_point(params, ASSIGNMENT, "Ada", "own") == draw_point(params, ASSIGNMENT, "ada", "own") != \
+        draw_point(params, ASSIGNMENT, "adam", "own")
+    record = commit.read(commit.make(ASSIGNMENT, "Ada", "1", {}, ["p1 = 2"]))
+    assert commit.choose([record], ASSIGNMENT, "ada") == {"1": record}
+    assert same_student("Zoë", "zoë") and not same_student("ada", None)
