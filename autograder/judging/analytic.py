@@ -145,7 +145,7 @@ def _fast(text: str, symbols: tuple[str, ...], point: dict[str, int | float]) ->
     try:
         f = _lambdified(text, symbols, order)
         with mpmath.workdps(50):
-            args = [mpmath.mpf(repr(point[n])) if isinstance(point[n], float) else mpmath.mpf(point[n]) for n in order]
+            args = [_mpf50(point[n]) for n in order]
             values = f(*args)
             finite = all(isinstance(v, mpmath.mpf) and mpmath.isfinite(v) for v in values)
             out = tuple(float(v) for v in values)
@@ -154,6 +154,16 @@ def _fast(text: str, symbols: tuple[str, ...], point: dict[str, int | float]) ->
     # A finite 50-digit value beyond float64's range rounds to ±inf: exact substitution would say the same, after
     # building a number of billions of digits (x**(10**10)). A non-finite one (a pole, 0/0) goes to it.
     return out if finite or all(math.isfinite(v) for v in out) else None
+
+
+@lru_cache(maxsize=65536)
+def _mpf50(value: int | float) -> Any:
+    """`value` as a 50-digit mpmath number (a float: the exact decimal of its repr), made once: a point's values
+    recur across the expressions evaluated there, and parsing the decimal is most of an evaluation's cost. Called
+    only inside mpmath.workdps(50) (an mpf is immutable; its precision is that of the context it was made in)."""
+    import mpmath
+
+    return mpmath.mpf(repr(value)) if isinstance(value, float) else mpmath.mpf(value)
 
 
 def _evaluate(text: str, symbols: tuple[str, ...], point: dict[str, int | float]) -> tuple[float, ...]:
