@@ -598,7 +598,9 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
                   f"them; the final scores: autograder course export {key.assignment} --service {args.service} --csv "
                   f"FILE", file=sys.stderr)
     if course_commits is not None and not args.json:
-        strangers = sorted({r.student for r in result.reports} - roster)
+        from autograder.model import student_key
+
+        strangers = sorted({r.student for r in result.reports if student_key(r.student) not in roster})
         if strangers:
             from autograder.render.terminal import printable
 
@@ -681,15 +683,15 @@ def _write_views(args: argparse.Namespace, key: Any, subs: list[Any], reports: A
             try:
                 if (t := course.hand_in_time(sub)) is not None:
                     times[r.student] = t
-            except ValueError as e:   # there, but not a time: nbgrader charges no penalty then; staff should know
+            except ValueError as e:   # there, but not a time (nbgrader's autograde fails such a one): staff should know
                 unread.append(f"{r.student} ({e})")
         recorded = course.record_scores(args.nbgrader, key, list(reports), times)
         if unread:
             from autograder.render.terminal import printable
 
             print(printable(f"nbgrader: timestamp.txt is not a hand-in time for {'; '.join(unread[:20])}"
-                            f"{' …' if len(unread) > 20 else ''}: no late penalty was charged (as nbgrader does); check "
-                            f"when they handed in"), file=sys.stderr)
+                            f"{' …' if len(unread) > 20 else ''}: graded; the hand-in time gradebook.db had for them (if "
+                            f"any) stays, and with it any late penalty; check when they handed in"), file=sys.stderr)
         n = len(recorded or [])
         late = [(s, secs, pen) for s, secs, pen in recorded or [] if secs > 0]
         if late:

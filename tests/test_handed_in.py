@@ -174,14 +174,20 @@ def test_a_mac_zip_an_id_in_capitals_a_file_handed_in_twice_and_a_copied_check_c
     (subs / "jade" / "._backward-vs-grad.ipynb").write_bytes(apple)
     shutil.copy(EXAMPLES / "ben.ipynb", subs / "ben.ipynb")
     shutil.copy(EXAMPLES / "ben.ipynb", subs / "ben (1).ipynb")
+    (subs / "Ben").mkdir()
+    shutil.copy(EXAMPLES / "ben.ipynb", subs / "Ben" / "backward-vs-grad.ipynb")   # "Ben" is ben: the same file again
+    shutil.copy(EXAMPLES / "gus.ipynb", subs / "__MACOSX" / "gus.ipynb")   # a notebook there is no resource fork
     p = run_cli("grade", str(subs), "--out", str(tmp_path / "out"), "--key", str(key_path))
     assert p.returncode == 0, p.stderr
     assert "note: 1 student(s) handed in the same file more than once, which counts once: ben (ben (1).ipynb, " \
-           "ben.ipynb)" in p.stdout, p.stdout
+           "ben.ipynb, Ben/backward-vs-grad.ipynb)" in p.stdout, p.stdout
     reports = {r["submission"]: r for r in (json.loads(f.read_text()) for f in (tmp_path / "out" / "reports").glob("*.json"))}
     assert {n: (r["student"], r["status"], r["score"], r["superseded_by"]) for n, r in reports.items()} == {
         "jade/backward-vs-grad.ipynb": ("jade", "graded", 26, ""), "ben.ipynb": ("ben", "graded", 20, ""),
-        "ben (1).ipynb": ("ben", "graded", 20, "ben.ipynb")}
+        "ben (1).ipynb": ("ben", "graded", 20, "ben.ipynb"), "Ben/backward-vs-grad.ipynb": ("Ben", "graded", 20, "ben.ipynb"),
+        "__MACOSX/gus.ipynb": ("__MACOSX", "not_gradable", None, "")}
+    grades = (tmp_path / "out" / "grades.csv").read_text().splitlines()
+    assert [row.split(",")[3] for row in grades[1:]] == ["__MACOSX", "ben", "jade"], grades   # one row for ben
     notes = reports["jade/backward-vs-grad.ipynb"]["notes"]
     assert any(n.startswith('exercise 1: the notebook has 2 lab.check("1") cells (') and
                n.endswith("): a copied cell; the exercise was judged once") for n in notes), notes
@@ -201,3 +207,36 @@ def test_a_mac_zip_an_id_in_capitals_a_file_handed_in_twice_and_a_copied_check_c
     lab = res["extra_data"]["autograd_lab"]
     assert (res["score"], lab["student"], lab["submission"]) == (26, "ADA", "backward-vs-grad.ipynb"), res["output"][:2000]
     assert "backward-vs-grad (1).ipynb (the same file as backward-vs-grad.ipynb)" in res["output"]
+
+    # an SID beyond ASCII letters is the id as it is (before: graded as "Jos_", with Jos_'s parameters)
+    (root / "submission_metadata.json").write_text(json.dumps({"users": [{"sid": "José"}]}))
+    nb = nbformat.read(EXAMPLES / "ada.ipynb", as_version=4)
+    [sid] = [c for c in nb.cells if c.source.startswith("STUDENT_ID")]
+    sid.source = 'STUDENT_ID = "josé"'
+    nbformat.write(nb, root / "submission" / "backward-vs-grad.ipynb")
+    (root / "submission" / "backward-vs-grad (1).ipynb").unlink()
+    assert run(root, key_path) == 0
+    res = json.loads((root / "results" / "results.json").read_text())
+    x0 = draw_point(key.parameters, key.assignment, "José", "own")["x0"]
+    assert res["extra_data"]["autograd_lab"]["student"] == "José" and f"`x0 = {x0}`" in res["output"], res["output"][:1500]
+
+
+def test_a_course_batch_finds_the_services_commits_of_an_id_in_other_capitals(released, worker):
+    """`grade --service`: the service keeps its students' commits under their roster names (lower case). A
+    notebook whose id resolves as "Ada" (its folder) is ada's, and her commits count (before: her predictions
+    scored nothing, "not committed on the course service")."""
+    from autograder.grading.grade import grade_notebook
+    from autograder.grading.identity import Source
+    from autograder.judging.commit import COMMIT_MIME
+    from autograder.keyfile import load_key
+
+    _, key_path = released
+    key = load_key(key_path)
+    path = EXAMPLES / "ada.ipynb"
+    records = [o["data"][COMMIT_MIME] for c in json.loads(path.read_text())["cells"] for o in c.get("outputs", [])
+               if COMMIT_MIME in o.get("data", {})]
+    assert len(records) == 6   # one per exercise
+    report = grade_notebook(path, key, worker=worker, source=Source(path, "Ada", "folder"),
+                            course_commits={"ada": records})
+    assert (report.student, report.status, report.score) == ("Ada", "graded", 26), [
+        (o.check_id, o.status, o.message) for o in report.outcomes if o.status != "passed"][:3]

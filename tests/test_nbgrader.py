@@ -60,7 +60,8 @@ def course(released, tmp_path_factory):
     """A course set up as docs/staff.md says (configure: nbgrader autograde grades in our sandbox), with four
     example students and the attack of tests/cases/attack-2026-12/nbgrader-check-override (mallory, honest). ada's
     notebook ends with a copy of her lab.check("1") cell, its nbgrader metadata too (nbgrader #108: a copied grade
-    cell made nbgrader's own checks fail the whole submission, 0 points in gradebook.db)."""
+    cell made nbgrader's own checks fail the whole submission, 0 points in gradebook.db), and has a plain
+    lab.check("1") cell pasted above the real one (its score must still go into the cell nbgrader grades)."""
     _, key_path = released
     config = ("c = get_config()\n"
               "c.CourseDirectory.course_id = 'autograd-lab'\n"
@@ -70,6 +71,7 @@ def course(released, tmp_path_factory):
     ada = nbformat.read(EXAMPLES / "ada.ipynb", as_version=4)
     [check] = [c for c in ada.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "ex1-check"]
     ada.cells.append(nbformat.from_dict({**copy.deepcopy(check), "id": "a1b2c3d4"}))
+    ada.cells.insert(ada.cells.index(check), nbformat.v4.new_code_cell('lab.check("1")'))   # pasted, no metadata
     nbformat.write(ada, base / "ada.ipynb")
     students = ({s: EXAMPLES / f"{s}.ipynb" for s in STUDENTS} | {"ada": base / "ada.ipynb"}
                 | {s: ATTACK / f"{s}.ipynb" for s in ("mallory", "honest")})
@@ -106,7 +108,10 @@ def test_nbgrader_autograde_and_our_grade_give_every_student_the_same_score(rele
     assert theirs == ours, "nbgrader autograde (grading in our sandbox) and our grade differ"
     ada = nbformat.read(course / "autograded" / "ada" / ASSIGNMENT / "backward-vs-grad.ipynb", as_version=4)
     assert [c.metadata.get("nbgrader", {}).get("grade_id") for c in ada.cells].count("ex1-check") == 1
-    assert ada.cells[-1].outputs[0]["text"] == "a copy of exercise 1's check cell: its score is in the first one\n"
+    first = next(i for i, c in enumerate(ada.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == "ex1-check")
+    assert ada.cells[first].outputs[-1]["data"]["text/plain"] == "4"   # the score is in the grade cell nbgrader reads
+    for pasted in (ada.cells[first - 1], ada.cells[-1]):
+        assert pasted.outputs[0]["text"] == f"a copy of exercise 1's check cell: its score is in cell {first + 1}\n"
     assert scores(course, (*STUDENTS, "mallory", "honest")) == ours   # our grade wrote the same scores
     assert "scores of 6 submission(s) in its gradebook.db" in p.stderr
 
@@ -177,7 +182,7 @@ def test_grade_records_the_hand_in_time_so_the_courses_late_penalty_applies(rele
     course = make_course(tmp_path / "course", key_path, config, {})
     nbgrader(course, "db", "assignment", "add", ASSIGNMENT, "--duedate=2026-11-20 23:59:00 UTC")
     shutil.copytree(case, course / "submitted", dirs_exist_ok=True)
-    # nbgrader PR #591: a timestamp.txt that is not a time (here, text) gets no late penalty, as nbgrader does, and
+    # nbgrader PR #591: a timestamp.txt that is not a time (here, text) is graded (nbgrader's autograde fails it), and
     # staff hear of it (before: nothing said); its text is the student's, never quoted. (Its notebook is stu_ontime's:
     # not gradable as stu_garbled's, so it has no score here.)
     shutil.copytree(course / "submitted" / "stu_ontime", course / "submitted" / "stu_garbled")
@@ -186,8 +191,9 @@ def test_grade_records_the_hand_in_time_so_the_courses_late_penalty_applies(rele
     assert r.returncode == 0, r.stderr
     [late] = [line for line in r.stdout.splitlines() if line.startswith("nbgrader: late")]
     assert late.endswith(": stu_late 4 d 10 h late, penalty 26"), late
-    assert ("nbgrader: timestamp.txt is not a hand-in time for stu_garbled (it is not a time): no late penalty was "
-            "charged (as nbgrader does); check when they handed in") in r.stderr, r.stderr[-2000:]
+    assert ("nbgrader: timestamp.txt is not a hand-in time for stu_garbled (it is not a time): graded; the hand-in "
+            "time gradebook.db had for them (if any) stays, and with it any late penalty; check when they handed in") \
+        in r.stderr, r.stderr[-2000:]
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         got = {s.student_id: (str(s.timestamp), s.total_seconds_late, s.score, s.late_submission_penalty)
                for s in gb.find_assignment(ASSIGNMENT).submissions}

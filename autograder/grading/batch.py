@@ -26,7 +26,7 @@ from autograder.grading import identity, intake
 from autograder.judging.compare import short
 from autograder.grading.grade import grade_notebook, grader_fault, not_gradable_report
 from autograder.keyfile import grading_json
-from autograder.model import Key
+from autograder.model import Key, student_key
 from autograder.render.gradebook import to_csv, to_nbgrader_csv
 from autograder.render.terminal import printable
 from autograder.report import STATUSES, Report, read_report, write_text_atomic
@@ -119,19 +119,21 @@ def counted(reports: tuple[Report, ...], choices: dict[str, str] | None = None,
     time, which a zip or a student can set; its name) decides. Except where they are one file handed in twice
     (`contents`: submission name -> sha256 of its bytes, all the same; "ada.ipynb" and "ada (1).ipynb"): there is
     nothing to choose, and the one with the shortest name counts (the file, not its copy). Not-gradable reports take no part."""
-    choices, contents = choices or {}, contents or {}
-    by_student: dict[str, list[Report]] = {}
+    contents = contents or {}
+    choices = {student_key(s): n for s, n in (choices or {}).items()}
+    by_student: dict[str, list[Report]] = {}   # ids that differ only in case are one student
     for r in reports:
         if r.status == "graded":
-            by_student.setdefault(r.student, []).append(r)
+            by_student.setdefault(student_key(r.student), []).append(r)
     out = []
     for r in reports:
-        group = by_student.get(r.student, []) if r.status == "graded" else []
+        who = student_key(r.student)
+        group = by_student.get(who, []) if r.status == "graded" else []
         names = [g.submission for g in group]
         if len(group) < 2:
             out.append(replace(r, superseded_by="", choose_among=()))
-        elif choices.get(r.student) in names or _one_file(names, contents):
-            chosen = choices.get(r.student) if choices.get(r.student) in names else min(names, key=lambda n: (len(n), n))
+        elif choices.get(who) in names or _one_file(names, contents):
+            chosen = choices.get(who) if choices.get(who) in names else min(names, key=lambda n: (len(n), n))
             out.append(replace(r, superseded_by="" if r.submission == chosen else chosen, choose_among=()))
         else:
             out.append(replace(r, superseded_by="", choose_among=tuple(n for n in names if n != r.submission)))
@@ -148,7 +150,7 @@ def identical(reports: tuple[Report, ...], contents: dict[str, str]) -> list[str
     by_student: dict[str, list[str]] = {}
     for r in reports:
         if r.status == "graded":
-            by_student.setdefault(r.student, []).append(r.submission)
+            by_student.setdefault(student_key(r.student), []).append(r.submission)
     return [f"{student} ({', '.join(names)})" for student, names in by_student.items()
             if len(names) > 1 and _one_file(names, contents)]
 
@@ -179,7 +181,7 @@ def read_choices(out: Path, reports: tuple[Report, ...]) -> dict[str, str]:
     students: dict[str, list[str]] = {}
     for r in reports:
         if r.status == "graded":
-            students.setdefault(r.student, []).append(r.submission)
+            students.setdefault(student_key(r.student), []).append(r.submission)
     for student, names in students.items():
         yes = [n for n in names if said.get(cell(n)) == "yes"]
         was_waiting = any(said.get(cell(n), "").startswith("choose") for n in names)
@@ -191,8 +193,9 @@ def read_choices(out: Path, reports: tuple[Report, ...]) -> dict[str, str]:
 def unmatched_choices(reports: tuple[Report, ...], choices: dict[str, str]) -> list[str]:
     """The choices (student -> submission) that name no graded submission of that student, in words: they choose
     nothing, and staff should hear it."""
-    graded = {(r.student, r.submission) for r in reports if r.status == "graded"}
-    return [f"{student} -> {name}" for student, name in sorted(choices.items()) if (student, name) not in graded]
+    graded = {(student_key(r.student), r.submission) for r in reports if r.status == "graded"}
+    return [f"{student} -> {name}" for student, name in sorted(choices.items())
+            if (student_key(student), name) not in graded]
 
 
 def write_choices(out: Path, reports: tuple[Report, ...], choices: dict[str, str]) -> None:
@@ -200,8 +203,9 @@ def write_choices(out: Path, reports: tuple[Report, ...], choices: dict[str, str
     import csv
     import io
 
-    live = {r.student: r.submission for r in reports if r.status == "graded" and r.student in choices
-            and choices[r.student] == r.submission and (r.superseded_by == "" and not r.choose_among)}
+    chosen = {student_key(s): n for s, n in choices.items()}
+    live = {r.student: r.submission for r in reports if r.status == "graded"
+            and chosen.get(student_key(r.student)) == r.submission and (r.superseded_by == "" and not r.choose_among)}
     if not live and not (out / CHOICES).exists():
         return
     buf = io.StringIO()
@@ -222,15 +226,21 @@ def report_file(name: str) -> str:
     return stem + ".json"
 
 
+# How an id draws its parameters, in the fingerprint: a report made before ids were one student whatever their case
+# (2026-12-03; the same grader version) is graded again, not kept.
+IDS = "ids: model.student_key (str.lower)"
+
+
 def fingerprint(content: bytes | str, key: Key, source: identity.Source, course: str = "") -> str:
     """What a report depends on: the submission's bytes as the intake read them (or, for a file it refused, why),
     where its id comes from (its name, student folder and identity rule), the key (its digest, its secret,
-    which seeds the graded fresh points, and its limits), the grader version and, in a course's batch, the digest of
+    which seeds the graded fresh points, and its limits), the grader version and how ids draw parameters (IDS),
+    and, in a course's batch, the digest of
     the course service's commits (`course`); sha256, hex (64 chars)."""
     import json
 
     h = hashlib.sha256()
-    for part in (__version__, key.digest, key.fresh_seed or "", json.dumps(grading_json(key.limits, key.grading), sort_keys=True),
+    for part in (__version__, IDS, key.digest, key.fresh_seed or "", json.dumps(grading_json(key.limits, key.grading), sort_keys=True),
                  source.path.name, source.folder or "", source.rule, source.given or "", course):
         h.update(part.encode("utf-8", "surrogateescape") + b"\0")
     h.update(content if isinstance(content, bytes) else b"refused\0" + content.encode("utf-8", "surrogateescape"))
@@ -321,7 +331,7 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
         if sub.source.rule in ("notebook", "self"):   # the id is the notebook's own: any student's commits may apply
             held: Any = course_commits
         else:
-            held = course_commits.get(identity.resolve(sub.source, key.notebook, key.assignment, None).student, [])
+            held = course_commits.get(student_key(identity.resolve(sub.source, key.notebook, key.assignment, None).student), [])
         return hashlib.sha256(json.dumps(held, sort_keys=True).encode()).hexdigest()
 
     out = Path(out)

@@ -23,7 +23,7 @@ from autograder.grading import identity, intake, plan
 from autograder.sandbox import client as sandbox
 from autograder.judging.compare import short
 from autograder.judging.judge import Evidence, RunEnd
-from autograder.model import Key
+from autograder.model import Key, student_key
 from autograder.grading.notebook import (METADATA_KEY, NotebookError, prepare_reading, code_beyond_reading, code_cell_labels, code_cells,
                                         declared_assignment, declared_student_id, parse_notebook, restore_cell_types)
 from autograder.report import Report, installed_torch
@@ -142,7 +142,7 @@ def _grade_notebook(path: Path, key: Key, student: str | None, exercises: list[s
                              "this is not the student's fault", request["parameters"], start)
     with profile.stage("commit records"):
         if course_commits is not None:   # the course's records, never the notebook's own
-            records = [r for r in map(commit.read, course_commits.get(who.student, [])) if r is not None]
+            records = [r for r in map(commit.read, course_commits.get(student_key(who.student), [])) if r is not None]
             store = None
         else:
             records = commit.in_notebook(nb)

@@ -21,11 +21,13 @@ MAX_DEPTH = 16           # folders below the one given that `find` looks into (n
 # What a browser appends to a notebook it saves (Chrome opens an .ipynb and saves it as "….ipynb.json"; others add
 # .txt; Windows hides the last extension, so the student sees ".ipynb"): the file is still the notebook.
 SAVED_AS = (".ipynb.json", ".ipynb.txt")
-# Folders that hold no one's work: Jupyter's checkpoints, and the resource forks macOS's Finder adds to a zip it makes
-# (__MACOSX/._name.ipynb: binary AppleDouble files, not notebooks; codabench #1655). An AppleDouble file ("._name")
-# beside its file (some unzip tools put it there) is skipped as well.
-NOT_WORK_FOLDERS = frozenset({".ipynb_checkpoints", "__MACOSX"})
-APPLEDOUBLE = "._"
+# Folders that hold no one's work: Jupyter's checkpoints. What macOS's Finder adds to a zip it makes (codabench
+# #1655), __MACOSX/._name.ipynb, is a binary AppleDouble file (resource fork), not a notebook: a file named "._*" or
+# lying in a __MACOSX folder is skipped when it begins with AppleDouble's magic number (RFC 1740), and only then (a
+# notebook there is still found, and graded or refused like any other).
+NOT_WORK_FOLDERS = frozenset({".ipynb_checkpoints"})
+MACOS_ZIP_FOLDER = "__MACOSX"
+APPLEDOUBLE_MAGIC = b"\x00\x05\x16\x07"
 
 
 def is_notebook_name(name: str) -> bool:
@@ -106,8 +108,8 @@ def too_large(name: str, size: int) -> str:
 
 
 def find(paths: list[str | Path]) -> list[Found]:
-    """Every notebook name (*.ipynb, and SAVED_AS's) under each folder of `paths` (NOT_WORK_FOLDERS and AppleDouble
-    "._" files skipped), and each file
+    """Every notebook name (*.ipynb, and SAVED_AS's) under each folder of `paths` (NOT_WORK_FOLDERS and a Mac zip's
+    AppleDouble files skipped), and each file
     of `paths` given itself, in order, each once (by its path as given, never resolved). Links are listed, never
     followed: a link named *.ipynb and a link to a folder are each a Found with their problem, and so is a folder
     more than MAX_DEPTH below the one given (not looked into).
@@ -138,15 +140,16 @@ def find(paths: list[str | Path]) -> list[Found]:
 def other_files(paths: list[str | Path], limit: int = 1000) -> list[str]:
     """The files under each folder of `paths` that are not notebooks, as names relative to the folder given (at most
     `limit`): what a batch does not grade, listed so that staff can tell a hand-in in another form (a PDF, a .py, a
-    zip) from no hand-in. Links are not followed; hidden files, NOT_WORK_FOLDERS and nbgrader's timestamp.txt are
-    left out. Only names are read."""
+    zip) from no hand-in. Links are not followed; hidden files, NOT_WORK_FOLDERS, a Mac zip's __MACOSX and nbgrader's
+    timestamp.txt are left out. Only names are read."""
     out: list[str] = []
     for given in map(Path, paths):
         if not given.is_dir() or given.is_symlink():
             continue
         for here, dirs, files in os.walk(given):   # os.walk follows no link to a folder by default
             depth = len(Path(here).relative_to(given).parts)
-            dirs[:] = sorted(d for d in dirs if d not in NOT_WORK_FOLDERS and not d.startswith(".") and depth < MAX_DEPTH)
+            dirs[:] = sorted(d for d in dirs if d not in NOT_WORK_FOLDERS and d != MACOS_ZIP_FOLDER
+                             and not d.startswith(".") and depth < MAX_DEPTH)
             for name in sorted(files):
                 if not (is_notebook_name(name) or name.startswith(".") or name == "timestamp.txt"):
                     out.append((Path(here) / name).relative_to(given).as_posix())
@@ -186,10 +189,25 @@ def _walk(root: Path) -> list[Found]:
                                      f"so the grader does not look into it"))
                     continue
                 below.append((path, depth + 1))
-            elif is_notebook_name(e.name) and not e.name.startswith(APPLEDOUBLE):
+            elif is_notebook_name(e.name) and not ((e.name.startswith("._") or MACOS_ZIP_FOLDER in Path(rel).parts)
+                                                    and e.is_file(follow_symlinks=False) and _is_appledouble(path)):
                 out.append(_examine(path, rel, root))
         stack.extend(reversed(below))   # depth first, in name order
     return out
+
+
+def _is_appledouble(path: Path) -> bool:
+    """Is `path` a regular file (not followed if a link) that begins with AppleDouble's magic number?"""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
+    except OSError:
+        return False
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and os.read(fd, 4) == APPLEDOUBLE_MAGIC
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _is_dir_link(path: Path) -> bool:

@@ -187,11 +187,6 @@ def make_bundle(key_path: str | Path, out_zip: str | Path, project_root: str | P
     return out_zip
 
 
-def safe_id(student: str) -> str:
-    """`student` usable as a file name: letters, digits and `._@+-` kept, anything else `_`."""
-    return re.sub(r"[^A-Za-z0-9._@+-]", "_", student.strip())[:100].lstrip(".") or "student"
-
-
 def _notebooks(folder: Path) -> list[intake.Found]:
     """The upload's notebooks as the intake finds them (links and special files among them, none followed)."""
     return intake.find([folder]) if folder.is_dir() else []
@@ -306,7 +301,7 @@ def run(root: str | Path, key_path: str | Path, python: str = sys.executable) ->
         write_json_atomic(results, _not_graded(key, "(none)", "?", why))
         return 0
     who = student_id_for(notebook, key, uploader_ids(root))
-    student = safe_id(who.student)
+    student = who.student   # as the course's record spells it: it seeds the parameters (never a file name here)
     if who.problem:
         write_json_atomic(results, _not_graded(key, notebook.path.name, student, who.problem))
         return 0
@@ -336,7 +331,7 @@ def _grade(root: Path, key: Key, key_path: Path, found: intake.Found, student: s
         return 0
     private = work / "results.json"
     cmd = [python, "-m", "autograder", "grade", str(copy), "--key", str(key_path), "--out", str(work / "out"),
-           "--gradescope", str(private), "--jobs", "1", "--student", student]
+           "--gradescope", str(private), "--jobs", "1", f"--student={student}"]
     print("run:", " ".join(cmd), flush=True)
     done = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
     print(done.stdout, done.stderr, sep="\n", flush=True)

@@ -136,29 +136,7 @@ def write_autograded(course: str | Path, submission: Submission, report: Report,
         else:
             out.unlink(missing_ok=True)
         return out
-    scores = _exercise_scores(report)
-    dedupe_grade_ids(nb)
-    scored: set[str] = set()
-    for cell in nb.cells:
-        exercise = check_cell_exercise(cell.source) if cell.cell_type == "code" else None
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if exercise in scored:   # a copied check cell: the first one holds the score
-            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=(
-                f"a copy of exercise {exercise}'s check cell: its score is in the first one\n"))]
-            continue
-        if exercise is not None:
-            scored.add(exercise)
-        if exercise is None:
-            if cell.cell_type == "code" and isinstance(meta, dict) and meta.get("grade") and not meta.get("solution"):
-                # nbgrader gives a grade cell without output full marks: one that is not ours gets none
-                cell.outputs = [nbformat.v4.new_output("error", ename="NotGraded", traceback=[], evalue=(
-                    "not a lab.check cell: autograd-lab grades only its exercises' check cells"))]
-            continue
-        if report.status != "graded":
-            cell.outputs = [nbformat.v4.new_output("error", ename="NotGraded", evalue=report.reason, traceback=[])]
-        else:
-            cell.outputs = [nbformat.v4.new_output("execute_result", {"text/plain": f"{scores.get(exercise, 0.0):g}"},
-                                                   execution_count=None)]
+    fill_grade_cells(nb, report, with_text=False)
     nb.metadata["autograd_lab"] = {**nb.metadata.get("autograd_lab", {}), "report": report.to_dict()}
     # Whole or not at all; a lone surrogate (half of an emoji, valid in JSON as "\\ud83d") is written back as
     # that escape (write_text_atomic's backslashreplace), where UTF-8 has no bytes for it.
@@ -189,7 +167,8 @@ def hand_in_time(submission: Submission) -> Any:
 
     Raises:
         ValueError: there is one, but it is not a time nbgrader.utils.parse_utc reads (empty, text, unreadable); the
-            message says so without quoting it. nbgrader then charges no late penalty: staff should hear of it.
+            message says so without quoting it (nbgrader's autograde fails such a submission; we grade it, and staff
+            should hear of it).
     """
     from nbgrader.utils import parse_utc
 
@@ -311,6 +290,50 @@ def _preprocessor_base() -> type:
     return Preprocessor
 
 
+def _is_grade(cell: Any) -> bool:
+    meta = cell.get("metadata", {}).get("nbgrader")
+    return isinstance(meta, dict) and bool(meta.get("grade"))
+
+
+def fill_grade_cells(nb: Any, report: Report, with_text: bool) -> None:
+    """Each exercise's grade cell gets its score as the cell's result (what nbgrader's determine_grade reads: its
+    partial credit), and with `with_text` the report's text of that exercise as its printed output; for a
+    not-gradable report, an error that says why (never points). An exercise's grade cell is its lab.check cell that
+    nbgrader grades (after dedupe_grade_ids), else its first; another lab.check cell of it (a copy) says where the
+    score is, as an error if nbgrader would grade it (nbgrader gives a grade cell without an error full marks). A
+    grade cell that is no lab.check cell gets an error as well."""
+    import nbformat
+
+    from autograder.render.terminal import render
+
+    dedupe_grade_ids(nb)
+    scores = _exercise_scores(report)
+    exercises = [check_cell_exercise(c.source) if c.cell_type == "code" else None for c in nb.cells]
+    home: dict[str, int] = {}
+    for i, exercise in enumerate(exercises):
+        if exercise is not None and (exercise not in home or (_is_grade(nb.cells[i]) and not _is_grade(nb.cells[home[exercise]]))):
+            home[exercise] = i
+    for i, (cell, exercise) in enumerate(zip(nb.cells, exercises, strict=True)):
+        if exercise is None:
+            if cell.cell_type == "code" and _is_grade(cell) and not cell.metadata["nbgrader"].get("solution"):
+                cell.outputs = [nbformat.v4.new_output("error", ename="NotGraded", traceback=[], evalue=(
+                    "not a lab.check cell: autograd-lab grades only its exercises' check cells"))]
+            continue
+        if home[exercise] != i:   # a copied check cell: the exercise's grade cell holds its score
+            where = f"a copy of exercise {exercise}'s check cell: its score is in cell {home[exercise] + 1}"
+            cell.outputs = [nbformat.v4.new_output("error", ename="NotGraded", evalue=where, traceback=[])
+                            if _is_grade(cell) else nbformat.v4.new_output("stream", name="stdout", text=where + "\n")]
+            continue
+        if report.status != "graded":
+            cell.outputs = [nbformat.v4.new_output("error", ename="NotGraded", evalue=report.reason, traceback=[])]
+            continue
+        score = scores.get(exercise, 0.0)
+        text = render(replace(report, outcomes=tuple(o for o in report.outcomes if o.exercise == exercise), score=score,
+                              max_score=sum(o.max_score for o in report.outcomes if o.exercise == exercise)))
+        cell.outputs = ([nbformat.v4.new_output("stream", name="stdout", text=text)] if with_text else []) + [
+            nbformat.v4.new_output("execute_result", {"text/plain": f"{score:g}"}, execution_count=None)]
+
+
 def dedupe_grade_ids(nb: Any) -> list[str]:
     """Keep the first cell of each nbgrader grade_id; take the nbgrader metadata off every later one (a copied cell:
     nbgrader grades a grade_id once, and a second cell of it would stop nbgrader's checks). Returns the grade_ids
@@ -397,28 +420,6 @@ def _worker() -> Any:
 def _write_scores(nb: Any, report: Report) -> None:
     """Each exercise's grade cell: its score as the cell's result (nbgrader's partial credit), the report's text
     as its printed output; a not-gradable report: an error that says why. The report goes into the metadata."""
-    import nbformat
-
-    from autograder.render.terminal import render
-
-    scores = _exercise_scores(report)
-    for cell in nb.cells:
-        exercise = check_cell_exercise(cell.source) if cell.cell_type == "code" else None
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if exercise is None:
-            if cell.cell_type == "code" and isinstance(meta, dict) and meta.get("grade") and not meta.get("solution"):
-                # nbgrader gives a grade cell without output full marks: one that is not ours gets none
-                cell.outputs = [nbformat.v4.new_output("error", ename="NotGraded", traceback=[], evalue=(
-                    "not a lab.check cell: autograd-lab grades only its exercises' check cells"))]
-            continue
-        if report.status != "graded":
-            cell.outputs = [nbformat.v4.new_output("error", ename="NotGraded", evalue=report.reason, traceback=[])]
-            continue
-        text = render(replace(report, outcomes=tuple(o for o in report.outcomes if o.exercise == exercise),
-                              score=scores.get(exercise, 0.0),
-                              max_score=sum(o.max_score for o in report.outcomes if o.exercise == exercise)))
-        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text),
-                        nbformat.v4.new_output("execute_result", {"text/plain": f"{scores.get(exercise, 0.0):g}"},
-                                               execution_count=None)]
+    fill_grade_cells(nb, report, with_text=True)
     nb.metadata["autograd_lab"] = {**nb.metadata.get("autograd_lab", {}), "report": report.to_dict()}
 

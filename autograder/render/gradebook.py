@@ -1,6 +1,6 @@
 """render.gradebook: Reports -> CSV gradebook, nbgrader's grades.csv and a summary table. Pure.
 
-May import: stdlib, autograder.report, autograder.render.terminal.
+May import: stdlib, autograder.report, autograder.render.terminal, autograder.model (student_key).
 """
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import io
 import textwrap
 from typing import Callable
 
+from autograder.model import student_key
 from autograder.render.terminal import printable
 from autograder.report import STATUSES, Report
 
@@ -101,11 +102,12 @@ def to_nbgrader_csv(reports: list[Report]) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(NBGRADER_COLUMNS)
     by_student: dict[tuple[str, str], list[Report]] = {}
-    for r in reports:
-        by_student.setdefault((r.assignment, r.student), []).append(r)
-    for (assignment, student), rs in sorted(by_student.items()):
+    for r in reports:   # ids that differ only in case are one student: one row, spelled as the one that counts
+        by_student.setdefault((r.assignment, student_key(r.student)), []).append(r)
+    for (assignment, _), rs in sorted(by_student.items()):
         counted = [r for r in rs if r.counted]
         r = counted[0] if counted else rs[0]
+        student = r.student
         raw = str(float(r.score)) if counted and r.score is not None else ""
         w.writerow([assignment, "", "", cell(student), "", "", "", raw, "0.0" if raw else "", raw,
                     str(float(r.max_score))])

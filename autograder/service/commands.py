@@ -489,8 +489,9 @@ def fetch_roster(service: str) -> list[str]:
 
 
 def fetch_commits(service: str, assignment: str, by_hand_in: bool = False) -> dict[str, list[dict[str, Any]]]:
-    """student -> their commit records, as the service holds them (a staff token); with `by_hand_in`, only those
-    made before each student's hand-in that counts. Raises RuntimeError."""
+    """student -> their commit records, as the service holds them (a staff token; its names are lower case, as
+    model.student_key gives them); with `by_hand_in`, only those made before each student's hand-in that counts.
+    Raises RuntimeError."""
     from autograder.student.service_client import Client, ServiceError, find_token
 
     token = find_token("token", service)
