@@ -243,8 +243,8 @@ def test_a_postgresql_crash_under_load_loses_nothing_acknowledged_and_students_r
     """PostgreSQL is stopped at once (an immediate shutdown: no checkpoint) in the middle of a load, then started
     again: every commit and hand-in acknowledged before the crash is there after it. While it is down, a check is a
     503 with Retry-After and the student's sentence (before: "the hub did not answer", in a course with no hub); and
-    the kernel's client, which waits out one Retry-After, gets its commit once PostgreSQL is back."""
-    from autograder.student.service_client import Client
+    the kernel's client, which waits out one Retry-After, gets its commit if PostgreSQL is back by then."""
+    from autograder.student.service_client import Client, ServiceError
 
     acked: dict = {}
     refused: list = []
@@ -264,16 +264,26 @@ def test_a_postgresql_crash_under_load_loses_nothing_acknowledged_and_students_r
 
         def kernel() -> None:   # the kernel's own client, during the outage
             t0 = time.monotonic()
-            got["answer"] = Client(pair.a.url, pair.tokens["s31"], timeout=60).post("/predictions", _body("s31", 1.0))
+            try:
+                got["answer"] = Client(pair.a.url, pair.tokens["s31"], timeout=60).post("/predictions",
+                                                                                      _body("s31", 1.0))
+            except ServiceError as e:
+                got["error"] = str(e)
             got["seconds"] = time.monotonic() - t0
 
         waiting = threading.Thread(target=kernel)
         waiting.start()
         time.sleep(1.0)
     finally:
+        restart = time.monotonic()
         durable_pg.restart()
+        up_after = 1.0 + time.monotonic() - restart   # seconds after the kernel's first try that PostgreSQL was back
     waiting.join(120)
-    assert got["answer"]["kind"] == "commit" and got["seconds"] >= 5   # it waited out the 503's Retry-After once
+    assert got["seconds"] >= 5, got   # it waited out the 503's Retry-After once, then tried again
+    if up_after < 4.5:   # back before that second try: it got its commit
+        assert got.get("answer", {}).get("kind") == "commit", (up_after, got)
+    else:   # a slow machine: still down at the second try; the student reads the service's sentence
+        assert "answer" in got or "nothing is lost" in got["error"], (up_after, got)
     _all_there(pair.b, pair.staff, acked)
     assert len(acked) >= 10
 
