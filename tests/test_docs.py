@@ -36,7 +36,7 @@ from conftest import ROOT
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 VENV = Path(sys.executable).parent.parent
-IN_CI = ("bash scripts/demo.sh", "bash scripts/setup.sh && .venv/bin/python -m pytest -q -n 2 --dist loadfile")
+IN_CI = ("bash scripts/demo.sh", "bash scripts/setup.sh && .venv/bin/python -m pytest -q -n 3 --dist loadfile")
 BY_HAND = {"scripts/other_torch.py --torch 2.14.1":
            "installs torch 2.14.1 (a 5.5 GB CUDA build) into a new venv; its result is in docs/measured.md",
            "sudo -u postgres createuser": "makes a role and a database in the machine's own PostgreSQL as its "
