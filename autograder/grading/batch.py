@@ -55,7 +55,7 @@ class BatchResult:
     the output folder from earlier runs (not in this gradebook), the wall time in seconds, how
     many reports were kept from an earlier run (unchanged fingerprint), the choices of choices.csv that
     chose nothing ("student -> submission"), and the students who handed in one file more than once (`identical`,
-    "student (submission, submission)": the first counts; see `counted`)."""
+    "student (submission, submission)": one counts; see `counted`)."""
 
     reports: tuple[Report, ...]
     gradebook: str

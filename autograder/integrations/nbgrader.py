@@ -180,13 +180,16 @@ def hand_in_time(submission: Submission) -> Any:
         return None
     try:
         text = intake.read(stamp, limit=1000).decode("utf-8").strip()
-        if not text:
-            raise ValueError("it is empty")
-        return parse_utc(text)
     except intake.Refused as e:
         raise ValueError(str(e)) from None
-    except (UnicodeDecodeError, ValueError, OverflowError, TypeError) as e:
-        raise ValueError(str(e) if str(e) == "it is empty" else "it is not a time") from None
+    except UnicodeDecodeError:
+        raise ValueError("it is not UTF-8 text") from None
+    if not text:
+        raise ValueError("it is empty")
+    try:
+        return parse_utc(text)
+    except (ValueError, OverflowError, TypeError):
+        raise ValueError("it is not a time") from None
 
 
 def late_plugin(course: str | Path) -> Any:
