@@ -495,6 +495,7 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
     key = _load_key(key_path, args.limit)
     if key is None:
         return 2
+    after: list[str] = []   # what was left out, said after the batch's table (where staff look)
     if args.nbgrader:
         from autograder.integrations import nbgrader as course
 
@@ -502,11 +503,9 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
             return _fail(f"{args.nbgrader} is not an nbgrader course directory (no nbgrader_config.py or submitted/)")
         ignored: list[str] = []
         subs = course.submissions(args.nbgrader, key.assignment, ignored)
-        if ignored and not args.json:
-            from autograder.render.terminal import printable
-
-            print(printable(f"nbgrader: not graded, not work on {key.assignment} beside a notebook that is: "
-                            + "; ".join(ignored[:20]) + (" …" if len(ignored) > 20 else "")), file=sys.stderr)
+        if ignored:
+            after.append(f"nbgrader: not graded, not work on {key.assignment} beside a notebook that is: "
+                         + "; ".join(ignored[:20]) + (" …" if len(ignored) > 20 else ""))
         if not subs:
             return _fail(f"no notebooks in {Path(args.nbgrader) / 'submitted'}/*/{key.assignment}/")
         args.out = args.out or str(Path(args.nbgrader) / "autograd-lab" / key.assignment)
@@ -515,16 +514,18 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
             return _fail("pass --out OUTPUT_FOLDER (or --nbgrader COURSE)")
         if not args.paths:
             return _fail("give the notebooks or folders to grade (or --nbgrader COURSE)")
+        ignored = []
         try:
-            subs = find_submissions(args.paths, key, args.ids)
+            subs = find_submissions(args.paths, key, args.ids, ignored)
         except FileNotFoundError as e:
             return _fail(str(e))
+        if ignored:
+            after.append(f"not graded, not work on {key.assignment} beside a notebook of the same student that is: "
+                         + "; ".join(ignored[:20]) + (" …" if len(ignored) > 20 else ""))
         others = intake.other_files(args.paths)
-        if others and not args.json:   # a hand-in in another form is not no hand-in: staff see what was left out
-            from autograder.render.terminal import printable
-
-            print(printable(f"not graded, not notebooks ({len(others)}{'+' if len(others) >= 1000 else ''} file(s)): "
-                            + ", ".join(others[:20]) + (" …" if len(others) > 20 else "")), file=sys.stderr)
+        if others:   # a hand-in in another form is not no hand-in: staff see what was left out
+            after.append(f"not graded, not notebooks ({len(others)}{'+' if len(others) >= 1000 else ''} file(s)): "
+                         + ", ".join(others[:20]) + (" …" if len(others) > 20 else ""))
         if args.student is not None:
             if len(subs) != 1:
                 return _fail(f"--student names the student of one notebook; {len(subs)} were given")
@@ -643,6 +644,8 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
     if result.stale:
         print(printable(f"note: {len(result.stale)} older report(s) in {out / 'reports'} are not from this run and not "
                         f"in this gradebook: {', '.join(result.stale[:5])}{' …' if len(result.stale) > 5 else ''}"))
+    for line in after:
+        print(printable(line), file=sys.stderr)
     return 0
 
 
@@ -683,7 +686,7 @@ def _write_views(args: argparse.Namespace, key: Any, subs: list[Any], reports: A
             try:
                 if (t := course.hand_in_time(sub)) is not None:
                     times[r.student] = t
-            except ValueError as e:   # there, but not a time (nbgrader's autograde fails such a one): staff should know
+            except ValueError as e:   # there, but not a time (nbgrader warns or fails): staff should know
                 unread.append(f"{r.student} ({e})")
         recorded = course.record_scores(args.nbgrader, key, list(reports), times)
         if unread:

@@ -113,6 +113,11 @@ def test_a_file_name_cannot_take_a_classmates_grade(released, tmp_path):
     old = time.time() - 3600
     os.utime(subs / "bob" / "backward-vs-grad.ipynb", (old, old))
     rows = _grade(subs, tmp_path / "out", released[1])
+    # the case's bob.ipynb is blank (the release with STUDENT_ID = "bob") beside mallory's work: not work, left out
+    assert sorted(rows) == ["bob/backward-vs-grad.ipynb", "mallory/backward-vs-grad.ipynb"]
+    # a worked one is not gradable: its name says bob, its folder mallory
+    shutil.copy(subs / "bob" / "backward-vs-grad.ipynb", subs / "mallory" / "bob.ipynb")
+    rows = _grade(subs, tmp_path / "out", released[1])
     assert (rows["bob/backward-vs-grad.ipynb"]["student"], rows["bob/backward-vs-grad.ipynb"]["score"],
             rows["bob/backward-vs-grad.ipynb"]["counts"]) == ("bob", "26", "yes")
     assert rows["mallory/bob.ipynb"]["status"] == "not_gradable"

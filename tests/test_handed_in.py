@@ -177,17 +177,25 @@ def test_a_mac_zip_an_id_in_capitals_a_file_handed_in_twice_and_a_copied_check_c
     (subs / "Ben").mkdir()
     shutil.copy(EXAMPLES / "ben.ipynb", subs / "Ben" / "backward-vs-grad.ipynb")   # "Ben" is ben: the same file again
     shutil.copy(EXAMPLES / "gus.ipynb", subs / "__MACOSX" / "gus.ipynb")   # a notebook there is no resource fork
+    scratch = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import torch\nprint(torch.ones(2))")])
+    nbformat.write(scratch, subs / "jade" / "Untitled.ipynb")   # beside jade's work: not work, left out
+    nbformat.write(scratch, subs / "Untitled1.ipynb")   # alone: it names no student (before: a student "Untitled1", 0)
     p = run_cli("grade", str(subs), "--out", str(tmp_path / "out"), "--key", str(key_path))
     assert p.returncode == 0, p.stderr
+    assert ("not graded, not work on 01-backward-vs-grad beside a notebook of the same student that is: "
+            "jade/Untitled.ipynb (no cell of the assignment)") in p.stderr.splitlines()[-1], p.stderr[-1500:]
     assert "note: 1 student(s) handed in the same file more than once, which counts once: ben (ben (1).ipynb, " \
            "ben.ipynb, Ben/backward-vs-grad.ipynb)" in p.stdout, p.stdout
     reports = {r["submission"]: r for r in (json.loads(f.read_text()) for f in (tmp_path / "out" / "reports").glob("*.json"))}
     assert {n: (r["student"], r["status"], r["score"], r["superseded_by"]) for n, r in reports.items()} == {
         "jade/backward-vs-grad.ipynb": ("jade", "graded", 26, ""), "ben.ipynb": ("ben", "graded", 20, ""),
         "ben (1).ipynb": ("ben", "graded", 20, "ben.ipynb"), "Ben/backward-vs-grad.ipynb": ("Ben", "graded", 20, "ben.ipynb"),
-        "__MACOSX/gus.ipynb": ("__MACOSX", "not_gradable", None, "")}
+        "__MACOSX/gus.ipynb": ("__MACOSX", "not_gradable", None, ""),
+        "Untitled1.ipynb": ("Untitled1", "not_gradable", None, "")}
+    assert reports["Untitled1.ipynb"]["reason"].startswith("whose submission is this? Untitled1.ipynb is the name "
+                                                          "Jupyter gives a new notebook")
     grades = (tmp_path / "out" / "grades.csv").read_text().splitlines()
-    assert [row.split(",")[3] for row in grades[1:]] == ["__MACOSX", "ben", "jade"], grades   # one row for ben
+    assert [row.split(",")[3] for row in grades[1:]] == ["__MACOSX", "ben", "jade", "Untitled1"], grades   # one ben
     notes = reports["jade/backward-vs-grad.ipynb"]["notes"]
     assert any(n.startswith('exercise 1: the notebook has 2 lab.check("1") cells (') and
                n.endswith("): a copied cell; the exercise was judged once") for n in notes), notes

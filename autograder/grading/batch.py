@@ -66,11 +66,13 @@ class BatchResult:
     identical: tuple[str, ...] = ()         # students whose graded submissions are one file handed in twice
 
 
-def find_submissions(paths: list[str], key: Key, ids: str = "file") -> list[Submission]:
+def find_submissions(paths: list[str], key: Key, ids: str = "file", ignored: list[str] | None = None) -> list[Submission]:
     """Every name the intake finds (`intake.find`: files as given, every *.ipynb under each folder, links and
     special files among them, none followed), each once and each its own submission. `ids`: "file" names each
     student by the student folder and the file name, "notebook" by the notebook's own STUDENT_ID (see
-    identity.Rule). Raises FileNotFoundError for a path that does not exist."""
+    identity.Rule). With `ignored` (a list to add to): in a student folder that also holds a worked notebook, one
+    that is not work on the assignment (notebook.not_work: a scratch Untitled.ipynb, an untouched copy) is left out
+    and named there with why, as an nbgrader course's are. Raises FileNotFoundError for a path that does not exist."""
     found = intake.find(paths)
     same_name = {n for n, count in Counter(f.name for f in found).items() if count > 1 and "/" not in n}
     subs: list[Submission] = []
@@ -93,7 +95,34 @@ def find_submissions(paths: list[str], key: Key, ids: str = "file") -> list[Subm
                       if identity.is_released_name(intake.notebook_stem(f.path.name), key.notebook) else None)
         source = identity.Source(f.path, folder, "notebook" if ids == "notebook" else "file")
         subs.append(Submission(str(f.path), unique, source, f))
-    return subs
+    return subs if ignored is None else _leave_out_what_is_not_work(subs, ignored)
+
+
+def _leave_out_what_is_not_work(subs: list[Submission], ignored: list[str]) -> list[Submission]:
+    """`subs` less, in each student folder with more than one notebook and a worked one among them, those that are
+    not work (notebook.not_work), which are named in `ignored`."""
+    from autograder.grading.notebook import not_work
+
+    folders: dict[tuple[str, str], list[Submission]] = {}
+    for s in subs:
+        if s.found is not None and s.found.root is not None and s.source.folder:
+            folders.setdefault((str(s.found.root), s.source.folder), []).append(s)
+    dropped: set[str] = set()
+    for group in folders.values():
+        if len(group) < 2:
+            continue
+        why = {}
+        for s in group:
+            try:
+                why[s.name] = not_work(s.read(), Path(s.path).name)
+            except intake.Refused:
+                why[s.name] = ""
+        if any(not w for w in why.values()):
+            for s in group:
+                if why[s.name]:
+                    dropped.add(s.name)
+                    ignored.append(f"{s.name} ({why[s.name]})")
+    return [s for s in subs if s.name not in dropped]
 
 
 def _modified(path: intake.Found | str | Path) -> str:

@@ -58,6 +58,9 @@ _COPY = [re.compile(p, re.I) for p in (
 )]
 
 
+_SCRATCH = re.compile(r"^untitled(?:[-_ ]?\d+)?$", re.I)   # Jupyter's, JupyterLab's and VS Code's new notebooks
+
+
 def undecorated(stem: str) -> str:
     """`stem` without the decorations copies get ("backward-vs-grad (1)" -> "backward-vs-grad")."""
     while True:
@@ -162,7 +165,8 @@ def resolve(source: Source, released: str, assignment: str, declared: str | None
     """
     stem = notebook_stem(source.path.name)
     usable = declared if declared and declared != PLACEHOLDER_ID else None
-    by_file = None if is_released_name(stem, released) else stem
+    scratch = bool(_SCRATCH.match(undecorated(stem)))   # Jupyter's name for a new notebook names no student
+    by_file = None if is_released_name(stem, released) or scratch else stem
     if by_file and by_file != undecorated(by_file) and any(same_student(undecorated(by_file), w)
                                                            for w in (source.folder, declared)):
         by_file = undecorated(by_file)   # "mia (1)": a copy of mia's own file, as her folder or STUDENT_ID says
@@ -208,12 +212,14 @@ def resolve(source: Source, released: str, assignment: str, declared: str | None
     if witness is None:
         if usable:
             return Identity(usable, source.rule, declared, (
-                f"graded as its STUDENT_ID {usable!r}: the file has the released notebook's name "
+                f"graded as its STUDENT_ID {usable!r}: the file has "
+                f"{'the name Jupyter gives a new notebook' if scratch else 'the released notebook' + chr(39) + 's name'} "
                 f"({source.path.name}) and no student folder",))
         return Identity(stem, source.rule, declared, problem=(
-            f"whose submission is this? {source.path.name} is the released notebook's name, it is in no "
-            f"student folder, and its STUDENT_ID is {'not set' if not declared else 'still the placeholder'}: "
-            f"name the file <student-id>.ipynb or put it in a folder named after the student"))
+            f"whose submission is this? {source.path.name} is "
+            f"{'the name Jupyter gives a new notebook' if scratch else 'the released notebook' + chr(39) + 's name'}, "
+            f"it is in no student folder, and its STUDENT_ID is {'not set' if not declared else 'still the placeholder'}:"
+            f" name the file <student-id>.ipynb or put it in a folder named after the student"))
     if usable and not same_student(usable, witness):
         fix = (f"rename the file (or correct STUDENT_ID), or grade with --ids notebook to grade it as {usable!r}"
                if what == "file name" else   # --ids notebook never overrides a folder: the course's record

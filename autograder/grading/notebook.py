@@ -252,6 +252,22 @@ def declared_assignment(nb: Any) -> str | None:
     return value if is_assignment_id(value) else None
 
 
+def not_work(data: bytes, name: str) -> str:
+    """Why a handed-in notebook beside a student's worked one is not work on the assignment: "no cell of the
+    assignment" (a scratch Untitled.ipynb: no cell carries an nbgrader grade_id) or "unchanged since its release" (an
+    untouched -Copy1: see `untouched`); "" when it may be work, or cannot be read (graded, and its report says why).
+    nbgrader #258 ("skip extra notebooks")."""
+    try:
+        nb = parse_notebook(data, name, outputs=False)
+    except (NotebookError, RecursionError):
+        return ""
+    ours = any(isinstance(c.get("metadata", {}).get("nbgrader"), dict) and c.metadata["nbgrader"].get("grade_id")
+               for c in nb.cells)
+    if not ours:
+        return "no cell of the assignment"
+    return "unchanged since its release" if untouched(nb) else ""
+
+
 def untouched(nb: Any) -> bool:
     """Is every answer cell (nbgrader solution cell) of the notebook as the release made it? nbgrader
     stores each solution cell's checksum when it makes the student copy (nbgrader.utils.compute_checksum);

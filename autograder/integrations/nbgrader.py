@@ -73,18 +73,13 @@ def _digest(sub: Submission) -> str:
 
 
 def _not_work(sub: Submission) -> str:
-    """Why a notebook in a student's folder is not work on the assignment ("" if it may be)."""
-    from autograder.grading.notebook import NotebookError, parse_notebook, untouched
+    """Why a notebook in a student's folder is not work on the assignment ("" if it may be): notebook.not_work."""
+    from autograder.grading.notebook import not_work
 
     try:
-        nb = parse_notebook(sub.read(), Path(sub.path).name, outputs=False)
-    except (NotebookError, intake.Refused):
+        return not_work(sub.read(), Path(sub.path).name)
+    except intake.Refused:
         return ""   # not readable: graded, and its report says why
-    ours = any(isinstance(c.get("metadata", {}).get("nbgrader"), dict) and c.metadata["nbgrader"].get("grade_id")
-               for c in nb.cells)
-    if not ours:
-        return "no cell of the assignment"
-    return "unchanged since its release" if untouched(nb) else ""
 
 
 def _submissions(course: str | Path, assignment: str) -> list[Submission]:
@@ -167,8 +162,8 @@ def hand_in_time(submission: Submission) -> Any:
 
     Raises:
         ValueError: there is one, but it is not a time nbgrader.utils.parse_utc reads (empty, text, unreadable); the
-            message says so without quoting it (nbgrader's autograde fails such a submission; we grade it, and staff
-            should hear of it).
+            message says so without quoting it (nbgrader's autograde warns about an empty one and fails one of text; we
+            grade it, and staff should hear of it).
     """
     from nbgrader.utils import parse_utc
 

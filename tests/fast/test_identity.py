@@ -127,3 +127,15 @@ def test_ids_that_differ_only_in_case_are_one_student_with_one_set_of_parameters
     record = commit.read(commit.make(ASSIGNMENT, "Ada", "1", {}, ["p1 = 2"]))
     assert commit.choose([record], ASSIGNMENT, "ada") == {"1": record}
     assert same_student("Zoë", "zoë") and not same_student("ada", None)
+
+
+def test_the_name_jupyter_gives_a_new_notebook_names_no_student():
+    """A scratch Untitled.ipynb handed in beside the work was a student "Untitled" (0 points, a row in grades.csv);
+    in a student's folder it was "its file name says 'Untitled'": rename it. It names no one: the folder, else
+    STUDENT_ID, decides, and with neither the reason says what the name is."""
+    assert (who("Untitled.ipynb", "ben", None).student, who("Untitled.ipynb", "ben", None).problem) == ("ben", "")
+    assert who("Untitled1.ipynb", None, "ada").student == "ada"
+    lone = who("Untitled-2.ipynb", None, None)
+    assert lone.problem.startswith("whose submission is this? Untitled-2.ipynb is the name Jupyter gives a new "
+                                   "notebook, it is in no student folder"), lone.problem
+    assert who("untitled_project.ipynb", None, None).student == "untitled_project"   # a name of one's own
