@@ -167,6 +167,7 @@ def resolve(source: Source, released: str, assignment: str, declared: str | None
     usable = declared if declared and declared != PLACEHOLDER_ID else None
     scratch = bool(_SCRATCH.match(undecorated(stem)))   # Jupyter's name for a new notebook names no student
     by_file = None if is_released_name(stem, released) or scratch else stem
+    no_id = "the name Jupyter gives a new notebook" if scratch else "the released notebook's name"
     if by_file and by_file != undecorated(by_file) and any(same_student(undecorated(by_file), w)
                                                            for w in (source.folder, declared)):
         by_file = undecorated(by_file)   # "mia (1)": a copy of mia's own file, as her folder or STUDENT_ID says
@@ -212,14 +213,12 @@ def resolve(source: Source, released: str, assignment: str, declared: str | None
     if witness is None:
         if usable:
             return Identity(usable, source.rule, declared, (
-                f"graded as its STUDENT_ID {usable!r}: the file has "
-                f"{'the name Jupyter gives a new notebook' if scratch else 'the released notebook' + chr(39) + 's name'} "
-                f"({source.path.name}) and no student folder",))
+                f"graded as its STUDENT_ID {usable!r}: the file has {no_id} ({source.path.name}) and no student "
+                f"folder",))
         return Identity(stem, source.rule, declared, problem=(
-            f"whose submission is this? {source.path.name} is "
-            f"{'the name Jupyter gives a new notebook' if scratch else 'the released notebook' + chr(39) + 's name'}, "
-            f"it is in no student folder, and its STUDENT_ID is {'not set' if not declared else 'still the placeholder'}:"
-            f" name the file <student-id>.ipynb or put it in a folder named after the student"))
+            f"whose submission is this? {source.path.name} is {no_id}, it is in no student folder, and its "
+            f"STUDENT_ID is {'not set' if not declared else 'still the placeholder'}: name the file "
+            f"<student-id>.ipynb or put it in a folder named after the student"))
     if usable and not same_student(usable, witness):
         fix = (f"rename the file (or correct STUDENT_ID), or grade with --ids notebook to grade it as {usable!r}"
                if what == "file name" else   # --ids notebook never overrides a folder: the course's record

@@ -13,6 +13,7 @@ autograder.render.terminal, autograder.sandbox.client.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -39,6 +40,8 @@ def submissions(course: str | Path, assignment: str, ignored: list[str] | None =
     Untitled.ipynb), one unchanged since its release (an untouched -Copy1) or a second copy of one file (the same
     bytes) is not a submission: it is left out and
     named in `ignored` with why (nbgrader #258: "skip extra notebooks"), so that it does not compete with the work."""
+    from autograder.grading.notebook import not_work
+
     subs = _submissions(course, assignment)
     if ignored is None:
         return subs
@@ -47,11 +50,17 @@ def submissions(course: str | Path, assignment: str, ignored: list[str] | None =
         by_student.setdefault(s.name.split("/", 1)[0], []).append(s)
     kept: list[Submission] = []
     for group in by_student.values():
-        why = {s.name: _not_work(s) for s in group} if len(group) > 1 else {}
+        why: dict[str, str] = {}
         first: dict[str, str] = {}   # sha256 of the bytes -> the first notebook that holds them
         for s in sorted(group, key=lambda s: (len(s.name), s.name)) if len(group) > 1 else ():   # the file, then copies
-            digest = _digest(s)
-            if digest and digest in first and not why[s.name]:   # one file handed in twice: the first is the work
+            try:   # read once: whether it is work, and whether it is a file already seen
+                data = s.read()
+            except intake.Refused:
+                why[s.name] = ""   # not readable: graded, and its report says why
+                continue
+            why[s.name] = not_work(data, Path(s.path).name)
+            digest = hashlib.sha256(data).hexdigest()
+            if digest in first and not why[s.name]:   # one file handed in twice: the first is the work
                 why[s.name] = f"the same file as {first[digest]}"
             first.setdefault(digest, s.name)
         worked = [s for s in group if not why.get(s.name)]
@@ -60,26 +69,6 @@ def submissions(course: str | Path, assignment: str, ignored: list[str] | None =
             group = worked
         kept += group
     return kept
-
-
-def _digest(sub: Submission) -> str:
-    """sha256 of a submission's bytes ("" when the intake refuses it)."""
-    import hashlib
-
-    try:
-        return hashlib.sha256(sub.read()).hexdigest()
-    except intake.Refused:
-        return ""
-
-
-def _not_work(sub: Submission) -> str:
-    """Why a notebook in a student's folder is not work on the assignment ("" if it may be): notebook.not_work."""
-    from autograder.grading.notebook import not_work
-
-    try:
-        return not_work(sub.read(), Path(sub.path).name)
-    except intake.Refused:
-        return ""   # not readable: graded, and its report says why
 
 
 def _submissions(course: str | Path, assignment: str) -> list[Submission]:

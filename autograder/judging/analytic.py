@@ -156,7 +156,7 @@ def _fast(text: str, symbols: tuple[str, ...], point: dict[str, int | float]) ->
     return out if finite or all(math.isfinite(v) for v in out) else None
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=65536, typed=True)
 def _mpf50(value: int | float) -> Any:
     """`value` as a 50-digit mpmath number (a float: the exact decimal of its repr), made once: a point's values
     recur across the expressions evaluated there, and parsing the decimal is most of an evaluation's cost. Called
