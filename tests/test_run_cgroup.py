@@ -239,28 +239,29 @@ def test_a_batch_where_one_submission_leaves_escapees_grades_the_next_ones_at_th
     """Issue 43: escapees kept spinning through every later student's run (2-4x slower; 36.4 s instead of 5.1 s in
     a batch). Here: the same honest submission graded three times alone, then the attack's submission (graded as
     usual, its escapees' CPU charged to its run), then the honest one three times more, through one worker as a
-    batch does: nothing of the attack's run is left in the runs' cgroups, and the later ones take at most 1.5 times
-    as long as the alone ones, each side by its fastest run (a busy machine slows a run now and then; escapees that
-    kept spinning would slow every later run, 2-4x)."""
+    batch does: nothing of the attack's run is left in the runs' cgroups, and a later run takes at most 1.5 times as
+    long as the fastest alone. Escapees that kept spinning would slow every later run, 2-4x; a busy machine slows
+    runs for a while (CI saw three later runs in a row at twice the alone ones, with nothing left in the runs'
+    cgroups, while other test processes worked), so the honest one is graded again, up to ten times, until one
+    run is that fast."""
     burn = "import math\n_burn = sum(math.sin(i) for i in range(1_500_000))\n"
     for folder in ("honest", "attack"):
         (tmp_path / folder).mkdir()
     honest = variant(tmp_path / "honest", {}, [burn])
     attack = variant(tmp_path / "attack", {}, [escape(2 * (os.cpu_count() or 1))])
 
-    def seconds() -> list[float]:
-        out = []
-        for _ in range(3):
-            r = grade_notebook(honest, key, "ada", worker=worker)
-            assert r.status == "graded" and set(statuses(r).values()) == {"passed"}
-            out.append(r.seconds)
-        return out
+    def seconds() -> float:
+        r = grade_notebook(honest, key, "ada", worker=worker)
+        assert r.status == "graded" and set(statuses(r).values()) == {"passed"}
+        return r.seconds
 
-    alone = seconds()
+    alone = [seconds() for _ in range(3)]
     r = grade_notebook(attack, key, "ada", worker=worker)
     assert r.status == "graded" and set(statuses(r).values()) == {"passed"} and HELD in r.isolation
     assert len(in_runs_cgroups(worker)) <= 1   # at most the next run's child, forked ahead: no escapee
-    after = seconds()
+    after = []
+    while len(after) < 10 and not (after and min(after) <= 1.5 * min(alone)):
+        after.append(seconds())
     assert min(after) <= 1.5 * min(alone), (alone, after)
 
 
