@@ -331,12 +331,19 @@ def test_the_gradebook_names_late_hand_ins_as_csv_and_in_nbgraders_gradebook(lab
         assert r.returncode == 0, r.stderr
         score = json.loads((out / "reports" / "dan.json").read_text())["score"]   # no commits: the produce checks
         assert 0 < score < 26
+        c.svc.add("hal")   # on the roster, never hands in: a row of his own, with empty scores (issue 46)
         r = run_cli("course", "export", ASSIGNMENT, "--service", c.svc.url, "--csv", str(tmp_path / "grades.csv"),
                     env=env)
         assert r.returncode == 0, r.stderr
         import csv
 
         rows = {row["student"]: row for row in csv.DictReader((tmp_path / "grades.csv").open())}
+        assert set(rows) >= {"amy", "ada", "cat", "dan", "eve", "fay", "gus", "hal"} and "prof" not in rows
+        handed_in = {s for s, row in rows.items() if row["handin"]}
+        assert f"({len(rows)} student(s): {len(handed_in)} handed in, {len(rows) - len(handed_in)} not)" in r.stderr
+        assert {k: rows["hal"][k] for k in ("status", "score", "max_score", "final_score", "submitted_at", "handin")} \
+            == {"status": "not handed in", "score": "", "max_score": "", "final_score": "", "submitted_at": "",
+                "handin": ""}
         dan = rows["dan"]
         assert list(dan) == ["student", "status", "score", "max_score", "submitted_at", "late_by", "penalty",
                              "final_score", "late", "handin"]
@@ -348,7 +355,7 @@ def test_the_gradebook_names_late_hand_ins_as_csv_and_in_nbgraders_gradebook(lab
         r = run_cli("course", "export", ASSIGNMENT, "--service", c.svc.url, "--nbgrader", str(course),
                     "--key", str(c.key_path), env=env)
         assert r.returncode == 0, r.stderr
-        assert f"nbgrader: {len(rows)} submission(s) with their hand-in times" in r.stderr
+        assert f"nbgrader: {len(handed_in)} submission(s) with their hand-in times" in r.stderr   # not hal's row
         with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
             sub = gb.find_submission(ASSIGNMENT, "dan")
             stamp, nb_score = sub.timestamp, sub.score

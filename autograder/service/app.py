@@ -37,7 +37,7 @@ Routes (JSON in and out; the token in the header `Authorization: token <token>` 
     GET  /api/v1/handins/<n>                                 staff: the hand-in's notebook (its bytes)
     POST /api/v1/handins/<n>                                 staff: its graded report (the Report's JSON)
     PUT  /api/v1/assignments/<id>/feedback                   staff: release the graded feedback to students
-    GET  /api/v1/assignments/<id>/gradebook[?format=csv]     staff: one row per student (GRADEBOOK_COLUMNS)
+    GET  /api/v1/assignments/<id>/gradebook[?format=csv]     staff: one row per student, the roster's too (GRADEBOOK_COLUMNS)
     GET  /api/v1/assignments/<id>/stats                      staff: the class view (HTML), as of the last report
     GET, POST /api/v1/login                                  a browser signs in with a staff token (a cookie for
                                                              the staff pages, GET only)
@@ -721,14 +721,22 @@ class Feedback(Base):
         self.reply({"assignment": assignment, "released": await self.db(self.course.release_feedback, assignment)})
 
 
+NOT_HANDED_IN = "not handed in"   # a gradebook row's status for a roster student with no hand-in (its scores empty)
+
+
 def gradebook_rows(service: Service, assignment: str) -> list[dict[str, Any]]:
-    """One row per student with a hand-in: the one that counts, when it came, how late, its score and the score
-    after the late penalty (the one place the policy is applied to a score)."""
+    """One row per student of the roster, and per student with a hand-in (with JupyterHub, students are added as they
+    come): the hand-in that counts, when it came, how late, its score and the score after the late penalty (the one
+    place the policy is applied to a score); a student who has not handed in has status NOT_HANDED_IN and empty
+    scores (never 0), so that staff see the whole class."""
     from autograder.service import late
 
     handins = _with_counts(service, assignment, service.course.handins_of(assignment))
     graded = service.course.graded_of(assignment)
-    rows = []
+    handed_in = {h["student"] for h in handins}
+    rows = [{"student": u.name, "handin": None, "submitted_at": None, "late_by": None, "penalty": None,
+             "status": NOT_HANDED_IN, "score": None, "max_score": None, "final_score": None, "late": ""}
+            for u in service.course.roster() if not u.staff and u.name not in handed_in]
     for h in (h for h in handins if h["counts"]):
         report = graded.get(h["id"])
         score = report.get("score") if report else None

@@ -376,11 +376,18 @@ def export(args: argparse.Namespace) -> int:
     client = Client(args.service, find_token("token", args.service))
     try:
         if args.csv:
+            import io
+
+            from autograder.service.app import NOT_HANDED_IN
+
             text = client.request_text("GET", f"/assignments/{args.assignment}/gradebook?format=csv")
             Path(args.csv).write_text(text, encoding="utf-8")
-            print(f"gradebook: {args.csv} ({text.count(chr(10)) - 1} student(s))", file=sys.stderr)
+            statuses = [row["status"] for row in csv.DictReader(io.StringIO(text))]
+            missing = statuses.count(NOT_HANDED_IN)
+            print(f"gradebook: {args.csv} ({len(statuses)} student(s): {len(statuses) - missing} handed in, "
+                  f"{missing} not)", file=sys.stderr)
         if args.nbgrader:
-            rows = client.get(f"/assignments/{args.assignment}/gradebook")["rows"]
+            rows = [row for row in client.get(f"/assignments/{args.assignment}/gradebook")["rows"] if row["handin"]]
             n = _into_nbgrader(args, client, rows)
             print(f"nbgrader: {n} submission(s) with their hand-in times in {Path(args.nbgrader) / 'gradebook.db'}",
                   file=sys.stderr)
