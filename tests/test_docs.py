@@ -397,6 +397,7 @@ print("".join(o.get("data", {}).get("text/plain", "") for o in nb.cells[-1].outp
     def the_class_view_counts_amy(session, done):
         page = (home / "course" / "stats.html").read_text()
         assert 'id="counted"><strong>1</strong> graded and counted' in page, page[:3000]
+        assert "1 of the roster&#39;s 2 students has not handed in (not counted, never as 0): ben." in page, page[:3000]
 
     def the_gradebook_has_amys_row(session, done):
         import csv

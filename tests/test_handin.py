@@ -494,6 +494,9 @@ def test_staff_see_the_class_view_live_with_the_planted_counts_and_a_student_get
     assert len(held) == 43 and held != staff
     assert call(f"{api}/me", cookie["value"])[0] == 403
     assert browser.find_element(By.ID, "counted").text.startswith(str(n - 1))
+    notes = [p.text for p in browser.find_elements(By.CSS_SELECTOR, "p.agl-stats-note")]
+    assert "1 of the roster's 60 students has not handed in (not counted, never as 0): s039." in notes, notes
+    assert any(t.startswith("Scores here are before any late penalty") for t in notes), notes
     shown = {}
     for li in browser.find_elements(By.CSS_SELECTOR, "tr.agl-item li.agl-misc"):
         check = li.find_element(By.XPATH, "./ancestor::tr").get_attribute("data-check")
@@ -517,6 +520,7 @@ def test_staff_see_the_class_view_live_with_the_planted_counts_and_a_student_get
     assert r.returncode == 0 and "reports: 1 new sent" in r.stderr, r.stderr
     browser.refresh()
     assert browser.find_element(By.ID, "counted").text.startswith(str(n))
+    assert not [p.text for p in browser.find_elements(By.CSS_SELECTOR, "p.agl-stats-note") if "handed in" in p.text]
     row = browser.find_element(By.ID, "check-4.predict.after_k")
     cells = {td.get_attribute("data-status"): int(td.text) for td in row.find_elements(By.CSS_SELECTOR, "td.agl-count")}
     assert cells["missing"] == 1

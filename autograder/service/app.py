@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import json
 import logging
 import os
@@ -797,17 +798,36 @@ def _stats_page(service: Service, assignment: str) -> str | None:
 
     service.deadlines()   # course.toml looked at again first: its change makes the page again
     key = service.course.key(assignment)
-    stamp = (service.course.handins_version(assignment), key.digest if key else "", service.deadlines_stamp)
+    students = tuple(u.name for u in service.course.roster() if not u.staff)
+    stamp = (service.course.handins_version(assignment), key.digest if key else "", service.deadlines_stamp,
+             students)
     cached = service.stats_pages.get(assignment)
     if cached is not None and cached[0] == stamp:
         return cached[1]
     graded = service.course.graded_of(assignment)
-    counting = sorted((h for h in _with_counts(service, assignment, service.course.handins_of(assignment))
-                       if h["counts"] and h["id"] in graded), key=lambda h: h["student"])
+    handins = _with_counts(service, assignment, service.course.handins_of(assignment))
+    counting = sorted((h for h in handins if h["counts"] and h["id"] in graded), key=lambda h: h["student"])
     reports = [Report.from_dict(graded[h["id"]]) for h in counting]
-    page = to_html(class_stats(reports, assignment, key)) if reports else None
+    page = None
+    if reports:
+        stats = class_stats(reports, assignment, key)
+        page = to_html(dataclasses.replace(stats, notes=(*stats.notes, *_class_notes(students, handins))))
     service.stats_pages[assignment] = (stamp, page)
     return page
+
+
+def _class_notes(students: tuple[str, ...], handins: list[dict[str, Any]]) -> tuple[str, ...]:
+    """What the service's class view says beside the batch's numbers: the scores are before the late penalty, and
+    which students of the roster have not handed in (issue 46: staff saw 9 rows for a roster of 28, with no word of
+    the other 19)."""
+    handed_in = {h["student"] for h in handins}
+    missing = [name for name in students if name not in handed_in]
+    notes = ["Scores here are before any late penalty: the gradebook (autograder course export) has each student's final score."]
+    if missing:
+        shown = ", ".join(missing[:40]) + (f" and {len(missing) - 40} more" if len(missing) > 40 else "")
+        notes.append(f"{len(missing)} of the roster's {len(students)} students {'has' if len(missing) == 1 else 'have'} "
+                     f"not handed in (not counted, never as 0): {shown}.")
+    return tuple(notes)
 
 
 LOGIN_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>autograd-lab: sign in</title></head>
