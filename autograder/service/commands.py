@@ -211,7 +211,9 @@ def course_add(args: argparse.Namespace) -> int:
             w = csv.writer(f, lineterminator="\n")
             w.writerow(["name", "role", "token"])
             w.writerows(issued)
-        print(f"added {len(issued)} {role}(s); their tokens are in {args.tokens} (shown once: give each person "
+        people = {("staff", True): "staff member", ("staff", False): "staff members", ("student", True): "student",
+                  ("student", False): "students"}[(role, len(issued) == 1)]
+        print(f"added {len(issued)} {people}; their tokens are in {args.tokens} (shown once: give each person "
               f"their own, and keep the file private)", file=sys.stderr)
     else:
         for name, _, token in issued:
