@@ -37,7 +37,7 @@ Routes (JSON in and out; the token in the header `Authorization: token <token>` 
     GET  /api/v1/handins/<n>                                 staff: the hand-in's notebook (its bytes)
     POST /api/v1/handins/<n>                                 staff: its graded report (the Report's JSON)
     PUT  /api/v1/assignments/<id>/feedback                   staff: release the graded feedback to students
-    GET  /api/v1/assignments/<id>/gradebook[?format=csv]     staff: one row per student, the roster's too (GRADEBOOK_COLUMNS)
+    GET  /api/v1/assignments/<id>/gradebook[?format=csv]     staff: a row per student of the roster (GRADEBOOK_COLUMNS)
     GET  /api/v1/assignments/<id>/stats                      staff: the class view (HTML), as of the last report
     GET, POST /api/v1/login                                  a browser signs in with a staff token (a cookie for
                                                              the staff pages, GET only)
@@ -822,11 +822,13 @@ def _class_notes(students: tuple[str, ...], handins: list[dict[str, Any]]) -> tu
     the other 19)."""
     handed_in = {h["student"] for h in handins}
     missing = [name for name in students if name not in handed_in]
-    notes = ["Scores here are before any late penalty: the gradebook (autograder course export) has each student's final score."]
+    notes = ["Scores here are before any late penalty: the gradebook (autograder course export) has each student's "
+             "final score."]
     if missing:
         shown = ", ".join(missing[:40]) + (f" and {len(missing) - 40} more" if len(missing) > 40 else "")
-        notes.append(f"{len(missing)} of the roster's {len(students)} students {'has' if len(missing) == 1 else 'have'} "
-                     f"not handed in (not counted, never as 0): {shown}.")
+        verb = "has" if len(missing) == 1 else "have"
+        notes.append(f"{len(missing)} of the roster's {len(students)} students {verb} not handed in (not counted, "
+                     f"never as 0): {shown}.")
     return tuple(notes)
 
 
