@@ -18,11 +18,12 @@ Format "autograd-lab/key", version 1 (one JSON object):
     parameters           {name: {"kind": "real", "low", "high", "sign", "decimals"} |
                                 {"kind": "integer", "low", "high"} | {"kind": "fixed", "value"}}
     exercises            [{id, title, functions: [name], args: [{name, param, params, shape, tensor, dtype,
-                          requires_grad, grad}]}]
+                          requires_grad, grad, and objects (dotted names of torch) where the spec gives them}]}]
     checks               [{id, exercise, kind: "predict" | "produce", title, expect, why, points,
                           visibility: "public" | "hidden", name, function, observe, rtol, atol,
                           convention, sympy, version_sensitive}], where
                             expect = {"none": true} | {"bool": b} | {"expr": "sympy text"} | {"seq": [expect]}
+                                     | {"installed": "fact"} (model.INSTALLED_FACTS: read by each run's probe)
                                      | {"raises": "Class", "phrase": "..."} | {"warns": "Class", "phrase": "..."}
                             a convention check has `convention` and `sympy` set and a value `expect`;
                             a check with named misconceptions has "misconceptions": [{id, name, value, feedback,
@@ -55,7 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.model import (Answer, Arg, BoolAnswer, Check, ClassAnswer, ConventionExpectation, Exercise, Expectation,
-                              ExprAnswer, Grading, HiddenChecks, Key, Limits, Misconception, NoneAnswer, OnCuda, Overlap, Parameter, Sign,
+                              ExprAnswer, Grading, HiddenChecks, InstalledAnswer, InstalledExpectation, Key, Limits, Misconception, NoneAnswer, OnCuda, Overlap, Parameter, Sign,
                               RaisesExpectation, SeqAnswer, ValueExpectation, WarnsExpectation)
 
 SCHEMA = "autograd-lab/key"
@@ -82,6 +83,8 @@ def answer_json(a: Answer) -> dict[str, Any]:
         return {"expr": a.expr}
     if isinstance(a, ClassAnswer):
         return {"class": a.name}
+    if isinstance(a, InstalledAnswer):
+        return {"installed": a.fact}
     if a.kind == "list":
         return {"list": [answer_json(i) for i in a.items]}
     return {"seq": [answer_json(i) for i in a.items]}
@@ -143,9 +146,12 @@ def parameter_json(p: Parameter) -> dict[str, Any]:
 
 
 def arg_json(a: Arg) -> dict[str, Any]:
-    return {"name": a.name, "param": a.param, "params": list(a.params) if a.params is not None else None,
-            "shape": list(a.shape) if a.shape is not None else None, "tensor": a.tensor, "dtype": a.dtype,
-            "requires_grad": a.requires_grad, "grad": a.grad}
+    out = {"name": a.name, "param": a.param, "params": list(a.params) if a.params is not None else None,
+           "shape": list(a.shape) if a.shape is not None else None, "tensor": a.tensor, "dtype": a.dtype,
+           "requires_grad": a.requires_grad, "grad": a.grad}
+    if a.objects is not None:   # only where set: a key without object arguments keeps its digest
+        out["objects"] = list(a.objects)
+    return out
 
 
 def grading_json(limits: Limits, grading: Grading) -> dict[str, Any]:
@@ -208,6 +214,8 @@ def answer_from(d: Any) -> Answer:
         return SeqAnswer(tuple(answer_from(i) for i in d["list"]), "list")
     if isinstance(d, dict) and set(d) == {"class"} and isinstance(d["class"], str):
         return ClassAnswer(d["class"])
+    if isinstance(d, dict) and set(d) == {"installed"} and isinstance(d["installed"], str):
+        return InstalledAnswer(d["installed"])
     raise ValueError(f"not an answer: {str(d)[:80]}")
 
 
@@ -219,7 +227,10 @@ def _expectation_from(c: dict[str, Any]) -> Expectation:
         return WarnsExpectation(str(e["warns"]), str(e.get("phrase", "")))
     if c.get("convention"):
         return ConventionExpectation(answer_from(e), c.get("form"), str(c["convention"]), str(c.get("sympy") or ""))
-    return ValueExpectation(answer_from(e), c.get("form"))
+    answer = answer_from(e)
+    if any(isinstance(i, InstalledAnswer) for i in (answer.items if isinstance(answer, SeqAnswer) else (answer,))):
+        return InstalledExpectation(answer, c.get("form"))
+    return ValueExpectation(answer, c.get("form"))
 
 
 def _check_from(c: dict[str, Any]) -> Check:
@@ -238,7 +249,8 @@ def _check_from(c: dict[str, Any]) -> Check:
 def arg_from(a: dict[str, Any]) -> Arg:
     return Arg(a["name"], a.get("param"), tuple(a["params"]) if a.get("params") is not None else None,
                tuple(a["shape"]) if a.get("shape") is not None else None, bool(a.get("tensor", True)),
-               a.get("dtype", "float32"), bool(a.get("requires_grad", True)), a.get("grad"))
+               a.get("dtype", "float32"), bool(a.get("requires_grad", True)), a.get("grad"),
+               tuple(a["objects"]) if a.get("objects") is not None else None)
 
 
 def parameter_from(d: dict[str, Any]) -> Parameter:

@@ -181,6 +181,7 @@ class Arg:
     dtype: str = "float32"
     requires_grad: bool = True
     grad: str | None = None                  # parameter whose value pre-sets `.grad`
+    objects: tuple[str, ...] | None = None   # an object of torch: objects[point[param]], a dotted name ("torch.autograd.grad")
 
 
 @dataclass(frozen=True)
@@ -199,16 +200,18 @@ class Exercise:
         return values
 
     def arg_value(self, arg: Arg, point: dict[str, Number]) -> Any:
-        """`arg`'s value at `point`: a number, or nested lists for a tensor of parameters."""
+        """`arg`'s value at `point`: a number, nested lists for a tensor of parameters, or an object's dotted name."""
+        if arg.objects:
+            return arg.objects[int(point[arg.param])]
         if arg.params:
             return nest([point[p] for p in arg.params], list(arg.shape or (len(arg.params),)))
         return point[arg.param]
 
     def where(self, point: dict[str, Number]) -> str:
-        """The arguments at `point` in words: "x=1.5, x.grad preset to 20.0"."""
+        """The arguments at `point` in words: "x=1.5, x.grad preset to 20.0" ("no arguments" for a function of none)."""
         parts = [f"{a.name}={self.arg_value(a, point)}" for a in self.args]
         parts += [f"{a.name}.grad preset to {point[a.grad]}" for a in self.args if a.grad]
-        return ", ".join(parts)
+        return ", ".join(parts) or "no arguments"
 
     def call_text(self, function: str) -> str:
         """How a call of `function` reads: "ex4(x, k)"."""
@@ -284,7 +287,36 @@ class ClassAnswer:
         return self.name
 
 
-Answer = Union[NoneAnswer, BoolAnswer, ExprAnswer, SeqAnswer, ClassAnswer]
+@dataclass(frozen=True)
+class InstalledAnswer:
+    """A fact of the torch a run imports, read by the probe before any of the submission's code runs (never
+    computed by sympy, never stored in the key: it stays right on every torch release). `fact` is one of
+    INSTALLED_FACTS, "engine_flag(<object argument>)" naming the argument whose installed source is read."""
+
+    fact: str
+
+    @property
+    def text(self) -> str:
+        return f"installed {self.fact}"
+
+
+# The installed facts a check may expect (spec `installed = ...`): torch's version strings, and the
+# `accumulate_grad` keyword that a function's own source passes to autograd's engine (True or False; None where
+# its source makes no engine call itself, as Tensor.backward, which delegates to torch.autograd.backward).
+INSTALLED_FACTS = ("torch.__version__", "torch.version.git_version", "engine_flag")
+
+
+def installed_key(fact: str, exercise: Exercise, point: dict[str, Number]) -> str:
+    """The name a probe's hello reports `fact` under at `point`: "engine_flag(fn)" becomes
+    "engine_flag:torch.autograd.grad" for the object the argument fn is there; the version facts are their own."""
+    if fact.startswith("engine_flag(") and fact.endswith(")"):
+        name = fact[len("engine_flag("):-1]
+        arg = next(a for a in exercise.args if a.name == name)
+        return "engine_flag:" + str(exercise.arg_value(arg, point))
+    return fact
+
+
+Answer = Union[NoneAnswer, BoolAnswer, ExprAnswer, SeqAnswer, ClassAnswer, InstalledAnswer]
 
 
 def answer_items(answer: Answer) -> tuple[Answer, ...]:
@@ -341,7 +373,17 @@ class WarnsExpectation:
     kind: ClassVar[str] = "warns"
 
 
-Expectation = Union[ValueExpectation, ConventionExpectation, RaisesExpectation, WarnsExpectation]
+@dataclass(frozen=True)
+class InstalledExpectation(ValueExpectation):
+    """A value that is a fact of the installed torch (InstalledAnswer items, alone or in a tuple): what the
+    learner's code must read from the torch it runs on (its version, its source). The expected value of each run
+    is what that run's probe read before the submission's code ran; the reference run of the solution must read
+    the same at release. `form` is the reference run's, as for any value."""
+
+    kind: ClassVar[str] = "installed"
+
+
+Expectation = Union[ValueExpectation, ConventionExpectation, RaisesExpectation, WarnsExpectation, InstalledExpectation]
 
 
 @dataclass(frozen=True)

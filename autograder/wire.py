@@ -30,9 +30,11 @@ from typing import Any, Literal
 from builtins import bool, dict, float, int, isinstance, len, list, str  # noqa: E402, A004
 
 SCHEMA = "autograd-lab/observations"
-VERSION = 3   # 2: cell records may be "skipped" (a cell an earlier run of the submission ended in); 3: the hello
+VERSION = 4   # 2: cell records may be "skipped" (a cell an earlier run of the submission ended in); 3: the hello
 #               record says whether the run had CUDA ("cuda": bool), a call record how many times the call ran
-#               torch.autograd.backward ("backward_calls": int)
+#               torch.autograd.backward ("backward_calls": int); 4: the hello record may hold "installed": {fact
+#               name: Value}, facts of the installed torch read before the submission's code ran (model.INSTALLED_FACTS)
+MAX_FACTS = 64                 # installed facts a hello record may hold
 
 MAX_RESULT_BYTES = 2_000_000   # whole results stream read by the grader (bytes)
 MAX_ELEMENTS = 4096            # tensor/array elements encoded (more are truncated)
@@ -180,6 +182,7 @@ class Observations:
     rejected: int = 0
     timing: dict[str, float] = field(default_factory=dict)   # a profiled run's own timings (untrusted; profile only)
     cuda: bool | None = None   # torch.cuda.is_available() in the run (None: not reported)
+    installed: dict[str, dict[str, Any]] = field(default_factory=dict)   # fact name -> Value, read before student code
 
 
 def _check_exception(e: Any) -> dict[str, Any]:
@@ -296,4 +299,20 @@ def parse_results(data: bytes) -> Observations:
                 rejected += 1
     cuda = hello.get("cuda")
     return Observations(str(hello.get("torch", "unknown"))[:40], tuple(cells), names, calls, complete, count,
-                        frozenset(duplicated), rejected, timing, cuda if isinstance(cuda, bool) else None)
+                        frozenset(duplicated), rejected, timing, cuda if isinstance(cuda, bool) else None,
+                        _installed(hello.get("installed")))
+
+
+def _installed(raw: Any) -> dict[str, dict[str, Any]]:
+    """The hello record's installed facts ({name: Value}); anything of another shape is no fact at all."""
+    if not isinstance(raw, dict):
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    for name, value in list(raw.items())[:MAX_FACTS]:
+        try:
+            check_value(value)
+        except WireError:
+            continue
+        if isinstance(name, str) and value["t"] in ("str", "bool", "none"):
+            out[clip(name, 200)] = {"t": "str", "v": clip(value["v"])} if value["t"] == "str" else value
+    return out

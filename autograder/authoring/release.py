@@ -31,7 +31,8 @@ from autograder.grading.grade import end_of
 from autograder.grading.notebook import LAB_CALL, METADATA_KEY, code_cell_labels, code_cells, read_notebook
 from autograder.judging import analytic, compare, judge, sources
 from autograder.keyfile import load_key, public_key, to_json, with_digest
-from autograder.model import (Check, ExprAnswer, Key, NoneAnswer, Number, Parameter, RaisesExpectation, SeqAnswer,
+from autograder.model import (Check, ExprAnswer, InstalledExpectation, Key, NoneAnswer, Number, Parameter,
+                              RaisesExpectation, SeqAnswer,
                               ValueExpectation, WarnsExpectation, answer_items)
 from autograder.report import write_json_atomic
 from autograder.sandbox import client as sandbox
@@ -241,7 +242,8 @@ def check_domain(key: Key, source: str) -> None:
     grids = {name: parameter_grid(p) for name, p in key.parameters.items()}
     problems = []
     for check in key.checks:
-        answers = [("expect", check.expectation.answer)] if isinstance(check.expectation, ValueExpectation) else []
+        answers = [("expect", check.expectation.answer)] if isinstance(check.expectation, ValueExpectation) \
+            and not isinstance(check.expectation, InstalledExpectation) else []   # an installed fact: no formula
         answers += [("on_cuda.expect", check.on_cuda.answer)] if check.on_cuda is not None else []
         ex = key.exercise(check.exercise)
         symbols = tuple(ex.values(bases[0]))

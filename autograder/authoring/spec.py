@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from autograder.judging import analytic
-from autograder.model import (LIMIT_NAMES, Answer, Arg, BoolAnswer, Check, ClassAnswer, ConventionExpectation,
-                              Exercise, Expectation, ExprAnswer, Grading, Kind, Limits, Misconception, NoneAnswer,
+from autograder.model import (INSTALLED_FACTS, LIMIT_NAMES, Answer, Arg, BoolAnswer, Check, ClassAnswer,
+                              ConventionExpectation, Exercise, Expectation, ExprAnswer, Grading, InstalledAnswer,
+                              InstalledExpectation, Kind, Limits, Misconception, NoneAnswer,
                               OnCuda, Overlap, Parameter, RaisesExpectation, SeqAnswer, Sign, ValueExpectation, WarnsExpectation)
 
 
@@ -129,11 +130,34 @@ def _parameters(path: str, table: dict[str, Any]) -> dict[str, Parameter]:
     return out
 
 
-def _expect(where: str, raw: dict[str, Any], symbols: set[str]) -> Expectation:
-    given = [k for k in ("expect", "raises", "warns") if k in raw]
+def _installed(where: str, value: Any, objects: set[str]) -> InstalledExpectation:
+    """A produce check's `installed = "fact"` (or a list of facts, for a tuple): model.INSTALLED_FACTS."""
+    facts = value if isinstance(value, list) else [value]
+    known = [f for f in INSTALLED_FACTS if f != "engine_flag"] + [f"engine_flag({n})" for n in sorted(objects)]
+    items = []
+    for fact in facts:
+        if fact not in known:
+            hint = "" if objects else " (engine_flag(<argument>) needs an argument with objects = [...])"
+            raise SpecError(f"{where}: installed = {fact!r} is not a fact of the installed torch the probe reads; "
+                            f"write one of {', '.join(map(repr, known))}, or a list of them for a tuple{hint}")
+        items.append(InstalledAnswer(fact))
+    if not items:
+        raise SpecError(f"{where}: installed = [] is empty; list one fact per item")
+    return InstalledExpectation(SeqAnswer(tuple(items)) if isinstance(value, list) else items[0])
+
+
+def _expect(where: str, raw: dict[str, Any], symbols: set[str], objects: set[str] = frozenset()) -> Expectation:
+    given = [k for k in ("expect", "raises", "warns", "installed") if k in raw]
     if len(given) != 1:
-        raise SpecError(f"{where}: give exactly one of expect = ..., raises = \"ExceptionClass\" or "
-                        f"warns = \"WarningClass\"")
+        raise SpecError(f"{where}: give exactly one of expect = ..., raises = \"ExceptionClass\", "
+                        f"warns = \"WarningClass\" or installed = \"fact\"")
+    if given[0] == "installed":
+        if "predict" in raw:
+            raise SpecError(f"{where}: installed = ... goes with a produce check (what the learner's code reads from "
+                            f"the torch it runs on); a prediction's answer is written with expect = ...")
+        if "phrase" in raw or "convention" in raw:
+            raise SpecError(f"{where}: installed = ... takes neither phrase nor convention")
+        return _installed(where, raw["installed"], objects)
     if given[0] in ("raises", "warns"):
         kind = given[0]
         cls = _class_name(where, raw[kind], kind)
@@ -323,6 +347,9 @@ def _misconceptions(src: str, eid: str, raws: Any, checks: list[Check], symbols:
             if check is None:
                 raise SpecError(f"{where}: checks names {n!r}, which is not a check of exercise {eid!r}; its checks "
                                 f"are {', '.join(c.id.split('.', 1)[1] for c in checks)}")
+            if isinstance(check.expectation, InstalledExpectation):
+                raise SpecError(f"{where}: {n!r} expects a fact of the installed torch, which differs from one torch "
+                                f"release to the next, and a misconception's value is fixed: attach it to a prediction")
             if check.kind == "produce" and isinstance(check.expectation, WarnsExpectation):
                 raise SpecError(f"{where}: {n!r} checks a warning; a misconception names a wrong value, state or "
                                 f"exception, so attach it to a prediction or a value check")
@@ -345,6 +372,17 @@ def _arg(where: str, raw: dict[str, Any]) -> Arg:
         raise SpecError(f"{where}: argument {raw['name']!r} needs exactly one of param = \"p\" (a scalar) or "
                         f"params = [\"p0\", \"p1\", ...] (a tensor)")
     values = dict(raw)
+    if "objects" in raw:
+        objs = raw["objects"]
+        dotted = re.compile(r"torch(\.[A-Za-z_][A-Za-z0-9_]*)+")
+        if not (isinstance(objs, list) and objs and all(isinstance(o, str) and dotted.fullmatch(o) for o in objs)
+                and len(set(objs)) == len(objs)):
+            raise SpecError(f"{where}: argument {raw['name']!r}: objects must be a list of distinct dotted names of "
+                            f"torch (\"torch.autograd.grad\", \"torch.Tensor.backward\")")
+        if "param" not in raw or set(raw) - {"name", "param", "objects"}:
+            raise SpecError(f"{where}: argument {raw['name']!r}: objects = [...] goes with param = \"i\" (an integer "
+                            f"parameter from 0 to {len(objs) - 1}: which object a point passes) and nothing else")
+        return Arg(raw["name"], raw["param"], tensor=False, objects=tuple(objs))
     if "params" in raw:
         ps = raw["params"]
         if not (isinstance(ps, list) and ps and all(isinstance(p, str) for p in ps)):
@@ -460,6 +498,12 @@ def _load(src: str, data: dict[str, Any]) -> Assignment:
             for ref in (arg.param, arg.grad, *(arg.params or ())):
                 if ref is not None and ref not in params:
                     raise SpecError(f"{where}: argument {arg.name!r} names parameter {ref!r}; define it under [parameters]")
+            if arg.objects:
+                p = params[arg.param]
+                if p.kind != "integer" or p.low != 0 or p.high != len(arg.objects) - 1:
+                    raise SpecError(f"{where}: argument {arg.name!r} lists {len(arg.objects)} objects; its parameter "
+                                    f"{arg.param!r} must be {{ kind = \"integer\", low = 0, high = "
+                                    f"{len(arg.objects) - 1} }}, one value per object")
             args.append(arg)
         symbols = set(params) | {a.name for a in args if a.param is not None}
         exercises.append(Exercise(eid, _line_text(where, ex["title"], "title"), functions, tuple(args)))
@@ -469,7 +513,7 @@ def _load(src: str, data: dict[str, Any]) -> Assignment:
             cwhere = f"{src} check {cid!r}"
             _keys(cwhere, raw, {"id", "title", "predict", "function", "observe", "expect", "raises", "warns", "phrase",
                                 "why", "points", "visibility", "rtol", "atol", "convention", "sympy",
-                                "version_sensitive", "on_cuda"}, {"id", "title", "why"})
+                                "version_sensitive", "on_cuda", "installed"}, {"id", "title", "why"})
             if cid in seen:
                 raise SpecError(f"{cwhere}: duplicate check id; give each check of an exercise its own id")
             seen.add(cid)
@@ -504,7 +548,7 @@ def _load(src: str, data: dict[str, Any]) -> Assignment:
             sensitive = raw.get("version_sensitive", False)
             if not isinstance(sensitive, bool):
                 raise SpecError(f"{cwhere}: version_sensitive must be true or false")
-            expectation = _expect(cwhere, raw, symbols)
+            expectation = _expect(cwhere, raw, symbols, {a.name for a in args if a.objects})
             if convention is not None:
                 if not isinstance(expectation, ValueExpectation):
                     raise SpecError(f"{cwhere}: convention = ... goes with expect = (torch's value), not with "

@@ -146,6 +146,9 @@ def call_args(exercise: Exercise, point: dict[str, Number]) -> list[dict[str, An
     """The argument descriptions of one produce call at one point (see `probe.make_args`)."""
     args = []
     for arg in exercise.args:
+        if arg.objects:
+            args.append({"name": arg.name, "object": arg.objects[int(point[arg.param])]})
+            continue
         if arg.params:
             args.append({"name": arg.name, "tensor": {
                 "value": nest([point[p] for p in arg.params], list(arg.shape or (len(arg.params),))),

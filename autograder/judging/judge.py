@@ -1,5 +1,5 @@
 """judge: the grading semantics. Pure: (key, what a run observed, the student's points) -> Outcomes and notes;
-no torch, no processes, no files. One handler per expectation kind (value, convention, raises, warns) owns
+no torch, no processes, no files. One handler per expectation kind (value, convention, installed, raises, warns) owns
 its expected value, its comparison, its oracle text and its release advice; `grade` (a submission) and
 `key` (the solution, at release) both judge with this module.
 
@@ -16,9 +16,10 @@ from autograder import wire
 from autograder.judging import analytic, commit, sources, worked
 from autograder.judging.compare import (Comparison, compare_exception, compare_predicted, compare_produced, compare_warning,
                                 plain, short, show)
-from autograder.model import (Answer, BoolAnswer, Check, ClassAnswer, ConventionExpectation, Exercise, ExprAnswer, Key,
-                              Limits, Misconception, NoneAnswer, RaisesExpectation, SeqAnswer, Sign, Tolerance,
-                              ValueExpectation, WarnsExpectation, answer_items)
+from autograder.model import (Answer, BoolAnswer, Check, ClassAnswer, ConventionExpectation, Exercise, ExprAnswer,
+                              InstalledAnswer, InstalledExpectation, Key, Limits, Misconception, NoneAnswer,
+                              RaisesExpectation, SeqAnswer, Sign, Tolerance, ValueExpectation, WarnsExpectation,
+                              answer_items, installed_key)
 from autograder.report import Diagnosis, Outcome, Status
 
 Call = tuple[str, int]               # (produce function, point index)
@@ -109,6 +110,11 @@ def cell_error(evalue: str) -> str:
     return re.sub(r"\(<ipython-input-[^>]*>, line (\d+)\)", r"(line \1 of the cell)", evalue)
 
 
+def _at(where: str) -> str:
+    """" at x=1.5" for a message; nothing for a function of no arguments (model.Exercise.where: "no arguments")."""
+    return "" if where == "no arguments" else f" at {where}"
+
+
 def point_label(p: int) -> str:
     """"your point" for index 0, else "fresh point p"."""
     return "your point" if p == 0 else f"fresh point {p}"
@@ -121,14 +127,14 @@ def _stopped_in(key: Key, evidence: Evidence, call: Call, call_text: str, where:
         return None
     label = point_label(call[1])
     if end.timed_out:
-        return "timeout", (f"{call_text} was still running at {where} ({label}) when the submission's "
+        return "timeout", (f"{call_text} was still running{_at(where)} ({label}) when the submission's "
                            f"{key.limits.submission_timeout:g} s limit was reached")
     if end.stalled:
-        return "timeout", (f"{call_text} did not return within {key.limits.call_timeout:g} s at {where} ({label}) "
+        return "timeout", (f"{call_text} did not return within {key.limits.call_timeout:g} s{_at(where)} ({label}) "
                            f"and did not stop at its alarm, so the run was stopped")
     if end.over_memory:
         return "error", (f"the submission's processes together used more than the run's "
-                         f"{key.limits.run_memory_mb:g} MB of memory while {call_text} was running at {where} "
+                         f"{key.limits.run_memory_mb:g} MB of memory while {call_text} was running{_at(where)} "
                          f"({label})")
     return "error", (f"the submission's process ended (exit code {end.exit_code}) while {call_text} was running "
                      f"at {where} ({label})")
@@ -342,29 +348,40 @@ class ValueHandler:
         if not any(isinstance(i, ExprAnswer) for i in answer_items(answer)):
             return f"API contract; {ref} agrees"
         form = f"; form from {ref}" if check.kind == "produce" else ""
-        return f"sympy: {short(answer.text, 160)} at {where}{form}"
+        return f"sympy: {short(answer.text, 160)}{_at(where)}{form}"
 
     def convention(self, key: Key, check: Check, values: Point, torch_value: str) -> str | None:
         """The convention line of the outcome (None: no convention)."""
         return None
 
+    def expected_at(self, key: Key, check: Check, exercise: Exercise, point: Point,
+                    installed: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        """The expected wire Value of a produce call at `point` (the exercise's parameters); `installed` is what the
+        run's probe read of the installed torch (wire.Observations.installed). Raises LookupError where the value
+        needs a fact the run did not read."""
+        return self.expected(key, check, exercise.values(point), check.expectation.form)
+
     def produced(self, key: Key, check: Check, exercise: Exercise, rec: wire.CallResult, point: Point,
-                 call_text: str) -> Verdict | Stop:
-        """Judge one produce call at one point."""
+                 call_text: str, installed: dict[str, dict[str, Any]] | None = None) -> Verdict | Stop:
+        """Judge one produce call at one point (`installed`: the run's facts of the installed torch)."""
         where = exercise.where(point)
         if rec.status == "raised":
             e = rec.exception or {"type": "?", "message": ""}
             seen = {"t": "class", "name": e["type"]}   # a mistake that ends in a cryptic torch error may be named
             named = diagnose(check, exercise.values(point), seen, misconception_tolerance(key, check), where, rec) \
                 if check.observe == "returned" else None
-            return Stop(f"{call_text} raised {e['type']} at {where}: {short(e['message'], 300)}",
+            return Stop(f"{call_text} raised {e['type']}{_at(where)}: {short(e['message'], 300)}",
                         f"{e['type']}: {short(e['message'], 300)}", named)
         target = check.observe
         observed = rec.returned if target == "returned" else rec.tensors.get(target.split(".")[0], {}).get("grad")
         if observed is None:
             return Stop(f"{target} was not observed")
         values = exercise.values(point)
-        expected = self.expected(key, check, values, check.expectation.form)
+        try:
+            expected = self.expected_at(key, check, exercise, point, installed or {})
+        except LookupError as e:
+            return Stop(f"{call_text} cannot be judged{_at(where)}: the installed torch has no {e.args[0]}, which "
+                        f"this check reads")
         c = compare_produced(expected, observed, lambda dtype: key.grading.produced(check, dtype))
         expected_text = show(expected)
         diagnosis = None if c.ok else diagnose(check, values, observed, misconception_tolerance(key, check, observed),
@@ -404,6 +421,42 @@ class ConventionHandler(ValueHandler):
                 f"disagrees with it: fix expect to what torch does (sympy's value goes in sympy = ...).")
 
 
+class InstalledHandler(ValueHandler):
+    """A fact of the installed torch (model.InstalledExpectation): its version strings, or the `accumulate_grad`
+    keyword a function's own source passes to autograd's engine. The expected value is what this run's probe read
+    from the torch it imports, before the submission's code ran; so the check stays right on every torch release,
+    and sympy has nothing to say about it. Compared strictly, as any produced value."""
+
+    def expected_at(self, key: Key, check: Check, exercise: Exercise, point: Point,
+                    installed: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        return _installed_value(check.expectation.answer, check.expectation.form, exercise, point, installed)
+
+    def oracle(self, key: Key, check: Check, where: str) -> str:
+        facts = ", ".join(i.fact for i in answer_items(check.expectation.answer))
+        return f"the installed torch, read before your code ran: {facts}{_at(where)}"
+
+    def advice(self, key: Key, check: Check) -> str:
+        return ("The solution's value and the installed torch (read by the probe before the solution ran) disagree: "
+                "fix the solution, or name the fact it reads in installed = ...")
+
+
+def _installed_value(answer: Answer, form: Any, exercise: Exercise, point: Point,
+                     installed: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The wire Value an installed answer has in a run that read `installed` (a tuple's container from the reference
+    run's `form`). Raises LookupError naming the fact the run did not read."""
+    if isinstance(answer, SeqAnswer):
+        items = form["items"] if isinstance(form, dict) and form.get("t") == "seq" else [None] * len(answer.items)
+        return {"t": "seq", "kind": form["kind"] if isinstance(form, dict) and form.get("t") == "seq" else answer.kind,
+                "items": [_installed_value(a, f, exercise, point, installed)
+                          for f, a in zip(items, answer.items, strict=True)]}
+    if isinstance(answer, InstalledAnswer):
+        name = installed_key(answer.fact, exercise, point)
+        if name not in installed:
+            raise LookupError(name.replace("engine_flag:", ""))
+        return installed[name]
+    return fill(form, answer, exercise.values(point))
+
+
 class RaisesHandler:
     """An exception: the call must raise the class (or a subclass) with the key phrase in its message,
     from inside torch where the reference run's exception came from torch; a prediction names the class."""
@@ -418,7 +471,7 @@ class RaisesHandler:
         return None
 
     def produced(self, key: Key, check: Check, exercise: Exercise, rec: wire.CallResult, point: Point,
-                 call_text: str) -> Verdict:
+                 call_text: str, installed: dict[str, dict[str, Any]] | None = None) -> Verdict:
         e = check.expectation
         ref_exc = (e.reference or {}).get("exception") or {}
         ref_origin = ref_exc.get("origin", "")
@@ -459,7 +512,7 @@ class WarnsHandler:
         return None
 
     def produced(self, key: Key, check: Check, exercise: Exercise, rec: wire.CallResult, point: Point,
-                 call_text: str) -> Verdict:
+                 call_text: str, installed: dict[str, dict[str, Any]] | None = None) -> Verdict:
         e = check.expectation
         c = compare_warning({"warns": e.warning, "phrase": e.phrase}, rec.warnings)
         return Verdict(c, f"{e.warning} whose message contains {e.phrase!r}",
@@ -470,9 +523,10 @@ class WarnsHandler:
                 "words of its message), or fix the solution.")
 
 
-Handler = Union[ValueHandler, ConventionHandler, RaisesHandler, WarnsHandler]
+Handler = Union[ValueHandler, ConventionHandler, InstalledHandler, RaisesHandler, WarnsHandler]
 HANDLERS: dict[type, Handler] = {ValueExpectation: ValueHandler(), ConventionExpectation: ConventionHandler(),
-                                 RaisesExpectation: RaisesHandler(), WarnsExpectation: WarnsHandler()}
+                                 InstalledExpectation: InstalledHandler(), RaisesExpectation: RaisesHandler(),
+                                 WarnsExpectation: WarnsHandler()}
 
 
 def handler(check: Check) -> Handler:
@@ -726,10 +780,10 @@ def judge_production(key: Key, check: Check, evidence: Evidence, points: list[Po
             return replace(base, status="missing", message=f"{fn} is not written yet (it raises NotImplementedError)")
         if rec.status in ("timeout", "skipped"):
             return replace(base, status="timeout",
-                           message=f"{call_text} did not return within {key.limits.call_timeout:g} s at {where}")
+                           message=f"{call_text} did not return within {key.limits.call_timeout:g} s{_at(where)}")
         if p == 0:
             base = replace(base, version_note=version_note(key, check, obs.torch_version, obs.cuda))
-        v = h.produced(key, check, ex, rec, point, call_text)
+        v = h.produced(key, check, ex, rec, point, call_text, obs.installed)
         if first is not None and v.misconception is not None:   # right at the student's own point: a misconception
             # that matches here does not explain their work, only happens to give this value here (a hard-coded
             # number that equals it at this point: data-x #25)
@@ -745,7 +799,7 @@ def judge_production(key: Key, check: Check, evidence: Evidence, points: list[Po
             base = replace(base, convention=v.convention)
         if v.comparison.ok:
             if p == 0:
-                first = replace(base, score=check.points, message=f"{what} at {where}: {v.observed}",
+                first = replace(base, score=check.points, message=f"{what}{_at(where)}: {v.observed}",
                                 expected=v.expected, oracle=h.oracle(key, check, where), observed=v.observed)
             continue
         hint = ("" if p == 0 else
@@ -755,7 +809,7 @@ def judge_production(key: Key, check: Check, evidence: Evidence, points: list[Po
             return replace(base, status="failed", message=f"{what} at {label}: not the expected value{hint} "
                            f"({FRESH_HIDDEN})", misconception=_pointless(v.misconception),
                            details=extra + tuple(f"warning (information, not graded): {w}" for w in warnings_seen))
-        return replace(base, status="failed", message=f"{what} at {where} ({label}): {v.comparison.detail}{hint}",
+        return replace(base, status="failed", message=f"{what}{_at(where)} ({label}): {v.comparison.detail}{hint}",
                        expected=v.expected, oracle=h.oracle(key, check, where), observed=v.observed,
                        misconception=v.misconception,
                        details=extra + tuple(f"warning (information, not graded): {w}" for w in warnings_seen))

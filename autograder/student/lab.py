@@ -364,7 +364,8 @@ def _observe(ns: dict[str, Any], entry: dict[str, Any], timeout: float,
     cells = _CELLS if cells is None else cells
     records: list[dict[str, Any]] = [{"k": "hello", "schema": wire.SCHEMA, "v": wire.VERSION,
                                       "torch": _torch_version(), "cells": len(cells),
-                                      "cuda": probe.cuda_available()}]
+                                      "cuda": probe.cuda_available(),
+                                      "installed": probe.installed_facts([entry])}]
     records += [{"k": "cell", "i": i, **c["record"]} for i, c in enumerate(cells)]
     if entry["calls"]:   # torch's first-use imports, once per kernel, before the calls: not in a call's time limit
         probe.warm_up(plan.warm_ups([c["source"] for c in cells]))

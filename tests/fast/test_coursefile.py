@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 KEYS = sorted((ROOT / "assignments").glob("*/public_key.json"))
 
 
-def test_there_are_twelve_assignments():
-    assert len(KEYS) == 12
+def test_there_are_thirteen_assignments():
+    assert len(KEYS) == 13
 
 
 @pytest.mark.parametrize("path", KEYS, ids=lambda p: p.parent.name)

@@ -13,14 +13,15 @@ from conftest import ROOT
 IDS = sorted(p.parent.name for p in (ROOT / "solutions").glob("*/spec.toml"))
 
 
-def test_the_curriculum_has_twelve_assignments_numbered_in_order():
-    assert [i[:3] for i in IDS] == [f"{n:02d}-" for n in range(1, 13)]
+def test_the_curriculum_has_thirteen_assignments_numbered_in_order():
+    assert [i[:3] for i in IDS] == [f"{n:02d}-" for n in range(1, 14)]
 
 
 @pytest.mark.parametrize("assignment", IDS)
 def test_the_spec_keeps_the_course_promises(assignment):
     a = load_spec(ROOT / "solutions" / assignment)
-    assert 5 <= len(a.exercises) <= 9 or assignment.startswith("01-"), f"{len(a.exercises)} exercises"
+    # 01 opens the course with six short exercises; 13 is a short assignment of two on reading torch's source
+    assert 5 <= len(a.exercises) <= 9 or assignment.startswith(("01-", "13-")), f"{len(a.exercises)} exercises"
     for ex in a.exercises:
         kinds = {c.kind for c in a.checks if c.exercise == ex.id}
         assert kinds == {"predict", "produce"}, f"exercise {ex.id}: predict then produce"

@@ -20,7 +20,10 @@ def test_the_examples_show_named_misconceptions(assignment):
     folder = ROOT / "examples" / "submissions" / assignment
     named = {c: m for f in folder.glob("*.expected.json") for c, m in json.loads(f.read_text()).get(
         "misconceptions", {}).items()}
-    assert any(".predict." in c for c in named) and any(".produce." in c for c in named), named
+    spec = load_spec(ROOT / "solutions" / assignment)
+    # a produce check of a fact of the installed torch (13) has no misconception: its answer differs by release
+    produce_named = any(c.kind == "produce" and c.misconceptions for c in spec.checks)
+    assert any(".predict." in c for c in named) and (any(".produce." in c for c in named) or not produce_named), named
     ids = {(c.id, m.id) for c in load_spec(ROOT / "solutions" / assignment).checks for m in c.misconceptions}
     assert all((c, m) in ids for c, m in named.items())
 

@@ -6,7 +6,8 @@ the shell), then `run(request, fd, shell)` in each fresh child it forks, after i
 records go to the pipe `fd`. The in-notebook self-check (`autograder.student.lab`) reuses `observe_calls` and
 `observe_name` in the kernel.
 
-May import: stdlib, torch, IPython, traitlets, matplotlib (only for a `%matplotlib` line), autograder.wire.
+May import: stdlib, torch, IPython, traitlets, matplotlib (only for a `%matplotlib` line), autograder.wire,
+autograder.sandbox.inside.installed.
 """
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ class ProbeTimeout(BaseException):
 
 
 _ARMED = [0]   # how many _Deadline blocks are open: an alarm outside them does nothing
+_OBJECTS: dict[str, Any] = {}   # dotted name -> the object of torch a produce call is given (installed.resolve)
 
 
 def cuda_available() -> bool:
@@ -59,6 +61,16 @@ def cuda_available() -> bool:
         return bool(torch.cuda.is_available())
     except Exception:   # a broken driver is no CUDA for the learner's code either
         return False
+
+
+def installed_facts(observe: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The installed torch's facts a request's checks may expect (autograder.sandbox.inside.installed.read), read
+    now, before any of the submission's code runs; the objects its calls pass are resolved now too (`_OBJECTS`)."""
+    from autograder.sandbox.inside import installed
+
+    facts, objects = installed.read(installed.object_names(observe))
+    _OBJECTS.update(objects)
+    return facts
 
 
 def _on_alarm(signum: int, frame: Any) -> None:
@@ -237,7 +249,9 @@ def make_args(descs: list[dict[str, Any]]) -> tuple[list[Any], dict[str, Any]]:
     """Build the arguments of one produce call.
 
     Args:
-        descs: [{"name", "tensor": {"value", "dtype", "requires_grad", "grad"}} | {"name", "number"}].
+        descs: [{"name", "tensor": {"value", "dtype", "requires_grad", "grad"}} | {"name", "number"} |
+            {"name", "object": "torch.autograd.grad"}] (an object: the one `run` resolved before the submission's
+            code ran; LookupError where this torch has none).
     Returns:
         (positional arguments, name -> tensor argument) — the tensors are observed after the call.
     """
@@ -246,7 +260,13 @@ def make_args(descs: list[dict[str, Any]]) -> tuple[list[Any], dict[str, Any]]:
     args: list[Any] = []
     tensors: dict[str, Any] = {}
     for d in descs:
-        if "tensor" in d:
+        if "object" in d:   # an object of torch, resolved before the submission's code ran (it may replace it)
+            name = d["object"]
+            if name not in _OBJECTS:
+                from autograder.sandbox.inside import installed
+                _OBJECTS[name] = installed.resolve(name)
+            args.append(_OBJECTS[name])
+        elif "tensor" in d:
             spec = d["tensor"]
             dtype = getattr(torch, spec.get("dtype", "float32"))
             t = torch.tensor(spec["value"], dtype=dtype, requires_grad=bool(spec["requires_grad"]))
@@ -726,8 +746,9 @@ def run(request: dict[str, Any], out_fd: int, shell: Any, beat_fd: int = -1) -> 
                     "calls": request.get("calls", [])}]
     skip = request.get("skip", {})
     cell_timeout, call_timeout = float(request["cell_timeout"]), float(request["call_timeout"])
+    facts = installed_facts(observe)
     emit({"k": "hello", "schema": wire.SCHEMA, "v": wire.VERSION, "torch": torch.__version__.split("+")[0],
-          "python": sys.version.split()[0], "cells": len(cells), "cuda": cuda_available()})
+          "python": sys.version.split()[0], "cells": len(cells), "cuda": cuda_available(), "installed": facts})
     os.environ["AUTOGRAD_LAB_PROBE"] = "1"
     os.environ["AUTOGRAD_LAB_PARAMETERS"] = _dumps(request.get("parameters", {}))
     torch.default_generator.manual_seed(0)   # the same random numbers in every run of a submission (the

@@ -1,0 +1,99 @@
+"""installed: facts of the torch a run imports (model.INSTALLED_FACTS), read INSIDE the run's process before any of
+the submission's code runs: its version strings, and the `accumulate_grad` keyword a function's own source passes to
+autograd's engine. Also resolves the objects of torch a produce call is given (model.Arg.objects).
+
+May import: stdlib, torch, autograder.wire.
+
+Source of the engine calls: torch/autograd/__init__.py on torch 2.13.0 has `backward` call
+`_engine_run_backward(..., accumulate_grad=True)` and `grad` call it with `accumulate_grad=False`; older releases
+call `Variable._execution_engine.run_backward(...)` with the same keyword. Both names are read.
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import textwrap
+from typing import Any
+
+from autograder import wire
+
+ENGINE_CALLS = ("_engine_run_backward", "run_backward")   # the engine's entry, on 2.13.0 and in older releases
+
+
+def resolve(dotted: str) -> Any:
+    """The object a dotted name of torch names, as code that writes it reads it ("torch.autograd.grad",
+    "torch.Tensor.backward"; "torch.autograd.gradcheck" is the function, which hides its module): attribute by
+    attribute, importing a submodule only where no attribute has the name. Raises LookupError when this torch has
+    no such object."""
+    parts = dotted.split(".")
+    try:
+        obj = importlib.import_module(parts[0])
+    except ImportError:
+        raise LookupError(f"no module {parts[0]}") from None
+    for i, name in enumerate(parts[1:], 2):
+        try:
+            obj = getattr(obj, name)
+        except AttributeError:
+            try:
+                obj = importlib.import_module(".".join(parts[:i]))
+            except ImportError:
+                raise LookupError(f"this torch has no {dotted}") from None
+    return obj
+
+
+def engine_flag(obj: Any) -> bool | None:
+    """The `accumulate_grad` keyword that `obj`'s own source passes to autograd's engine (the first engine call in
+    its syntax tree whose keyword is a literal bool), or None: its source makes no such call (it may delegate to a
+    function that does, as Tensor.backward does), or it has no Python source."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        if name not in ENGINE_CALLS:
+            continue
+        for kw in node.keywords:
+            if kw.arg == "accumulate_grad":
+                try:
+                    value = ast.literal_eval(kw.value)
+                except ValueError:
+                    continue
+                if isinstance(value, bool):
+                    return value
+    return None
+
+
+def object_names(observe: list[dict[str, Any]]) -> list[str]:
+    """The dotted names of every object argument of a probe request's `observe` entries, in first-use order."""
+    names: dict[str, None] = {}
+    for entry in observe:
+        for call in entry.get("calls", ()):
+            for point in call.get("points", ()):
+                for arg in point.get("args", ()):
+                    if isinstance(arg.get("object"), str):
+                        names[arg["object"]] = None
+    return list(names)
+
+
+def read(names: list[str]) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """The installed facts ({fact name: wire Value}: "torch.__version__", "torch.version.git_version", and
+    "engine_flag:<dotted name>" for each of `names` this torch has) and the objects `names` resolve to."""
+    import torch
+
+    facts: dict[str, dict[str, Any]] = {
+        "torch.__version__": {"t": "str", "v": wire.clip(str(torch.__version__))},
+        "torch.version.git_version": {"t": "str", "v": wire.clip(str(getattr(torch.version, "git_version", "")))}}
+    objects: dict[str, Any] = {}
+    for name in names:
+        try:
+            objects[name] = resolve(name)
+        except LookupError:
+            continue
+        flag = engine_flag(objects[name])
+        facts["engine_flag:" + name] = {"t": "none"} if flag is None else {"t": "bool", "v": flag}
+    return facts, objects
