@@ -8,6 +8,7 @@ May import: stdlib, nbformat, autograder.model, autograder.keyfile, autograder.w
 autograder.authoring.spec, autograder.authoring.student_copy, autograder.authoring.prepare,
 autograder.authoring.domain, autograder.authoring.discrimination, autograder.grading.notebook, autograder.grading.plan,
 autograder.grading.grade, autograder.judging.sources, autograder.judging.judge, autograder.judging.analytic,
+autograder.sandbox.inside.installed (torch: the spec's object arguments, checked before the reference run),
 autograder.judging.compare, autograder.sandbox.client.
 """
 from __future__ import annotations
@@ -134,6 +135,36 @@ def _run(key: Key, cells: list[str], student: str, what: str,
     return obs, run
 
 
+def _check_objects(a: Assignment) -> None:
+    """Every object argument (model.Arg.objects) names a Python function of this torch, whose source can be read:
+    a typo, a module or a function written in C would stop the reference run with a traceback instead.
+
+    Raises:
+        SpecError: naming the spec, the exercise, the argument, the object and the fix.
+    """
+    import inspect
+
+    from autograder.sandbox.inside import installed
+
+    for ex in a.exercises:
+        for arg in (g for g in ex.args if g.objects):
+            for name in (o for o in arg.objects if o != installed.GENERATED):
+                where = f"{a.source} [[exercise]] id={ex.id!r}: argument {arg.name!r}: object {name!r}"
+                try:
+                    obj = installed.resolve(name)
+                except LookupError:
+                    raise SpecError(f"{where}: this torch has no such object; check its spelling "
+                                    f"(names are read as code reads them, torch.autograd.grad)") from None
+                if not (inspect.isfunction(obj) or inspect.ismethod(obj)):
+                    raise SpecError(f"{where} is {type(obj).__name__!r}, not a Python function: list functions whose "
+                                    f"source a learner can read")
+                try:
+                    inspect.getsource(obj)
+                except (OSError, TypeError):
+                    raise SpecError(f"{where}: its source cannot be read on this torch; list another function") \
+                        from None
+
+
 def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None,
               completed: list[str] | None = None) -> tuple[Key, Any, float]:
     """Build the full key of the assignment in `solution_dir` (spec.toml + solution notebook).
@@ -174,6 +205,7 @@ def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None,
             if other != a.id:
                 raise BuildError(f"{nb_path}: {_label(code_cell_labels(nb), i)} makes Lab({other!r}, ...), but this assignment is "
                                  f"{a.id!r}: write Lab({a.id!r}, STUDENT_ID)")
+    _check_objects(a)
     key = _base_key(a, "unknown")
     first, first_run = _run(key, cells, SAMPLE_STUDENTS[0], "solution notebook", worker)
     labels = code_cell_labels(nb)

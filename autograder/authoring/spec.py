@@ -375,10 +375,11 @@ def _arg(where: str, raw: dict[str, Any]) -> Arg:
     if "objects" in raw:
         objs = raw["objects"]
         dotted = re.compile(r"torch(\.[A-Za-z_][A-Za-z0-9_]*)+")
-        if not (isinstance(objs, list) and objs and all(isinstance(o, str) and dotted.fullmatch(o) for o in objs)
-                and len(set(objs)) == len(objs)):
+        if not (isinstance(objs, list) and objs and len(set(objs)) == len(objs) and all(
+                isinstance(o, str) and (dotted.fullmatch(o) or o == "<generated>") for o in objs)):
             raise SpecError(f"{where}: argument {raw['name']!r}: objects must be a list of distinct dotted names of "
-                            f"torch (\"torch.autograd.grad\", \"torch.Tensor.backward\")")
+                            f"torch (\"torch.autograd.grad\", \"torch.Tensor.backward\") or \"<generated>\" (a "
+                            f"function each run writes, with a random accumulate_grad in its engine call)")
         if "param" not in raw or set(raw) - {"name", "param", "objects"}:
             raise SpecError(f"{where}: argument {raw['name']!r}: objects = [...] goes with param = \"i\" (an integer "
                             f"parameter from 0 to {len(objs) - 1}: which object a point passes) and nothing else")

@@ -2,8 +2,8 @@
 way a student would (predictions as literals; code with a realistic mistake), and the statuses a correct grader must
 give it, written here by hand from what the mistake must cause. See examples/make_submissions.py.
 
-Every status holds at any points: a grading calls engine_flag with 5 of the 6 functions (4 fresh points besides the
-student's own, all different), so it always meets one whose source makes an engine call and three that make none.
+Every status holds at any points: a grading calls engine_flag with all 6 functions (5 fresh points besides the
+student's own, all different), among them one the run writes with a random name and a random accumulate_grad.
 """
 from __future__ import annotations
 
@@ -53,6 +53,12 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
     out["eve"] = ("a hard-coded answer: True for every function", {
         **predictions(params("eve")), **CODE,
         "ex1-produce": "def engine_flag(fn):\n    return True   # backward's flag"},
+        {"1.produce.flag": "failed"})
+
+    out["hana"] = ("a table of the answers by function name: None for the function the run writes", {
+        **predictions(params("hana")), **CODE,
+        "ex1-produce": ("def engine_flag(fn):\n    table = {\"backward\": True, \"grad\": False}   # read once, on "
+                        "GitHub\n    return table.get(fn.__name__)")},
         {"1.produce.flag": "failed"})
 
     out["finn"] = ("calls the function instead of reading its source", {

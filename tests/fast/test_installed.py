@@ -3,6 +3,7 @@ a learner's code runs, how a spec asks for them, how a key keeps them (it does n
 judge grades a produce check against the facts of the run it judges. Real torch and real source; no sandbox."""
 from __future__ import annotations
 
+import inspect
 import json
 import textwrap
 
@@ -180,3 +181,11 @@ def test_a_hello_with_installed_facts_is_read_and_a_forged_shape_is_dropped():
     obs = wire.parse_results((json.dumps(hello) + "\n" + json.dumps({"k": "done"}) + "\n").encode())
     assert obs.installed == {"torch.__version__": {"t": "str", "v": "2.13.0+cpu"},
                              "engine_flag:torch.autograd.grad": {"t": "bool", "v": False}}
+
+
+def test_a_generated_argument_has_a_random_name_and_a_random_flag_that_only_its_source_tells():
+    fns = [installed.resolve("<generated>") for _ in range(40)]
+    assert len({f.__name__ for f in fns}) == 40 and all(f.__name__.startswith("replay_") for f in fns)
+    flags = [installed.engine_flag(f) for f in fns]
+    assert set(flags) == {True, False}   # 40 fair coins: both sides (a 2 * 2**-40 chance of a false alarm)
+    assert all(f"accumulate_grad={flag}" in inspect.getsource(f) for f, flag in zip(fns, flags, strict=True))

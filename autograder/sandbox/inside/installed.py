@@ -13,12 +13,37 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import linecache
+import os
 import textwrap
+import types
 from typing import Any
 
 from autograder import wire
 
 ENGINE_CALLS = ("_engine_run_backward", "run_backward")   # the engine's entry, on 2.13.0 and in older releases
+GENERATED = "<generated>"   # an object argument that is a function this run writes (`generate`), not one of torch's
+
+_TEMPLATE = '''def {name}(tensors, grad_tensors=None, retain_graph=None):
+    """Made for this run of the check: only its source says what it asks of the engine."""
+    return _engine_run_backward(tensors, grad_tensors, retain_graph, False, (), allow_unreachable=True,
+                                accumulate_grad={flag})
+'''
+
+
+def generate() -> Any:
+    """A function written for this run, with a random name and a random `accumulate_grad` (True or False) in its
+    engine call, its source readable by `inspect.getsource` (registered in linecache): an answer looked up by a
+    function's name cannot know it. The grader's own template, never a learner's text; the function is never called
+    by the grader (its engine name is not even defined), and made without exec: its code object is the compiled
+    template's."""
+    name = "replay_" + os.urandom(4).hex()
+    source = _TEMPLATE.format(name=name, flag=os.urandom(1)[0] % 2 == 0)
+    filename = f"<autograd-lab {name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    module = compile(source, filename, "exec")   # our template above, with a bool and a hex name; never run
+    code = next(c for c in module.co_consts if isinstance(c, types.CodeType))
+    return types.FunctionType(code, {"__name__": "autograd_lab_generated"}, name, (None, None))
 
 
 def resolve(dotted: str) -> Any:
@@ -26,6 +51,8 @@ def resolve(dotted: str) -> Any:
     "torch.Tensor.backward"; "torch.autograd.gradcheck" is the function, which hides its module): attribute by
     attribute, importing a submodule only where no attribute has the name. Raises LookupError when this torch has
     no such object."""
+    if dotted == GENERATED:
+        return generate()
     parts = dotted.split(".")
     try:
         obj = importlib.import_module(parts[0])

@@ -746,9 +746,9 @@ def run(request: dict[str, Any], out_fd: int, shell: Any, beat_fd: int = -1) -> 
                     "calls": request.get("calls", [])}]
     skip = request.get("skip", {})
     cell_timeout, call_timeout = float(request["cell_timeout"]), float(request["call_timeout"])
-    facts = installed_facts(observe)
     emit({"k": "hello", "schema": wire.SCHEMA, "v": wire.VERSION, "torch": torch.__version__.split("+")[0],
-          "python": sys.version.split()[0], "cells": len(cells), "cuda": cuda_available(), "installed": facts})
+          "python": sys.version.split()[0], "cells": len(cells), "cuda": cuda_available(),
+          "installed": installed_facts(observe)})   # held by no frame while the submission runs
     os.environ["AUTOGRAD_LAB_PROBE"] = "1"
     os.environ["AUTOGRAD_LAB_PARAMETERS"] = _dumps(request.get("parameters", {}))
     torch.default_generator.manual_seed(0)   # the same random numbers in every run of a submission (the
