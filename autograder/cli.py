@@ -48,8 +48,8 @@ EXIT_CODES = {
     "new": "exit codes: 0 the folder was written; 2 a bad id, or the folder exists",
     "gradescope-bundle": "exit codes: 0 the zip was written; 2 a usage or key error",
     "release": "exit codes: 0 released; 2 a spec or build error (the message says what to fix; nothing is written)",
-    "check": "exit codes: 0 every check passed; 1 a check did not pass, or the notebook is not gradable; "
-             "2 a usage or key error",
+    "check": "exit codes: 0 every check passed (or is sealed: a prediction written down, not yet committed); 1 a "
+             "check did not pass, or the notebook is not gradable; 2 a usage or key error",
     "grade": "exit codes: 0 every report was written (whatever the scores, not-gradable submissions included); "
              "2 a usage or key error, or the sandbox could not start",
     "stats": "exit codes: 0 the class view was written; 2 no reports there, or reports of several assignments",

@@ -146,6 +146,20 @@ def _installed(where: str, value: Any, objects: set[str]) -> InstalledExpectatio
     return InstalledExpectation(SeqAnswer(tuple(items)) if isinstance(value, list) else items[0])
 
 
+def _enough_points(src: str, params: dict[str, Parameter], fresh_points: int) -> None:
+    """The student's own point and `fresh_points` fresh points must all differ (autograder.grading.plan): where no
+    parameter is real, the integer ranges must hold that many points."""
+    if any(p.kind == "real" for p in params.values()):
+        return
+    count = 1
+    for p in params.values():
+        count *= int(p.high) - int(p.low) + 1 if p.kind == "integer" else 1
+    if fresh_points + 1 > count:
+        raise SpecError(f"{src} [grading]: fresh_points = {fresh_points} asks for {fresh_points + 1} different points "
+                        f"(the student's own and {fresh_points} fresh), but the parameters allow {count}: set "
+                        f"fresh_points to at most {count - 1}, or widen an integer parameter's range")
+
+
 def _expect(where: str, raw: dict[str, Any], symbols: set[str], objects: set[str] = frozenset()) -> Expectation:
     given = [k for k in ("expect", "raises", "warns", "installed") if k in raw]
     if len(given) != 1:
@@ -478,6 +492,7 @@ def _load(src: str, data: dict[str, Any]) -> Assignment:
     limits = Limits(**{k: v for k, v in g.items() if k in LIMIT_NAMES})
     grading = Grading(**{k: v for k, v in g.items() if k not in LIMIT_NAMES})
     params = _parameters(src, data["parameters"])
+    _enough_points(src, params, grading.fresh_points)
 
     exercises: list[Exercise] = []
     checks: list[Check] = []
@@ -533,7 +548,9 @@ def _load(src: str, data: dict[str, Any]) -> Assignment:
                 observe = raw["observe"]
                 grads = {f"{a.name}.grad" for a in args if a.tensor}
                 if observe != "returned" and observe not in grads:
-                    raise SpecError(f"{cwhere}: observe must be \"returned\" or one of {sorted(grads)}")
+                    raise SpecError(f"{cwhere}: observe must be \"returned\" or one of {sorted(grads)}" if grads else
+                                    f"{cwhere}: observe must be \"returned\" (exercise {eid!r} has no tensor argument "
+                                    f"whose .grad could be observed)")
                 if ("raises" in raw or "warns" in raw) and observe != "returned":
                     raise SpecError(f"{cwhere}: raises and warns go with observe = \"returned\" (what the call did)")
                 if raw.get("raises") == "NotImplementedError":

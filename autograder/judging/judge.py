@@ -803,7 +803,7 @@ def judge_production(key: Key, check: Check, evidence: Evidence, points: list[Po
                                 expected=v.expected, oracle=h.oracle(key, check, where), observed=v.observed)
             continue
         hint = ("" if p == 0 else
-                f" — it is right at your own point but not at {label}: is a number hard-coded, or is the code "
+                f" — it is right at your own point but not at {label}: is a value hard-coded, or is the code "
                 f"right only at some points?" if first else "")
         if hide:
             return replace(base, status="failed", message=f"{what} at {label}: not the expected value{hint} "

@@ -75,8 +75,8 @@ def test_the_probe_reads_the_version_and_the_flags_of_the_objects_a_request_pass
 
 def _spec(tmp_path, exercise: str) -> str:
     text = (SPEC / "spec.toml").read_text()
-    head = text.split("# ---------------------------------------------------------------- 1")[0].replace("high = 5",
-                                                                                                   "high = 1")
+    head = text.split("# ---------------------------------------------------------------- 1")[0].replace(
+        "high = 5", "high = 1").replace("fresh_points = 5", "fresh_points = 1")
     (tmp_path / "spec.toml").write_text(head + exercise)
     return str(tmp_path)
 
@@ -119,11 +119,22 @@ MISCONCEPTION = ('\n[[exercise.misconception]]\nid = "m"\nname = "m"\nchecks = [
     (lambda t: t.replace('"torch.autograd.grad"]', '"os.system"]'),
      "objects must be a list of distinct dotted names of torch"),
     (lambda t: t + MISCONCEPTION, "a misconception's value is fixed"),
+    (lambda t: t.replace('observe = "returned"', 'observe = "fn.grad"'),
+     "observe must be \"returned\" (exercise '1' has no tensor argument whose .grad could be observed)"),
 ])
 def test_a_spec_that_asks_for_an_installed_fact_wrongly_is_refused_with_the_fix(tmp_path, edit, message):
     with pytest.raises(SpecError) as e:
         load_spec(_spec(tmp_path, edit(FLAG_EXERCISE)))
     assert message in str(e.value)
+
+
+def test_fresh_points_that_the_integer_parameters_cannot_make_all_different_are_refused(tmp_path):
+    folder = _spec(tmp_path, FLAG_EXERCISE)
+    spec = tmp_path / "spec.toml"
+    spec.write_text(spec.read_text().replace("fresh_points = 1", "fresh_points = 2"))
+    with pytest.raises(SpecError, match=r"fresh_points = 2 asks for 3 different points \(the student's own and 2 "
+                                        r"fresh\), but the parameters allow 2: set fresh_points to at most 1"):
+        load_spec(folder)
 
 
 def test_a_spec_that_asks_for_installed_facts_rightly_loads(tmp_path):

@@ -110,7 +110,7 @@ def test_a_number_right_only_at_the_students_own_point_fails_at_a_fresh_point_wi
     o = judged(observations(calls=calls))["1.produce.returns"]
     assert o.status == "failed" and o.score == 0
     assert o.message == ("returned by ex1(x) at x=2.0 (fresh point 1): item 0: 3.0 instead of 4.0 (abs diff 1) — it is "
-                         "right at your own point but not at fresh point 1: is a number hard-coded, or is the code "
+                         "right at your own point but not at fresh point 1: is a value hard-coded, or is the code "
                          "right only at some points?")
 
 
