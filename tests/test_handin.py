@@ -10,6 +10,7 @@ import datetime as dt
 import hashlib
 import importlib.util
 import json
+import re
 import shutil
 import threading
 import time
@@ -577,3 +578,54 @@ def test_a_prediction_committed_after_the_hand_in_is_not_part_of_it(lab_course, 
     fay = _outcomes(json.loads((out / "reports" / "fay.json").read_text()))["1.predict.grad"]
     assert gus["observed"] == "1.25"
     assert (fay["status"], fay["score"]) == ("missing", 0) and "1.25" not in str(fay["observed"])   # her notebook's `...`
+
+
+def test_a_due_time_moved_earlier_is_noted_in_each_receipt_it_changed_warned_to_staff_and_read_in_the_notebook(
+        lab_course, tmp_path, monkeypatch):
+    """Issue 46: moving a due time earlier silently made hand-ins late after their receipts and released feedback
+    said "on time". Now each hand-in it changed gets a note in its history (once, however often course.toml is read),
+    the log warns staff with the list, the class view says so, and the student reads it with lab.feedback()."""
+    c = lab_course
+    saved = c.config.read_text()
+    ada = next(h for h in call(c.svc.url + f"/api/v1/students/ada/assignments/{ASSIGNMENT}/handins",
+                               c.tokens["ada"])[1]["handins"] if h["counts"])
+    assert ada["why"] == "on time"   # graded, and its feedback released, on time (its history: earlier tests' moves)
+    noted = len(ada["history"])
+    old_due = _utc(call(c.svc.url + f"/api/v1/students/ada/assignments/{ASSIGNMENT}/handins",
+                        c.tokens["ada"])[1]["handins"][0]["due"])
+    new_due = _utc(ada["received"]).replace(microsecond=0) - dt.timedelta(minutes=5)
+    try:
+        c.config.write_text(_toml(new_due, late='"per-day"', penalty_per_day="0.1"))
+        mine = call(c.svc.url + f"/api/v1/students/ada/assignments/{ASSIGNMENT}/handins", c.tokens["ada"])[1]
+        ada = next(h for h in mine["handins"] if h["id"] == ada["id"])
+        assert ada["why"].endswith("1 started day(s) at 10% each, 10% off")
+        assert [n["text"] for n in ada["history"][noted:]] == [
+            f"the due time moved earlier, from {old_due.isoformat()} to {new_due.isoformat()}: this hand-in, on time "
+            f"before, is {ada['why']} now"]
+        c.config.write_text(_toml(new_due, late='"per-day"', penalty_per_day="0.1") + "# read again\n")
+        staff_view = call(c.svc.url + f"/api/v1/assignments/{ASSIGNMENT}/handins", c.staff)[1]["handins"]
+        assert [len(h["history"]) for h in staff_view if h["id"] == ada["id"]] == [noted + 1]   # noted once
+        warning = [line for line in c.svc.log.read_text().splitlines() if "moved the due time of" in line][-1]
+        changed = [h for h in staff_view if any(new_due.isoformat() in n["text"] for n in h["history"])]
+        assert ada["id"] in [h["id"] for h in changed]
+        assert re.search(rf"moved the due time of {ASSIGNMENT} earlier: {len(changed)} hand-in\(s\) it made late or "
+                         rf"later: \w+ \(hand-in \d+: on time before, [^)]+ late: 1 started day\(s\) at 10% each, 10% "
+                         rf"off now\)", warning), warning
+
+        import urllib.request
+
+        req = urllib.request.Request(f"{c.svc.url}/api/v1/assignments/{ASSIGNMENT}/stats",
+                                     headers={"Authorization": f"token {c.staff}"})
+        with urllib.request.urlopen(req, timeout=60) as r:
+            page = r.read().decode()
+        assert "A due time moved earlier in course.toml made" in page and "hand-in(s) that count late, or later" in page
+
+        reader = nbformat.v4.new_notebook(cells=_feedback_cells(nbformat.read(_saved(c, tmp_path, "ada"),
+                                                                              as_version=4)))
+        _run(reader, tmp_path / "ada", c.tokens["ada"], monkeypatch)
+        shown = _text(reader.cells[-1]).splitlines()
+        assert shown[0].startswith(f"graded hand-in of {ada['received']}: {ada['why']}; score 26 / 26, after the late "
+                                   f"penalty 23.4")
+        assert shown[1 + noted] == f"{ada['history'][noted]['made']}: {ada['history'][noted]['text']}"
+    finally:
+        c.config.write_text(saved)

@@ -631,8 +631,9 @@ class HandIns(Base):
         self.need_staff()
         handins = await self.db(self.course.handins_of, assignment)
         graded = await self.db(self.course.graded_of, assignment)
+        notes = await self.db(self.course.handin_notes_of, assignment)
         self.reply({"handins": [{**h, "graded": (graded[h["id"]].get("fingerprint") or "graded")
-                                 if h["id"] in graded else None}
+                                 if h["id"] in graded else None, "history": notes.get(h["id"], [])}
                                 for h in _with_counts(self.service, assignment, handins)]})
 
     def _known(self, assignment: str) -> None:
@@ -669,7 +670,9 @@ class StudentHandIns(Base):
     async def get(self, name: str, assignment: str) -> None:
         self.need_self_or_staff(name)
         handins = await self.db(self.course.handins_of, assignment, name)
-        self.reply({"handins": _with_counts(self.service, assignment, handins)})
+        counted = _with_counts(self.service, assignment, handins)
+        notes = await self.db(self.course.handin_notes_of, assignment, name)
+        self.reply({"handins": [{**h, "history": notes.get(h["id"], [])} for h in counted]})
 
 
 class StudentFeedback(Base):
@@ -691,6 +694,7 @@ class StudentFeedback(Base):
         if report is None:
             raise HTTPError(404, f"the hand-in of {counting['received']} is not graded yet")
         lateness = late.Lateness(counting["late_by"], counting["penalty"], counting["why"])
+        counting["history"] = (await self.db(self.course.handin_notes_of, assignment, name)).get(counting["id"], [])
         self.reply({"released": released, "handin": counting, "report": report,
                     "final_score": late.final_score(report.get("score"), lateness)})
 
@@ -811,15 +815,17 @@ def _stats_page(service: Service, assignment: str) -> str | None:
     page = None
     if reports:
         stats = class_stats(reports, assignment, key)
-        page = to_html(dataclasses.replace(stats, notes=(*stats.notes, *_class_notes(students, handins))))
+        moved = service.course.handin_notes_of(assignment)
+        page = to_html(dataclasses.replace(stats, notes=(*stats.notes, *_class_notes(students, handins, moved))))
     service.stats_pages[assignment] = (stamp, page)
     return page
 
 
-def _class_notes(students: tuple[str, ...], handins: list[dict[str, Any]]) -> tuple[str, ...]:
-    """What the service's class view says beside the batch's numbers: the scores are before the late penalty, and
-    which students of the roster have not handed in (issue 46: staff saw 9 rows for a roster of 28, with no word of
-    the other 19)."""
+def _class_notes(students: tuple[str, ...], handins: list[dict[str, Any]],
+                 history: dict[int, list[dict[str, str]]] | None = None) -> tuple[str, ...]:
+    """What the service's class view says beside the batch's numbers: the scores are before the late penalty, which
+    students of the roster have not handed in (issue 46: staff saw 9 rows for a roster of 28, with no word of the
+    other 19), and which hand-ins that count a due time moved earlier made late (`history`: hand-in id -> notes)."""
     handed_in = {h["student"] for h in handins}
     missing = [name for name in students if name not in handed_in]
     notes = ["Scores here are before any late penalty: the gradebook (autograder course export) has each student's "
@@ -829,6 +835,12 @@ def _class_notes(students: tuple[str, ...], handins: list[dict[str, Any]]) -> tu
         verb = "has" if len(missing) == 1 else "have"
         notes.append(f"{len(missing)} of the roster's {len(students)} students {verb} not handed in (not counted, "
                      f"never as 0): {shown}.")
+    moved = sorted({h["student"] for h in handins if h["counts"] and (history or {}).get(h["id"])})
+    if moved:
+        shown = ", ".join(moved[:40]) + (f" and {len(moved) - 40} more" if len(moved) > 40 else "")
+        notes.append(f"A due time moved earlier in course.toml made {len(moved)} hand-in(s) that count late, or later, "
+                     f"after their receipts said otherwise: {shown} (each receipt's history says how; the service's "
+                     f"log lists them).")
     return tuple(notes)
 
 
@@ -1035,11 +1047,47 @@ class Service:
             else:
                 self._deadlines = (stamp, loaded)
                 log.info("%s: the deadlines of %s", self.config, ", ".join(sorted(loaded)) or "no assignment")
+                self._note_moves(loaded)
                 unknown = sorted(a for a in loaded if self.course.key(a) is None)
                 if unknown:
                     log.warning("%s names %s, not released on this service (yet): a typo in an id?", self.config,
                                 ", ".join(unknown))
         return self._deadlines[1]
+
+    def _note_moves(self, loaded: dict[str, Any]) -> None:
+        """course.toml moved a due time earlier (the assignment's, or a student's extension): note it in the history
+        of each hand-in it made late, or later (once, by whichever process sees it first; students read it with
+        their receipts and feedback), and warn staff in the log (the class view says it too). A due time moved
+        later needs no note: every receipt is read again under the deadline of now."""
+        from autograder.service import late
+
+        for aid, dl in loaded.items():
+            try:
+                before = self.course.swap_dues(aid, {"": dl.due, **dl.extensions})
+                if not before:
+                    continue
+                notes = []
+                for h in self.course.handins_of(aid):
+                    old, new = before.get(h["student"], before.get("")), dl.due_for(h["student"])
+                    if old is None or new >= old or h["when"] <= new:
+                        continue
+                    was = late.lateness(h["when"], dataclasses.replace(dl, due=old, extensions={}), h["student"])
+                    now = late.lateness(h["when"], dl, h["student"])
+                    notes.append({"handin": h["id"], "student": h["student"], "was": was.why, "now": now.why,
+                                  "change": f"due {old.isoformat()} -> {new.isoformat()}",
+                                  "text": f"the due time moved earlier, from {old.isoformat()} to {new.isoformat()}: "
+                                          f"this hand-in, {was.why} before, is {now.why} now"})
+                added = self.course.add_handin_notes(notes)
+            except sa.exc.SQLAlchemyError as e:
+                log.error("%s: the hand-ins a due time of %s moved earlier could not be noted now (%s); the receipts "
+                          "show the new lateness all the same", self.config, aid, e)
+                continue
+            if added:
+                shown = "; ".join(f"{n['student']} (hand-in {n['handin']}: {n['was']} before, {n['now']} now)"
+                                  for n in added[:40])
+                log.warning("%s moved the due time of %s earlier: %d hand-in(s) it made late or later: %s%s",
+                            self.config, aid, len(added), shown, f"; and {len(added) - 40} more" if len(added) > 40
+                            else "")
 
     @property
     def deadlines_stamp(self) -> Any:

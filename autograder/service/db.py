@@ -3,7 +3,7 @@ schema migrations (Alembic, in autograder/service/migrations). Nothing here know
 
 May import: stdlib, sqlalchemy, alembic.
 
-Tables (schema revisions 0001 and 0002; a row of commits, predictions, reports, handins or graded is never updated
+Tables (schema revisions 0001 to 0004; a row of commits, predictions, reports, handins or graded is never updated
 or deleted):
     users        name (pk), role ("student" | "staff"), created (UTC)
     tokens       digest (pk: sha256 hex of the token; the token itself is never stored), name -> users, created
@@ -17,6 +17,11 @@ or deleted):
                  (assignment, student, follows) unique: revision 0003)
     graded       the graded report of a hand-in: handin -> handins, assignment, student, report (JSON), made (UTC)
     feedback     assignment (pk), released (UTC): when staff let students see their graded feedback
+    deadlines_seen  assignment, student ("" for the assignment's own due time; else a student's extension) (pk), due
+                 (UTC): the due times of course.toml the service saw last (revision 0004; replaced as course.toml
+                 changes: how a due time moved earlier is told from a restart)
+    handin_notes the history of a hand-in: handin -> handins, made (UTC), change ((handin, change) unique: a change
+                 noted once, by whichever process saw it first), text (for its student and staff)
 
 The rules every process of a course keeps together (`rules`, a MetaData of its own, schema "rules", not migrated: made
 when missing, and safe to drop while no service runs): nothing there is a record. On SQLite they live in a file of
@@ -103,6 +108,17 @@ graded = sa.Table("graded", metadata,
 feedback = sa.Table("feedback", metadata,
                     sa.Column("assignment", sa.String(100), primary_key=True),
                     sa.Column("released", sa.DateTime(timezone=True), nullable=False))
+deadlines_seen = sa.Table("deadlines_seen", metadata,
+                          sa.Column("assignment", sa.String(100), primary_key=True),
+                          sa.Column("student", sa.String(100), primary_key=True),
+                          sa.Column("due", sa.DateTime(timezone=True), nullable=False))
+handin_notes = sa.Table("handin_notes", metadata,
+                        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+                        sa.Column("handin", sa.Integer, sa.ForeignKey("handins.id"), nullable=False, index=True),
+                        sa.Column("made", sa.DateTime(timezone=True), nullable=False),
+                        sa.Column("change", sa.String(120), nullable=False),
+                        sa.Column("text", sa.Text, nullable=False),
+                        sa.UniqueConstraint("handin", "change", name="one_note_per_change"))
 
 rules = sa.MetaData(schema="rules")
 buckets = sa.Table("rule_buckets", rules,

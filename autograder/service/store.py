@@ -414,6 +414,52 @@ class Course:
             when = conn.execute(sa.select(db.feedback.c.released).where(db.feedback.c.assignment == assignment)).scalar()
         return _iso(when) if when is not None else None
 
+    # ------------------------------------------------------------------------------------------ due times
+
+    def swap_dues(self, assignment: str, dues: dict[str, Any]) -> dict[str, Any] | None:
+        """Keep `dues` ("" -> the assignment's due time, a student -> their own; aware datetimes) as the due times last
+        seen of `assignment`, and return the ones seen before: None when none were (a first look) or nothing
+        changed, or when another process swapped them at the same moment (it notes what changed)."""
+        seen = db.deadlines_seen.c
+        try:
+            with self.engine.begin() as conn:
+                rows = conn.execute(sa.select(seen.student, seen.due).where(seen.assignment == assignment)).all()
+                before = {r.student: _aware(r.due) for r in rows}
+                if before == dues:
+                    return None
+                conn.execute(db.deadlines_seen.delete().where(seen.assignment == assignment))
+                if dues:
+                    conn.execute(db.deadlines_seen.insert(), [{"assignment": assignment, "student": who, "due": due}
+                                                              for who, due in dues.items()])
+        except sa.exc.IntegrityError:
+            return None
+        return before or None
+
+    def add_handin_notes(self, notes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Add notes to hand-ins' histories ({handin, change, text}), each (handin, change) once; returns those this
+        call added (another process may have noted the same change already)."""
+        added = []
+        q = _insert(self.engine, db.handin_notes)
+        with self.engine.begin() as conn:
+            for n in notes:
+                row = conn.execute(q.values(handin=n["handin"], made=db.now(), change=n["change"][:120], text=n["text"])
+                                   .on_conflict_do_nothing().returning(db.handin_notes.c.id)).first()
+                if row is not None:
+                    added.append(n)
+        return added
+
+    def handin_notes_of(self, assignment: str, student: str | None = None) -> dict[int, list[dict[str, str]]]:
+        """hand-in id -> its history, oldest first ({made (ISO 8601), text}), for `assignment` (one student's)."""
+        n, h = db.handin_notes.c, db.handins.c
+        q = sa.select(n.handin, n.made, n.text).join(db.handins, n.handin == h.id).where(h.assignment == assignment)
+        if student is not None:
+            q = q.where(h.student == student)
+        out: dict[int, list[dict[str, str]]] = {}
+        with self.engine.connect() as conn:
+            for row in conn.execute(q.order_by(n.id)):
+                out.setdefault(int(row.handin), []).append({"made": _iso(row.made), "text": row.text})
+        return out
+
     def count(self, table: str) -> int:
         """How many rows `table` (a name of db.metadata) has."""
         t = db.metadata.tables[table]

@@ -220,7 +220,8 @@ class Lab:
 
     def feedback(self) -> SelfCheck:
         """Your graded feedback of the hand-in that counts, once your course staff have released it (hidden checks
-        included), with its hand-in time and any late penalty."""
+        included), with its hand-in time, any late penalty, and its history (a due time moved earlier after you
+        handed in, for instance)."""
         if inside_probe():
             return SelfCheck("(feedback is not read while the notebook is graded)")
         if self.course is None:
@@ -246,8 +247,9 @@ class Lab:
                 + (f", after the late penalty {final:g}" if final is not None and final != report.score else ""))
         from dataclasses import replace
 
-        report = replace(report, notes=(line, *report.notes))
-        return SelfCheck(f"{line}\n{render(report)}", report, None)
+        history = [f"{n.get('made')}: {n.get('text')}" for n in h.get("history", ()) if isinstance(n, dict)]
+        report = replace(report, notes=(line, *history, *report.notes))
+        return SelfCheck("\n".join([line, *history, render(report)]), report, None)
 
     def _check_course(self, ex: Any, ns: dict[str, Any], entry: dict[str, Any], validating: bool) -> SelfCheck:
         """A check in course mode: the predictions as written go to the course service, which commits them (its
