@@ -201,7 +201,7 @@ def test_the_roster_refuses_bad_names_withdraws_tokens_and_never_opens_an_empty_
     course = Course(db)
     assert course.user_for_token(first).name == course.user_for_token(second).name == "amy"
     r = run_cli("course", "revoke", "amy", "--db", db)
-    assert r.returncode == 0 and "amy: 2 token(s) withdrawn" in r.stderr
+    assert r.returncode == 0 and "amy: 2 token(s) withdrawn" in r.stdout
     assert course.user_for_token(first) is None and course.user_for_token(second) is None
     assert run_cli("course", "revoke", "nobody", "--db", db).returncode == 2
 

@@ -294,7 +294,7 @@ def test_hand_in_from_the_notebook_grade_release_and_read_the_feedback_there(lab
     status, answer = call(c.svc.url + f"/api/v1/students/ada/assignments/{ASSIGNMENT}/feedback", c.tokens["ada"])
     assert status == 404 and "not released yet" in answer["error"]
     r = run_cli("course", "release-feedback", ASSIGNMENT, "--service", c.svc.url, env=env)
-    assert r.returncode == 0 and f"feedback of {ASSIGNMENT} released at " in r.stderr, r.stderr
+    assert r.returncode == 0 and f"feedback of {ASSIGNMENT} released at " in r.stdout, r.stdout + r.stderr
     reader = nbformat.v4.new_notebook(cells=_feedback_cells(nbformat.read(path, as_version=4)),
                                       metadata=nb.metadata)
     _run(reader, path.parent, c.tokens["ada"], monkeypatch)
@@ -341,7 +341,7 @@ def test_the_gradebook_names_late_hand_ins_as_csv_and_in_nbgraders_gradebook(lab
         rows = {row["student"]: row for row in csv.DictReader((tmp_path / "grades.csv").open())}
         assert set(rows) >= {"amy", "ada", "cat", "dan", "eve", "fay", "gus", "hal"} and "prof" not in rows
         handed_in = {s for s, row in rows.items() if row["handin"]}
-        assert f"({len(rows)} student(s): {len(handed_in)} handed in, {len(rows) - len(handed_in)} not)" in r.stderr
+        assert f"({len(rows)} student(s): {len(handed_in)} handed in, {len(rows) - len(handed_in)} not)" in r.stdout
         assert {k: rows["hal"][k] for k in ("status", "score", "max_score", "final_score", "submitted_at", "handin")} \
             == {"status": "not handed in", "score": "", "max_score": "", "final_score": "", "submitted_at": "",
                 "handin": ""}
@@ -356,7 +356,7 @@ def test_the_gradebook_names_late_hand_ins_as_csv_and_in_nbgraders_gradebook(lab
         r = run_cli("course", "export", ASSIGNMENT, "--service", c.svc.url, "--nbgrader", str(course),
                     "--key", str(c.key_path), env=env)
         assert r.returncode == 0, r.stderr
-        assert f"nbgrader: {len(handed_in)} submission(s) with their hand-in times" in r.stderr   # not hal's row
+        assert f"nbgrader: {len(handed_in)} submission(s) with their hand-in times" in r.stdout   # not hal's row
         with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
             sub = gb.find_submission(ASSIGNMENT, "dan")
             stamp, nb_score = sub.timestamp, sub.score

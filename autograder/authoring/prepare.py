@@ -187,6 +187,7 @@ def prepare(nb: Any, a: Assignment, where: str) -> tuple[Any, list[str]]:
             raise PrepareError(f"{where}: exercise {eid} has {len(cells)} check cells (cells "
                                f"{', '.join(str(i + 1) for i in cells)}); keep one lab.check(\"{eid}\")")
     last = _exercise_cells(nb, a)
+    placed: list[str] = []
     for ex in reversed(a.exercises):   # from the end, so that earlier indices stay right
         if ex.id in checks:
             continue
@@ -198,7 +199,8 @@ def prepare(nb: Any, a: Assignment, where: str) -> tuple[Any, list[str]]:
         taken = {c.get("id") for c in nb.cells}
         cell.id = next(i for i in (f"ex{ex.id}-check", *(f"ex{ex.id}-check-{n}" for n in range(1, 99))) if i not in taken)
         nb.cells.insert(last[ex.id] + 1, cell)   # a fixed id: the same student copy at every release
-        added.append(f"a check cell for exercise {ex.id}")
+        placed.insert(0, f"a check cell for exercise {ex.id}")   # said in the notebook's order
+    added += placed
     points: dict[str, float] = {}
     for c in a.checks:
         points[c.exercise] = points.get(c.exercise, 0.0) + c.points

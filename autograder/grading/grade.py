@@ -335,6 +335,22 @@ def not_gradable_report(key: Key, submission: str, student: str, reason: str) ->
     return _not_gradable(key, submission, student, reason, {}, time.monotonic()).encodable()
 
 
+def _parameters_shown(key: Key, point: dict[str, Any]) -> dict[str, Any]:
+    """The student's parameters a report shows: all of them, or, for a report of some exercises only (a check cell's),
+    those these exercises use (their arguments' and their expected values'), so that a check of 12's exercise 8 does
+    not list all 27 (issue 46)."""
+    scoped = {c.exercise for c in key.checks}
+    if scoped >= {e.id for e in key.exercises}:
+        return point
+    used: set[str] = set()
+    for ex in (e for e in key.exercises if e.id in scoped):
+        for a in ex.args:
+            used.update(n for n in (a.param, a.grad, *(a.params or ())) if n)
+    for check in key.checks:
+        used.update(w for text in judge.expressions(check) for w in re.findall(r"[A-Za-z_][A-Za-z_0-9]*", text))
+    return {n: v for n, v in point.items() if n in used}
+
+
 def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, notes: list[str], start: float,
             labels: tuple[str, ...] | list[str] = (), request: dict[str, Any] | None = None,
             rerun: Rerun | None = None, facts: sources.Facts | None = None,
@@ -379,7 +395,7 @@ def _finish(key: Key, submission: str, student: str, run: sandbox.ProbeRun, note
     with profile.stage("notes"):
         notes = _notes(key, evidence, first_obs, first_run, obs, labels, cell_notes, notes, resumed, course)
     return Report(key.assignment, submission, student, "graded", float(sum(o.score for o in outcomes)), key.max_score,
-                  outcomes, parameters=points[0], notes=tuple(notes), versions={"torch": obs.torch_version, **_cuda(obs), **_versions(key)},
+                  outcomes, parameters=_parameters_shown(key, points[0]), notes=tuple(notes), versions={"torch": obs.torch_version, **_cuda(obs), **_versions(key)},
                   key_digest=key.digest, seconds=round(time.monotonic() - start, 3), isolation=run.isolation,
                   commits={ex: c.record for ex, c in commits.items() if isinstance(c, commit.Commit) and c.record})
 
@@ -424,8 +440,11 @@ def _commit_now(key: Key, student: str, evidence: Evidence, cells: list[str],
     return out
 
 
+SELF_CHECK = "self-check of your notebook as it runs (nothing is handed in)"   # a kernel's report: no file, no hand-in
+
+
 def report_from_results(key: Key, results: bytes, student: str, exercises: list[str] | None = None,
-                        submission: str = "notebook (self-check)", cells: list[str] | None = None,
+                        submission: str = SELF_CHECK, cells: list[str] | None = None,
                         labels: list[str] | None = None, records: list[Any] | None = None,
                         seal: bool = True, commit_now: bool = True, course: bool = False,
                         predicting: frozenset[str] | None = None) -> Report:

@@ -159,7 +159,10 @@ def _close(observed: Any, expected: Any, tol: Tolerance) -> bool:
     return abs(o - e) <= tol.atol + tol.rtol * abs(e)
 
 
-def _values(observed: list[Any], expected: list[Any], tol: Tolerance) -> Comparison:
+def _values(observed: list[Any], expected: list[Any], tol: Tolerance, ints: tuple[bool, bool] = (False, False)
+            ) -> Comparison:
+    """Compare numbers within `tol`; `ints`: whether the observed and the expected number are Python ints (a single
+    number each), shown as such ("397 instead of 256", not "397.0 instead of 256.0")."""
     if len(observed) != len(expected):
         return Comparison(False, "values", f"only {len(observed)} of {len(expected)} elements could be compared")
     bad = [i for i, (o, e) in enumerate(zip(observed, expected, strict=True)) if not _close(o, e, tol)]
@@ -171,6 +174,7 @@ def _values(observed: list[Any], expected: list[Any], tol: Tolerance) -> Compari
     diff = f" (abs diff {abs(o - e):.3g})" if math.isfinite(o) and math.isfinite(e) else ""
     count = f"{len(bad)} of {len(expected)} elements differ; " if len(expected) > 1 else ""
     shown_o, shown_e = distinct(o, e)
+    shown_o, shown_e = str(int(o)) if ints[0] else shown_o, str(int(e)) if ints[1] else shown_e
     why = ""
     if all(o32 == _float32(e32) for o32, e32 in zip(map(_num, observed), map(_num, expected), strict=True)) and _float32(e) != e:
         why = (" — these are the float32-rounded values: the float64 tensor was made from a float32 one (e.g. "
@@ -230,7 +234,7 @@ def compare_produced(expected: Value, observed: Value, tol: Callable[[str], Tole
     if et == "bool":
         return MATCH if observed["v"] == expected["v"] else Comparison(False, "values", f"{observed['v']} instead of {expected['v']}")
     if et in ("float", "int"):
-        return _values([observed["v"]], [expected["v"]], tol("float64"))
+        return _values([observed["v"]], [expected["v"]], tol("float64"), ints=(ot == "int", et == "int"))
     if et == "str":   # a fact of the installed torch (its version): the same text, no tolerance
         return MATCH if observed["v"] == expected["v"] else \
             Comparison(False, "values", f"{short(repr(observed['v']), 120)} instead of {short(repr(expected['v']), 120)}")
@@ -338,7 +342,7 @@ def compare_predicted(expected: Value, observed: Value, tol: Tolerance) -> Compa
             except ValueError:
                 pass
         return Comparison(False, "kind", f"expected a number, got {show(observed)}{hint}")
-    return _values([obs_number], [exp_number], tol)
+    return _values([obs_number], [exp_number], tol, ints=(observed["t"] == "int", expected["t"] == "int"))
 
 
 def compare_exception(expected: dict[str, Any], raised: dict[str, Any] | None, library: str = "",

@@ -664,7 +664,8 @@ def _judge_prediction(key: Key, check: Check, evidence: Evidence, point: Point) 
     oracle = h.oracle(key, check, ex.where(point))
     base = replace(base, convention=h.convention(key, check, values, show(expected)),
                    version_note=version_note(key, check, obs.torch_version, obs.cuda),
-                   expected=plain(expected),   # as a learner writes a prediction: [1.5, -2.0]
+                   # as a learner writes a prediction: [1.5, -2.0]; a class name as the string it is ('RuntimeError')
+                   expected=repr(expected["name"]) if expected["t"] == "class" else plain(expected),
                    oracle=oracle,
                    observed=show(value))
     if graded_commit:   # the committed value is graded: judged as its cell stood then (a later rewrite is not)

@@ -38,7 +38,15 @@ def environment() -> Environment:
                       finalize=_shown, trim_blocks=True, lstrip_blocks=True)
     env.filters["points"] = points
     env.filters["breakable"] = _breakable
+    env.filters["code"] = _code_spans
     return env
+
+
+def _code_spans(text: str) -> Markup:
+    """`text` escaped, with each `span` between backticks (how messages quote code: "`x.grad`") set as <code>
+    rather than shown with its backticks; the span's text is escaped like the rest."""
+    parts = re.split(r"`([^`\n]{1,300})`", printable(str(text)))
+    return Markup("").join(Markup("<code>{}</code>").format(p) if i % 2 else escape(p) for i, p in enumerate(parts))
 
 
 def _breakable(text: str) -> Markup:

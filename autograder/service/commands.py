@@ -214,7 +214,7 @@ def course_add(args: argparse.Namespace) -> int:
         people = {("staff", True): "staff member", ("staff", False): "staff members", ("student", True): "student",
                   ("student", False): "students"}[(role, len(issued) == 1)]
         print(f"added {len(issued)} {people}; their tokens are in {args.tokens} (shown once: give each person "
-              f"their own, and keep the file private)", file=sys.stderr)
+              f"their own, and keep the file private)")
     else:
         for name, _, token in issued:
             print(f"{name}\t{token}")
@@ -227,7 +227,7 @@ def course_revoke(args: argparse.Namespace) -> int:
         course = _course(args, create=False)
         for name in args.names:
             n = course.revoke(name)
-            print(f"{name}: {n} token(s) withdrawn", file=sys.stderr)
+            print(f"{name}: {n} token(s) withdrawn")
     except (RuntimeError, ValueError) as e:
         return _fail(str(e))
     return 0
@@ -271,9 +271,9 @@ def login(args: argparse.Namespace) -> int:
     except ServiceError as e:
         return _fail(f"not saved: {e}")
     print(f"signed in to {service} as {me['name']} ({me['role']}): set STUDENT_ID = \"{me['name']}\" in your "
-          f"notebooks", file=sys.stderr)
+          f"notebooks")
     path = save_token(token, service)
-    print(f"token saved in {path}: your course's notebooks use it at their next check", file=sys.stderr)
+    print(f"token saved in {path}: your course's notebooks use it at their next check")
     return 0
 
 
@@ -365,7 +365,7 @@ def feedback_release(args: argparse.Namespace) -> int:
         answer = Client(args.service, find_token("token", args.service)).put(f"/assignments/{args.assignment}/feedback", {})
     except ServiceError as e:
         return _fail(str(e))
-    print(f"feedback of {args.assignment} released at {answer['released']}", file=sys.stderr)
+    print(f"feedback of {args.assignment} released at {answer['released']}")
     return 0
 
 
@@ -387,12 +387,11 @@ def export(args: argparse.Namespace) -> int:
             statuses = [row["status"] for row in csv.DictReader(io.StringIO(text))]
             missing = statuses.count(NOT_HANDED_IN)
             print(f"gradebook: {args.csv} ({len(statuses)} student(s): {len(statuses) - missing} handed in, "
-                  f"{missing} not)", file=sys.stderr)
+                  f"{missing} not)")
         if args.nbgrader:
             rows = [row for row in client.get(f"/assignments/{args.assignment}/gradebook")["rows"] if row["handin"]]
             n = _into_nbgrader(args, client, rows)
-            print(f"nbgrader: {n} submission(s) with their hand-in times in {Path(args.nbgrader) / 'gradebook.db'}",
-                  file=sys.stderr)
+            print(f"nbgrader: {n} submission(s) with their hand-in times in {Path(args.nbgrader) / 'gradebook.db'}")
     except ServiceError as e:
         return _fail(str(e))
     except RuntimeError as e:

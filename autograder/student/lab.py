@@ -471,8 +471,11 @@ def _watch_cells() -> None:
                 text = "<the message could not be read>"
             rec = {"status": "error", "ename": type(err).__name__, "evalue": wire.clip(text, 500)}
         count = getattr(result, "execution_count", None)
-        _CELLS.append({"source": source, "record": rec, "label": f"the cell run as In [{count}]" if count else
-                       "a cell run earlier"})
+        first = next((line.strip() for line in source.splitlines() if line.strip()), "")
+        starts = f", which starts `{first[:60]}{'…' if len(first) > 60 else ''}`" if first else ""
+        # the execution count alone goes stale after Restart & Run All: the cell's first line says which it is
+        _CELLS.append({"source": source, "record": rec, "label": (f"the cell run as In [{count}]" if count else
+                                                                  "a cell run earlier") + starts})
 
     shell.events.register("post_run_cell", record)
 

@@ -96,7 +96,7 @@ def test_predictions_are_missing_wrong_or_tampered_each_with_its_own_message():
     assert got["1.predict.grad"].status == "missing" and got["1.predict.grad"].message == "p1_grad is still ...: write your prediction"
     assert got["1.predict.err"].status == "error" and "reached the grader twice" in got["1.predict.err"].message
     kink = got["1.predict.kink"]
-    assert kink.status == "failed" and kink.message == "p1_kink: 0.5 instead of 0.0 (abs diff 0.5)"
+    assert kink.status == "failed" and kink.message == "p1_kink: 0.5 instead of 0 (abs diff 0.5)"
     assert kink.convention.startswith("relu'(0) = 0 — torch 2.13.0 gives 0; sympy's Heaviside(x) gives 1.0.")
     assert kink.why == "why of predict.kink"
     got = judged(observations(names={"p1_grad": {"t": "float", "v": 2.8}}))
