@@ -1,4 +1,6 @@
-"""Does benchmarks/batch.py time the code at a git revision against this tree, and print the speed targets?"""
+"""Do benchmarks/batch.py (the code at a git revision against this tree) and benchmarks/selfcheck.py (a learner's
+session in a kernel, self-study and course) print their numbers and the speed targets?"""
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -32,3 +34,23 @@ def test_the_batch_benchmark_grades_the_same_batch_with_the_code_at_a_revision_a
                                "--rounds", "1", "--against", "no-such-revision"], cwd=ROOT, capture_output=True,
                               text=True, timeout=900)
     assert with_bad.returncode != 0 and "--against no-such-revision: " in with_bad.stderr
+
+
+def test_the_selfcheck_benchmark_times_a_learners_session_in_both_modes_and_prints_the_targets():
+    if not (ROOT / "build" / "01-backward-vs-grad" / "key.json").exists():   # course mode publishes the full key
+        subprocess.run([sys.executable, "-m", "autograder", "release", "solutions/01-backward-vs-grad"], cwd=ROOT,
+                       check=True, capture_output=True, timeout=900)
+    done = subprocess.run([sys.executable, "benchmarks/selfcheck.py", "--rounds", "1", "--json"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("self-study: setup cell ") and "re-checks median " in lines[0] and " on " in lines[0]
+    assert lines[1].startswith("course: setup cell ") and "(1 rounds; load " in lines[1]
+    targets = done.stdout.split("targets (issue 46; on this project's 2-core machine):\n", 1)[1].splitlines()
+    for line, mode, what in zip(targets, ("self-study", "self-study", "course", "course"),
+                                ("first check of a session", "re-checks, median", "first check of a session",
+                                 "re-checks, median"), strict=False):
+        assert line.startswith(f"- {mode}: {what}") and line.endswith((": met", ": not met")), line
+    results = json.loads(lines[-1])
+    assert set(results) == {"self-study", "course"} and all(len(r["first_check_s"]) == 1 for r in results.values())
+    assert all(0 < r["recheck_median_s"] < 60 for r in results.values())

@@ -45,3 +45,22 @@ def test_the_blank_copy_self_check_shows_missing_and_a_wrong_answer_shows_why(re
     html = "".join(o.get("data", {}).get("text/html", "") for o in cell.outputs)   # what Jupyter shows
     assert html.startswith('<div class="agl-report" style="') and "<table style=" in html   # styled inline
     assert ">2.<wbr>produce.<wbr>returns</code>" in html and ">FAILED</span>" in html
+
+
+def test_a_slow_check_says_it_is_at_work_and_a_check_cell_shows_only_its_exercises_parameters(released, tmp_path):
+    """Issue 46: 12's exercise 8 took about 5 s with no word of progress, and every report of 12 listed its 27
+    parameters."""
+    import re
+    import shutil
+
+    shutil.copy(released[0] / "public_key.json", tmp_path)
+    nb = nbformat.read(released[0] / "backward-vs-grad.ipynb", as_version=4)
+    next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "student-id").source = 'STUDENT_ID = "s2"'
+    next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "ex1-produce").source = (
+        "import time\n\n\ndef ex1(x):\n    time.sleep(1.0)   # three calls: about 3 s\n    return (x * x).backward()")
+    NotebookClient(nb, timeout=120, startup_timeout=300, kernel_name="python3",
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    one, two = _outputs(nb, "ex1-check"), _outputs(nb, "ex2-check")
+    assert "checking exercise 1: still at work after 2 s (its calls run your code at several points" in one, one
+    assert "still at work" not in two
+    assert re.search(r"parameters: x0 = -?[0-9.]+\n", one) and "y0" not in one.split("Exercise 1")[0], one[:600]

@@ -11,11 +11,13 @@ autograder.student.service_client (course mode), autograder.student.handin (cour
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from autograder.grading import identity, plan
 
@@ -155,6 +157,11 @@ class Lab:
         exercise = str(exercise)
         if inside_probe():
             return SelfCheck(f"(self-check of exercise {exercise} skipped while grading)")
+        with _progress(exercise):
+            return self._check(exercise, namespace)
+
+    def _check(self, exercise: str, namespace: dict[str, Any] | None) -> SelfCheck:
+        __tracebackhide__ = True
         if os.environ.get("NBGRADER_EXECUTION") == "autograde":   # nbgrader runs this kernel to grade it
             raise RuntimeError(NOT_IN_THIS_KERNEL)
         from autograder.judging import commit
@@ -478,6 +485,30 @@ def _watch_cells() -> None:
                                                                   "a cell run earlier") + starts})
 
     shell.events.register("post_run_cell", record)
+
+
+SLOW_CHECK = 2.0   # seconds: a check that takes longer says it is still at work (12's exercise 8 takes about 5 s)
+
+
+@contextlib.contextmanager
+def _progress(exercise: str, after: float = SLOW_CHECK) -> Iterator[None]:
+    """Say that the check of `exercise` is still at work once it has taken `after` seconds, and again every 5 s, on
+    the cell's output (a line of its own above the report); nothing for a check that is quicker."""
+    import threading
+
+    done = threading.Event()
+    start = time.monotonic()
+
+    def say() -> None:
+        while not done.wait(after if time.monotonic() - start < after else 5.0):
+            print(f"checking exercise {exercise}: still at work after {time.monotonic() - start:.0f} s (its calls run "
+                  f"your code at several points; the report follows)", file=sys.stdout, flush=True)
+
+    threading.Thread(target=say, daemon=True, name="autograd-lab progress").start()
+    try:
+        yield
+    finally:
+        done.set()
 
 
 def _torch_version() -> str:
