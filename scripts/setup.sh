@@ -65,6 +65,16 @@ if ! command -v configurable-http-proxy >/dev/null 2>&1 && [ ! -x .venv/bin/conf
       || echo "setup: could not install configurable-http-proxy; the JupyterHub tests will fail" >&2
   fi
 fi
+# axe-core (npm): tests/test_accessibility.py injects it into Chromium to check the pages against WCAG 2.1 AA.
+step "axe-core (the accessibility tests), if missing"
+if [ ! -f .venv/axe/node_modules/axe-core/axe.min.js ]; then
+  if command -v npm >/dev/null 2>&1; then
+    mkdir -p .venv/axe && npm install -s --prefix .venv/axe 'axe-core@4.14.1' >/dev/null 2>&1 \
+      || echo "setup: could not install axe-core; the accessibility tests will fail" >&2
+  else
+    echo "setup: npm not found; install Node.js and npm for the accessibility tests (axe-core)" >&2
+  fi
+fi
 step "the virtual environment .venv"
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv

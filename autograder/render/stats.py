@@ -13,7 +13,7 @@ import re
 from itertools import groupby
 from typing import Any
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from autograder.render.gradebook import cell
 from autograder.render.html import environment
@@ -49,13 +49,15 @@ def to_csv(stats: ClassStats) -> str:
 
 # ------------------------------------------------------------------------------------------------ plots
 
-def _svg(fig: Any) -> Markup:
-    """A matplotlib figure as inline SVG markup (text kept as text, no XML prolog, reproducible ids)."""
+def _svg(fig: Any, alt: str) -> Markup:
+    """A matplotlib figure as inline SVG markup (text kept as text, no XML prolog, reproducible ids), an image whose
+    text alternative is `alt` (its numbers in words, for a screen reader: WCAG 2.1's 1.1.1)."""
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
     text = buf.getvalue()
     text = text[text.index("<svg"):]
-    return Markup(re.sub(r"<svg ", '<svg role="img" ', text, count=1))
+    label = str(escape(printable(alt)))
+    return Markup(re.sub(r"<svg ", f'<svg role="img" aria-label="{label}" ', text, count=1))
 
 
 def _figure(width: float, height: float) -> Any:
@@ -98,7 +100,10 @@ def score_plot(stats: ClassStats) -> Markup:
         if stats.mean is not None:
             ax.axvline(stats.mean, color="#cf222e", linewidth=1.2, linestyle="--", label=f"mean {stats.mean:.1f}")
             ax.legend(frameon=False, loc="upper left")
-        return _svg(fig)
+        counts = {score: stats.scores.count(score) for score in sorted(set(stats.scores))}
+        return _svg(fig, f"Histogram of the scores of {len(stats.scores)} counted submissions (out of {points(top)})"
+                         + (f", mean {stats.mean:.1f}" if stats.mean is not None else "") + ": "
+                         + "; ".join(f"{points(score)}: {n}" for score, n in counts.items()) + ".")
 
 
 def pass_rate_plot(stats: ClassStats) -> Markup:
@@ -130,7 +135,8 @@ def pass_rate_plot(stats: ClassStats) -> Markup:
 
         ax.legend(handles=[Patch(color=PREDICT, label="predict"), Patch(color=PRODUCE, label="produce")],
                   frameon=False, ncols=2, loc="lower left", bbox_to_anchor=(0, 1.06))
-        return _svg(fig)
+        return _svg(fig, "Share of counted submissions that passed each check: " + "; ".join(
+            f"{c.check_id} ({c.kind}) {100 * (c.difficulty or 0.0):.0f} %" for c in checks) + ".")
 
 
 def misconception_plot(stats: ClassStats, most: int = 15) -> Markup | None:
@@ -161,7 +167,8 @@ def misconception_plot(stats: ClassStats, most: int = 15) -> Markup | None:
         for i, r in enumerate(rows):
             ax.text(r["predict"] + r["produce"], i, f" {r['predict'] + r['produce']}", va="center", fontsize=8)
         ax.legend(frameon=False, ncols=2, loc="lower left", bbox_to_anchor=(0, 1.0))
-        return _svg(fig)
+        return _svg(fig, "The most common named misconceptions, submissions whose failed value matched one: " + "; ".join(
+            f"{r['label']}: {r['predict']} in predictions, {r['produce']} in produced values" for r in rows) + ".")
 
 
 def _exercise_order(stats: ClassStats, exercise: str) -> int:

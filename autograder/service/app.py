@@ -845,10 +845,10 @@ def _class_notes(students: tuple[str, ...], handins: list[dict[str, Any]],
 
 
 LOGIN_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>autograd-lab: sign in</title></head>
-<body><h1>autograd-lab course service</h1><form method="post" action="{action}">
+<body><main><h1>autograd-lab course service</h1><form method="post" action="{action}">
 <label>Staff token <input type="password" name="token" autocomplete="off" id="token"></label>
 <input type="hidden" name="next" value="{next}"><button type="submit" id="signin">Sign in</button></form>
-<p>{note}</p></body></html>"""
+<p role="status">{note}</p></main></body></html>"""
 
 
 @tornado.web.stream_request_body
