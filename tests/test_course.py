@@ -67,9 +67,13 @@ def _student_notebook(course, tmp_path: Path, student: str) -> tuple[nbformat.No
 def test_the_course_folder_holds_the_notebook_and_no_answer_in_any_form(course, released):
     assert sorted(p.name for p in course.student.iterdir()) == [NB, "course.json"]
     handed, own = (nbformat.read(folder / NB, as_version=4) for folder in (course.student, released[0]))
-    assert [(c.cell_type, c.metadata) for c in handed.cells] == [(c.cell_type, c.metadata) for c in own.cells]
+    added = ("course-intro", "hand-in-intro", "hand-in", "feedback-intro", "feedback")   # the course copy's own
+    handed_cells = [c for c in handed.cells if c.metadata["nbgrader"]["grade_id"] not in added]
+    assert [(c.cell_type, c.metadata) for c in handed_cells] == [(c.cell_type, c.metadata) for c in own.cells]
     assert handed.metadata["autograd_lab"] == {**own.metadata["autograd_lab"], "course": course.svc.url}
-    assert [c.source for c in handed.cells if c.cell_type == "code"] == [c.source for c in own.cells if c.cell_type == "code"]
+    assert [c.source for c in handed_cells if c.cell_type == "code"] == [c.source for c in own.cells
+                                                                         if c.cell_type == "code"]
+    assert [c.source for c in handed.cells[-4:] if c.cell_type == "code"] == ["lab.submit()", "lab.feedback()"]
     prose = "\n".join(c.source for c in handed.cells if c.cell_type == "markdown")
     assert "autograder check" not in prose and prose.count("the answers are on the course service") == 2
     text = (course.student / "course.json").read_text()
@@ -226,7 +230,7 @@ def test_login_checks_the_token_with_the_service_course_json_names(course, tmp_p
     r = login(course.tokens["amy"], "--service", "127.0.0.1:1")
     assert r.returncode == 2 and "http://" in r.stderr
     r = login(course.tokens["amy"])
-    assert r.returncode == 0 and "as amy (student)" in r.stderr and 'STUDENT_ID = "amy"' in r.stderr
+    assert r.returncode == 0 and "as amy (student)" in r.stdout and 'STUDENT_ID = "amy"' in r.stdout
     saved = tmp_path / "config" / "autograd-lab" / "token"
     assert json.loads(saved.read_text()) == {"service": course.svc.url, "token": course.tokens["amy"]}
     assert oct(saved.stat().st_mode & 0o777) == "0o600"

@@ -345,7 +345,10 @@ def test_the_course_guide(project):
     home = project.parent / "home"
 
     def the_roster_is_in(session, done):
-        assert done.stdout.split() == ["amy", "student", "ben", "student", "prof", "staff"], done.stdout
+        lines = done.stdout.splitlines()   # each `course add` confirms on stdout, then `course list` lists
+        assert lines[0].startswith("added 1 staff member; their tokens are in ") and lines[1].startswith(
+            "added 2 students; their tokens are in "), done.stdout
+        assert " ".join(lines[2:]).split() == ["amy", "student", "ben", "student", "prof", "staff"], done.stdout
 
     def the_course_folder_has_no_key(session, done):
         assert done.stdout.split()[-2:] == ["backward-vs-grad.ipynb", "course.json"], done.stdout

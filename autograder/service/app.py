@@ -452,6 +452,9 @@ class Predictions(_Exercise):
         self.reply(await self.db(commit))
 
 
+COURSE_SELF_CHECK = "self-check of your notebook as it runs (it counts once handed in: lab.submit())"
+
+
 class Check(_Exercise):
     """Phase two: the observations (the calls made after the commit). Judged with the public checks and the
     exercise's commit as the service holds it; the report is kept and returned."""
@@ -472,10 +475,16 @@ class Check(_Exercise):
             record = self.course.commit_record(assignment, student, exercise)
             public = self.service.public(key)
             predicting = frozenset(c.exercise for c in key.checks if c.kind == "predict" and c.name)   # hidden too
-            report = json.dumps(report_from_results(
-                public, results, student, [exercise], "notebook (course self-check)", cells, labels,
-                [record] if record else [], seal=True, commit_now=False, course=True, predicting=predicting).to_dict(),
-                allow_nan=False)
+            judged = report_from_results(
+                public, results, student, [exercise], COURSE_SELF_CHECK, cells, labels,
+                [record] if record else [], seal=True, commit_now=False, course=True, predicting=predicting)
+            counting = next((h for h in _with_counts(self.service, assignment, self.course.handins_of(
+                assignment, student)) if h["counts"]), None)
+            if counting is not None:   # a check after a hand-in: the hand-in that counts is older than what it shows
+                judged = dataclasses.replace(judged, notes=(*judged.notes, (
+                    f"your hand-in that counts is of {counting['received']} (the course's clock); this check shows "
+                    f"the notebook as it runs now: save it and run lab.submit() again for later work to count")))
+            report = json.dumps(judged.to_dict(), allow_nan=False)
             predicts = any(c.kind == "predict" and c.exercise == exercise for c in key.checks)
             self.course.add_report(assignment, student, exercise, report, bool(record) and predicts)
             return report

@@ -302,8 +302,8 @@ def publish(key_path: str | Path, service: str, out: str | Path, auth: str, note
     out.mkdir(parents=True, exist_ok=True)
     for stale in out.glob("public_key.json"):
         stale.unlink()
-    (out / Path(notebook).name).write_text(course_notebook(Path(notebook).read_text(encoding="utf-8"), service),
-                                           encoding="utf-8")
+    (out / Path(notebook).name).write_text(course_notebook(Path(notebook).read_text(encoding="utf-8"), service,
+                                                           key.grading.prediction_policy), encoding="utf-8")
     path = coursefile.write(out / coursefile.FILE, key, service, auth)   # type: ignore[arg-type]
     return path, str(answer.get("digest", ""))
 
@@ -321,11 +321,13 @@ TERMINAL_CHECK = (_words("`autograder check` on the saved file gives the same re
 IN_A_COURSE = "In this course the check cells are the self-check: the answers are on the course service."
 
 
-def course_notebook(text: str, service: str = "") -> str:
+def course_notebook(text: str, service: str = "", policy: str = "first") -> str:
     """The student notebook as a course hands it out: its Markdown no longer says that `autograder check` from a
     terminal gives the same report (in a course it cannot: the answers are on the service), but where the answers
-    are; its metadata names the `service` (so that a batch graded without it says so). Everything else is as
-    released (the code cells, the other metadata, the ids)."""
+    are; a course introduction after the first Markdown cell (the service keeps the record, what sealed means, how
+    to hand in and read the feedback; `policy`: the key's prediction_policy) and, at the end, a `lab.submit()` cell
+    and a `lab.feedback()` cell, each locked; its metadata names the `service` (so that a batch graded without it
+    says so). Everything else is as released (the code cells, the other metadata, the ids)."""
     import nbformat
 
     from autograder.grading.notebook import METADATA_KEY
@@ -337,7 +339,54 @@ def course_notebook(text: str, service: str = "") -> str:
         if cell.cell_type == "markdown":
             for sentence in TERMINAL_CHECK:
                 cell.source = sentence.sub(IN_A_COURSE, cell.source)
+    ids = {c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells}
+    if "course-intro" not in ids:   # once: a course copy made again from a course copy stays as it is
+        first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), -1)
+        nb.cells.insert(first + 1, _locked(nbformat.v4.new_markdown_cell(COURSE_INTRO.format(
+            graded=COMMITTED_GRADED if policy == "first" else LAST_GRADED)), "course-intro"))
+        nb.cells += [_locked(nbformat.v4.new_markdown_cell(HAND_IN), "hand-in-intro"),
+                     _locked(nbformat.v4.new_code_cell("lab.submit()"), "hand-in"),
+                     _locked(nbformat.v4.new_markdown_cell(FEEDBACK), "feedback-intro"),
+                     _locked(nbformat.v4.new_code_cell("lab.feedback()"), "feedback")]
     return nbformat.writes(nb) + "\n"
+
+
+def _locked(cell: Any, grade_id: str) -> Any:
+    """`cell` as a locked, ungraded nbgrader cell with `grade_id` (and that cell id: the same at every publish)."""
+    cell.id = grade_id
+    cell.metadata["nbgrader"] = {"grade": False, "grade_id": grade_id, "locked": True, "schema_version": 3,
+                                 "solution": False, "task": False}
+    return cell
+
+
+# The course copy's own cells (course_notebook): what a course changes for the learner, said where it matters.
+COMMITTED_GRADED = ("A prediction changed after its commit is shown beside it, but the committed value is the one "
+                    "graded.")
+LAST_GRADED = ("In this assignment the predictions in the notebook you hand in are graded; the commit records when "
+               "you first made them.")
+COURSE_INTRO = """## In this course
+
+A course service keeps the record of your work, not this notebook:
+
+- **Checks.** `lab.check(...)` sends your predictions to the course service. The first check that finds all of an
+  exercise's predictions filled in *commits* them: the service records them, with its own time, before it judges
+  anything. Until then the exercise is **sealed**: its check says what is still missing and shows no expected value,
+  for the predictions and the PRODUCE checks alike. {graded}
+- **Hand in** by saving the notebook and running the cell `lab.submit()` at the end. Its receipt gives the course's
+  time and says whether this hand-in is the one that counts. What is graded is the notebook as you saved and handed
+  it in: after later changes, save and hand in again.
+- **Feedback.** Once your course staff release it, `lab.feedback()` (the last cell) shows your graded report, the
+  hidden checks included, with its hand-in time and any late penalty.
+
+What the introduction above says about keeping the check cells' outputs is for self-study; here the service keeps
+the record, whatever the notebook's outputs say."""
+HAND_IN = """## Hand in
+
+Save the notebook first (File › Save, or Ctrl+S): `lab.submit()` hands in the file as last saved, and its receipt says
+when the course received it, whether it is the hand-in that counts, and whether you checked work after that save."""
+FEEDBACK = """## Your feedback
+
+After your course staff have graded the hand-ins and released the feedback, this cell shows your graded report."""
 
 
 def submit(args: argparse.Namespace) -> int:

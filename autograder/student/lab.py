@@ -158,7 +158,9 @@ class Lab:
         if inside_probe():
             return SelfCheck(f"(self-check of exercise {exercise} skipped while grading)")
         with _progress(exercise):
-            return self._check(exercise, namespace)
+            shown = self._check(exercise, namespace)
+        _CHECKED[exercise] = time.time()   # lab.submit() says which checks are newer than the file it hands in
+        return shown
 
     def _check(self, exercise: str, namespace: dict[str, Any] | None) -> SelfCheck:
         __tracebackhide__ = True
@@ -221,9 +223,13 @@ class Lab:
             return SelfCheck(f"{path.name} was not handed in: {str(e).removeprefix('not handed in: ')}")
         import time as _time
 
-        saved = _time.strftime("%H:%M:%S", _time.localtime(path.stat().st_mtime))
+        mtime = path.stat().st_mtime
+        saved = _time.strftime("%H:%M:%S", _time.localtime(mtime))
+        later = sorted(ex for ex, when in _CHECKED.items() if when > mtime)
+        newer = (f" You checked exercise{'s' if len(later) > 1 else ''} {', '.join(later)} after that save: what you "
+                 f"handed in does not hold it; save and run lab.submit() again." if later else "")
         return SelfCheck(f"{receipt_text(receipt)} (the file as saved at {saved}: save again and hand in again to "
-                         f"hand in later changes)")
+                         f"hand in later changes){newer}")
 
     def feedback(self) -> SelfCheck:
         """Your graded feedback of the hand-in that counts, once your course staff have released it (hidden checks
@@ -487,6 +493,7 @@ def _watch_cells() -> None:
     shell.events.register("post_run_cell", record)
 
 
+_CHECKED: dict[str, float] = {}   # exercise -> when this kernel last checked it (time.time())
 SLOW_CHECK = 2.0   # seconds: a check that takes longer says it is still at work (12's exercise 8 takes about 5 s)
 
 

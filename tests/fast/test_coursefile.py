@@ -53,10 +53,23 @@ def test_a_service_url_must_be_http(url):
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "assignments").glob("*/*.ipynb")), ids=lambda p: p.parent.name)
-def test_the_course_copy_of_a_notebook_changes_only_the_prose_about_the_terminal(path):
+def test_the_course_copy_of_a_notebook_says_how_a_course_works_and_ends_with_hand_in_and_feedback(path):
+    """The released cells stay as they are (only the prose about the terminal changes); a course introduction follows
+    the first Markdown cell, and the notebook ends with lab.submit() and lab.feedback() (issue 46)."""
     own = nbformat.read(path, as_version=4)
     handed = nbformat.reads(course_notebook(path.read_text()), as_version=4)
-    assert [(c.cell_type, c.metadata, c.source if c.cell_type == "code" else "") for c in handed.cells] == \
+    gid = lambda c: c.metadata["nbgrader"]["grade_id"]
+    added = ["course-intro", "hand-in-intro", "hand-in", "feedback-intro", "feedback"]
+    kept = [c for c in handed.cells if gid(c) not in added]
+    assert [(c.cell_type, c.metadata, c.source if c.cell_type == "code" else "") for c in kept] == \
            [(c.cell_type, c.metadata, c.source if c.cell_type == "code" else "") for c in own.cells]
+    assert [gid(c) for c in handed.cells].index("course-intro") == 1 and [gid(c) for c in handed.cells[-4:]] == \
+        added[1:]
+    assert [c.source for c in handed.cells[-4:] if c.cell_type == "code"] == ["lab.submit()", "lab.feedback()"]
+    assert all(c.metadata["nbgrader"]["locked"] for c in handed.cells if gid(c) in added)
+    intro = handed.cells[1].source
+    assert "keeps the record of your work" in intro and "**sealed**" in intro and "`lab.submit()`" in intro
+    assert "the committed value is the one graded" in intro
     prose = "\n".join(c.source for c in handed.cells if c.cell_type == "markdown")
     assert "autograder check" not in prose and "the answers are on the course service" in prose
+    assert nbformat.reads(course_notebook(nbformat.writes(handed)), as_version=4).cells == handed.cells   # once
