@@ -274,3 +274,84 @@ def test_a_learners_day_in_jupyterlab_and_the_notebook_reopened_untrusted(tmp_pa
         me.shot("4-reopened-untrusted", report)
     finally:
         other.close()
+
+
+def _output(learner: Learner, starts: str) -> str:
+    from selenium.webdriver.common.by import By
+
+    return "\n".join(e.text for e in learner.cell(starts).find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output"))
+
+
+def test_a_course_day_in_jupyterlab_check_seal_commit_hand_in_grade_release_and_read_the_feedback(
+        tmp_path, browser, released, monkeypatch):
+    """Issue 46, "a course day, start to finish", in real JupyterLab on a course's copy of 01 (a course service of its
+    own): the notebook says how the course works; a check before the predictions is sealed, the first full check
+    commits and reveals; the learner saves and hands in from the notebook; a later check says the hand-in that counts
+    is older; staff grade the hand-ins and release the feedback; the learner reads it in the notebook."""
+    from selenium.webdriver.common.by import By
+
+    from autograder.service.commands import publish
+    from conftest import ASSIGNMENT, run_cli
+    from servers.course import Service
+
+    assignments, key_path = released
+    svc = Service(tmp_path / "service")
+    try:
+        staff = svc.add("prof", staff=True)["prof"]
+        token = svc.add("amy")["amy"]
+        publish(key_path, svc.url, tmp_path / "course", "token", assignments / "backward-vs-grad.ipynb", token=staff)
+        work = tmp_path / "my-work"
+        shutil.copytree(tmp_path / "course", work / "01")   # amy copies the course's folder
+        monkeypatch.setenv("AUTOGRAD_LAB_TOKEN", token)   # her token (autograder login saves it; the env works too)
+        shots = tmp_path / "screenshots"
+        shots.mkdir()
+        browser.set_window_size(1400, 1000)
+        lab = Lab(work, tmp_path / "jupyter")
+        try:
+            me = Learner(browser, shots)
+            me.open(lab.url("01/backward-vs-grad.ipynb"))
+            intro = " ".join(e.text for e in browser.find_elements(By.CSS_SELECTOR, ".jp-MarkdownOutput"))
+            assert "In this course" in intro and "keeps the record of your work" in intro and "sealed" in intro
+
+            me.type_into('STUDENT_ID = "your-student-id"', ['STUDENT_ID = "amy"'])
+            me.run('STUDENT_ID = "amy"')
+            me.run("import math")
+            me.run("# PREDICT 1")
+            me.run('lab.check("1")')   # nothing filled in: sealed, nothing revealed
+            first = me.report("1").text
+            assert "p1_returns is still ..." in first and "expected" not in first.split("score")[1], first
+
+            me.type_into("# PREDICT 1", ["# PREDICT 1", "p1_returns = None", "p1_grad = 3 * P.x0"])   # p1_grad wrong
+            me.run("# PREDICT 1")
+            me.type_into("def ex1(x):", ["def ex1(x):", "return (x * x).backward()"])
+            me.run("def ex1(x):")
+            me.run('lab.check("1")')   # committed by the service, then revealed
+            text = me.report("1").text
+            assert "committed" in text and "FAILED" in text and "expected" in text, text
+            me.shot("1-committed", me.report("1"))
+
+            me.command("Save Notebook")
+            time.sleep(1.5)
+            me.run("lab.submit()")
+            receipt = _output(me, "lab.submit()")
+            assert receipt.startswith("handed in 01-backward-vs-grad as amy at ") and \
+                "It is the hand-in that counts now." in receipt, receipt
+            me.run('lab.check("1")')   # after the hand-in: the hand-in that counts is older than this check
+            assert "your hand-in that counts is of " in me.report("1").text
+
+            env = {"AUTOGRAD_LAB_TOKEN": staff}
+            r = run_cli("grade", "--service", svc.url, "--assignment", ASSIGNMENT, "--key", str(key_path), "--out",
+                        str(tmp_path / "out"), env=env)
+            assert r.returncode == 0 and "reports: 1 new sent to the course service" in r.stderr, r.stderr
+            r = run_cli("course", "release-feedback", ASSIGNMENT, "--service", svc.url, env=env)
+            assert r.returncode == 0 and f"feedback of {ASSIGNMENT} released at " in r.stdout, r.stdout + r.stderr
+            me.run("lab.feedback()")
+            shown = _output(me, "lab.feedback()")
+            # the report as Jupyter shows it (HTML), the hand-in's line among its notes: 1 + 2 of exercise 1's 4 points
+            assert "note: graded hand-in of " in shown and ": no deadline; score 3 / 26" in shown, shown
+            assert "1.predict.grad" in shown and "FAILED" in shown   # the graded report, as handed in
+            me.shot("2-feedback")
+        finally:
+            lab.close()
+    finally:
+        svc.stop()
