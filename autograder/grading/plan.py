@@ -190,8 +190,8 @@ def probe_request(key: Key | ProbePlan, cells: list[str], student: str, exercise
     Returns:
         A JSON-native dict, version 2: v, cells, skip ({"<index>": reason}), observe ([{exercise, after,
         names, calls}], in notebook order), parameters (the student's own point), call_timeout and
-        cell_timeout (seconds), warm (the warm-ups its cells may need: `warm_ups`). It contains no expected
-        value.
+        cell_timeout (seconds), warm (the warm-ups its cells may need: `warm_ups`), and, where an argument is an
+        object, generated (the seed of a function written for the run). It contains no expected value.
     """
     plan = ProbePlan.of(key)
     points = points_for(plan, student, salt)
@@ -199,6 +199,11 @@ def probe_request(key: Key | ProbePlan, cells: list[str], student: str, exercise
     last = len(cells) - 1
     observe = [observation(plan, e, points, (positions or {}).get(e.id, last)) for e in wanted]
     observe.sort(key=lambda entry: entry["after"])   # stable: the key's order among exercises at one cell
-    return {"v": 2, "cells": cells, "skip": {str(i): why for i, why in (skip or {}).items()}, "observe": observe,
-            "parameters": points[0], "call_timeout": plan.call_timeout, "cell_timeout": plan.cell_timeout,
-            "warm": warm_ups(cells)}
+    request = {"v": 2, "cells": cells, "skip": {str(i): why for i, why in (skip or {}).items()}, "observe": observe,
+               "parameters": points[0], "call_timeout": plan.call_timeout, "cell_timeout": plan.cell_timeout,
+               "warm": warm_ups(cells)}
+    if any(a.objects for e in wanted for a in e.args):   # a function written for the run (sandbox.inside.installed)
+        # is drawn as the fresh points are: the same for a submission's runs again and its regrades
+        request["generated"] = hashlib.sha256(f"{plan.fresh_seed}\0{student_key(student)}\0{salt}".encode(
+            "utf-8", "surrogateescape")).hexdigest()[:16]
+    return request

@@ -200,3 +200,19 @@ def test_a_generated_argument_has_a_random_name_and_a_random_flag_that_only_its_
     flags = [installed.engine_flag(f) for f in fns]
     assert set(flags) == {True, False}   # 40 fair coins: both sides (a 2 * 2**-40 chance of a false alarm)
     assert all(f"accumulate_grad={flag}" in inspect.getsource(f) for f, flag in zip(fns, flags, strict=True))
+
+
+def test_a_submissions_generated_function_is_the_same_in_its_runs_again_and_regrades_and_differs_between_submissions():
+    from dataclasses import replace
+
+    from autograder.grading import plan
+
+    key = replace(load_key(ROOT / "assignments" / "13-source-contract" / "public_key.json"), fresh_seed="-secret")
+    one = plan.probe_request(key, ["pass"], "ada", salt="abc")["generated"]
+    assert one == plan.probe_request(key, ["pass"], "ada", salt="abc")["generated"]
+    assert one != plan.probe_request(key, ["pass"], "ada", salt="abd")["generated"]
+    assert one != plan.probe_request(replace(key, fresh_seed="-other"), ["pass"], "ada", salt="abc")["generated"]
+    a, b = (installed.read(["<generated>"], one) for _ in range(2))
+    assert a[0] == b[0] and a[1]["<generated>"].__name__ == b[1]["<generated>"].__name__
+    assert "generated" not in plan.probe_request(load_key(ROOT / "assignments" / "01-backward-vs-grad" /
+                                                          "public_key.json"), ["pass"], "ada")

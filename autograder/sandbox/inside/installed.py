@@ -11,6 +11,7 @@ call `Variable._execution_engine.run_backward(...)` with the same keyword. Both 
 from __future__ import annotations
 
 import ast
+import hashlib
 import importlib
 import inspect
 import linecache
@@ -31,14 +32,15 @@ _TEMPLATE = '''def {name}(tensors, grad_tensors=None, retain_graph=None):
 '''
 
 
-def generate() -> Any:
-    """A function written for this run, with a random name and a random `accumulate_grad` (True or False) in its
-    engine call, its source readable by `inspect.getsource` (registered in linecache): an answer looked up by a
-    function's name cannot know it. The grader's own template, never a learner's text; the function is never called
-    by the grader (its engine name is not even defined), and made without exec: its code object is the compiled
-    template's."""
-    name = "replay_" + os.urandom(4).hex()
-    source = _TEMPLATE.format(name=name, flag=os.urandom(1)[0] % 2 == 0)
+def generate(seed: str | None = None) -> Any:
+    """A function written for this run, with a name and an `accumulate_grad` (True or False) in its engine call drawn
+    from `seed` (the grader's: the same for a submission's runs again and its regrades; None: at random), its source
+    readable by `inspect.getsource` (registered in linecache): an answer looked up by a function's name cannot know
+    it. The grader's own template, never a learner's text; the function is never called by the grader (its engine
+    name is not even defined), and made without exec: its code object is the compiled template's."""
+    digest = hashlib.sha256(seed.encode()).hexdigest() if seed else os.urandom(16).hex()
+    name = "replay_" + digest[:8]
+    source = _TEMPLATE.format(name=name, flag=int(digest[8], 16) % 2 == 0)
     filename = f"<autograd-lab {name}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     module = compile(source, filename, "exec")   # our template above, with a bool and a hex name; never run
@@ -46,13 +48,13 @@ def generate() -> Any:
     return types.FunctionType(code, {"__name__": "autograd_lab_generated"}, name, (None, None))
 
 
-def resolve(dotted: str) -> Any:
+def resolve(dotted: str, seed: str | None = None) -> Any:
     """The object a dotted name of torch names, as code that writes it reads it ("torch.autograd.grad",
     "torch.Tensor.backward"; "torch.autograd.gradcheck" is the function, which hides its module): attribute by
     attribute, importing a submodule only where no attribute has the name. Raises LookupError when this torch has
     no such object."""
     if dotted == GENERATED:
-        return generate()
+        return generate(seed)
     parts = dotted.split(".")
     try:
         obj = importlib.import_module(parts[0])
@@ -107,9 +109,10 @@ def object_names(observe: list[dict[str, Any]]) -> list[str]:
     return list(names)
 
 
-def read(names: list[str]) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+def read(names: list[str], seed: str | None = None) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """The installed facts ({fact name: wire Value}: "torch.__version__", "torch.version.git_version", and
-    "engine_flag:<dotted name>" for each of `names` this torch has) and the objects `names` resolve to."""
+    "engine_flag:<dotted name>" for each of `names` this torch has) and the objects `names` resolve to (`seed`: the
+    generated function's, `generate`)."""
     import torch
 
     facts: dict[str, dict[str, Any]] = {
@@ -118,7 +121,7 @@ def read(names: list[str]) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     objects: dict[str, Any] = {}
     for name in names:
         try:
-            objects[name] = resolve(name)
+            objects[name] = resolve(name, seed)
         except LookupError:
             continue
         flag = engine_flag(objects[name])

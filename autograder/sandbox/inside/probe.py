@@ -63,12 +63,13 @@ def cuda_available() -> bool:
         return False
 
 
-def installed_facts(observe: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def installed_facts(observe: list[dict[str, Any]], seed: str | None = None) -> dict[str, dict[str, Any]]:
     """The installed torch's facts a request's checks may expect (autograder.sandbox.inside.installed.read), read
-    now, before any of the submission's code runs; the objects its calls pass are resolved now too (`_OBJECTS`)."""
+    now, before any of the submission's code runs; the objects its calls pass are resolved now too (`_OBJECTS`;
+    `seed`: the request's for a generated function, so that a run again makes the same one)."""
     from autograder.sandbox.inside import installed
 
-    facts, objects = installed.read(installed.object_names(observe))
+    facts, objects = installed.read(installed.object_names(observe), seed)
     _OBJECTS.update(objects)
     return facts
 
@@ -264,7 +265,10 @@ def make_args(descs: list[dict[str, Any]]) -> tuple[list[Any], dict[str, Any]]:
             name = d["object"]
             if name not in _OBJECTS:
                 from autograder.sandbox.inside import installed
-                _OBJECTS[name] = installed.resolve(name)
+                try:
+                    _OBJECTS[name] = installed.resolve(name)
+                except LookupError:   # this torch has none: the judge says so (no fact was read for it)
+                    _OBJECTS[name] = None
             args.append(_OBJECTS[name])
         elif "tensor" in d:
             spec = d["tensor"]
@@ -748,7 +752,7 @@ def run(request: dict[str, Any], out_fd: int, shell: Any, beat_fd: int = -1) -> 
     cell_timeout, call_timeout = float(request["cell_timeout"]), float(request["call_timeout"])
     emit({"k": "hello", "schema": wire.SCHEMA, "v": wire.VERSION, "torch": torch.__version__.split("+")[0],
           "python": sys.version.split()[0], "cells": len(cells), "cuda": cuda_available(),
-          "installed": installed_facts(observe)})   # held by no frame while the submission runs
+          "installed": installed_facts(observe, request.get("generated"))})   # held by no frame while it runs
     os.environ["AUTOGRAD_LAB_PROBE"] = "1"
     os.environ["AUTOGRAD_LAB_PARAMETERS"] = _dumps(request.get("parameters", {}))
     torch.default_generator.manual_seed(0)   # the same random numbers in every run of a submission (the
