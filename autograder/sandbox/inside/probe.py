@@ -25,6 +25,7 @@ import warnings
 from typing import Any, Callable, Iterator
 
 from autograder import wire
+from autograder.sandbox.inside import installed   # imported once in the warm worker, before it forks
 
 # Bound here, as module globals, so that a submission that replaces builtins (builtins.float = ...)
 # does not change how the probe reads its values.
@@ -67,8 +68,6 @@ def installed_facts(observe: list[dict[str, Any]], seed: str | None = None) -> d
     """The installed torch's facts a request's checks may expect (autograder.sandbox.inside.installed.read), read
     now, before any of the submission's code runs; the objects its calls pass are resolved now too (`_OBJECTS`;
     `seed`: the request's for a generated function, so that a run again makes the same one)."""
-    from autograder.sandbox.inside import installed
-
     facts, objects = installed.read(installed.object_names(observe), seed)
     _OBJECTS.update(objects)
     return facts
@@ -264,7 +263,6 @@ def make_args(descs: list[dict[str, Any]]) -> tuple[list[Any], dict[str, Any]]:
         if "object" in d:   # an object of torch, resolved before the submission's code ran (it may replace it)
             name = d["object"]
             if name not in _OBJECTS:
-                from autograder.sandbox.inside import installed
                 try:
                     _OBJECTS[name] = installed.resolve(name)
                 except LookupError:   # this torch has none: the judge says so (no fact was read for it)
