@@ -218,7 +218,7 @@ class Report:
         return {**out, "sealed": sealed} if sealed else out
 
     def sealed_points(self) -> float:
-        """The points of the predictions sealed in a self-check (written down, judged once committed)."""
+        """The points of the checks sealed in a self-check (judged once their exercise's predictions are committed)."""
         return float(sum(o.max_score for o in self.outcomes if o.status == "sealed"))
 
     def to_dict(self) -> dict[str, Any]:

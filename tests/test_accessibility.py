@@ -131,3 +131,17 @@ def reached_by_tab(browser, most: int = 400) -> list[str]:
             break
         seen.append(now)
     return seen
+
+
+def test_a_charts_text_alternative_holds_any_text_as_text():
+    """An attack trial (issue 46): a misconception name with a backslash (`\\delta`) made the class view a 500, since
+    the text alternative went through re.sub as a replacement; quotes and markup must stay text."""
+    from autograder.render.stats import _figure, _rc, _svg
+
+    with _rc():
+        fig = _figure(2, 1)
+        fig.add_subplot().bar([0], [1])
+        svg = str(_svg(fig, 'a bare \\delta f, \\g<0> "quoted" <script>x</script> \x07'))
+    head = svg[:svg.index(">")]
+    assert 'aria-label="a bare \\delta f, \\g&lt;0&gt; &#34;quoted&#34; &lt;script&gt;x&lt;/script&gt; \\x07"' in head, \
+        head

@@ -56,8 +56,8 @@ def test_check_finds_the_public_key_by_the_notebooks_folder_name():
     p = run_cli("check", str(SOLUTION / "backward-vs-grad.ipynb"), "--exercise", "1")
     # the solution's check cells never ran in a notebook, so nothing is committed: its predictions wait, sealed,
     # and the exit code says only what was judged (issue "Right grades ... round two")
-    assert p.returncode == 0 and ("score 2 / 4 · 2 passed, 2 sealed (2 points sealed: written down, judged once "
-                                  "committed)") in p.stdout, p.stdout + p.stderr
+    assert p.returncode == 0 and ("score 2 / 4 · 2 passed, 2 sealed (2 points sealed: judged once the exercise's "
+                                  "predictions are committed)") in p.stdout, p.stdout + p.stderr
     assert "p1_grad = 2.22 is written down" in p.stdout
 
 

@@ -601,7 +601,7 @@ def test_a_due_time_moved_earlier_is_noted_in_each_receipt_it_changed_warned_to_
         assert ada["why"].endswith("1 started day(s) at 10% each, 10% off")
         assert [n["text"] for n in ada["history"][noted:]] == [
             f"the due time moved earlier, from {old_due.isoformat()} to {new_due.isoformat()}: this hand-in, on time "
-            f"before, is {ada['why']} now"]
+            f"until then, became {ada['why']}"]
         c.config.write_text(_toml(new_due, late='"per-day"', penalty_per_day="0.1") + "# read again\n")
         staff_view = call(c.svc.url + f"/api/v1/assignments/{ASSIGNMENT}/handins", c.staff)[1]["handins"]
         assert [len(h["history"]) for h in staff_view if h["id"] == ada["id"]] == [noted + 1]   # noted once
@@ -627,5 +627,16 @@ def test_a_due_time_moved_earlier_is_noted_in_each_receipt_it_changed_warned_to_
         assert shown[0].startswith(f"graded hand-in of {ada['received']}: {ada['why']}; score 26 / 26, after the late "
                                    f"penalty 23.4")
         assert shown[1 + noted] == f"{ada['history'][noted]['made']}: {ada['history'][noted]['text']}"
+
+        # moved back later: on time again, and the class view names no one; moved earlier again: noted again
+        c.config.write_text(_toml(old_due))
+        mine = call(c.svc.url + f"/api/v1/students/ada/assignments/{ASSIGNMENT}/handins", c.tokens["ada"])[1]
+        assert [h["why"] for h in mine["handins"] if h["id"] == ada["id"]] == ["on time"]
+        with urllib.request.urlopen(req, timeout=60) as r:
+            assert "A due time moved earlier" not in r.read().decode()
+        c.config.write_text(_toml(new_due, late='"per-day"', penalty_per_day="0.1"))
+        mine = call(c.svc.url + f"/api/v1/students/ada/assignments/{ASSIGNMENT}/handins", c.tokens["ada"])[1]
+        history = next(h["history"] for h in mine["handins"] if h["id"] == ada["id"])
+        assert len(history) == noted + 2 and history[-1]["text"] == history[noted]["text"]
     finally:
         c.config.write_text(saved)

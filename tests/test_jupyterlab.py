@@ -337,7 +337,9 @@ def test_a_course_day_in_jupyterlab_check_seal_commit_hand_in_grade_release_and_
             assert receipt.startswith("handed in 01-backward-vs-grad as amy at ") and \
                 "It is the hand-in that counts now." in receipt, receipt
             me.run('lab.check("1")')   # after the hand-in: the hand-in that counts is older than this check
-            assert "your hand-in that counts is of " in me.report("1").text
+            again = me.report("1").text
+            assert "your hand-in that counts is of " in again
+            assert "a copied cell" not in again, again   # the same check cell run a third time: one cell (its cellId)
 
             env = {"AUTOGRAD_LAB_TOKEN": staff}
             r = run_cli("grade", "--service", svc.url, "--assignment", ASSIGNMENT, "--key", str(key_path), "--out",

@@ -64,3 +64,4 @@ def test_a_slow_check_says_it_is_at_work_and_a_check_cell_shows_only_its_exercis
     assert "checking exercise 1: still at work after 2 s (its calls run your code at several points" in one, one
     assert "still at work" not in two
     assert re.search(r"parameters: x0 = -?[0-9.]+\n", one) and "y0" not in one.split("Exercise 1")[0], one[:600]
+

@@ -57,7 +57,7 @@ def _svg(fig: Any, alt: str) -> Markup:
     text = buf.getvalue()
     text = text[text.index("<svg"):]
     label = str(escape(printable(alt)))
-    return Markup(re.sub(r"<svg ", f'<svg role="img" aria-label="{label}" ', text, count=1))
+    return Markup(re.sub(r"<svg ", lambda _: f'<svg role="img" aria-label="{label}" ', text, count=1))   # no \-escapes
 
 
 def _figure(width: float, height: float) -> Any:

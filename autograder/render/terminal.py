@@ -107,7 +107,7 @@ def render(report: Report, width: int = 100) -> str:
         out += textwrap.wrap("note: " + n, width, subsequent_indent="      ")
     counts = ", ".join(f"{n} {s}" for s, n in report.counts().items() if n)
     sealed = report.sealed_points()
-    waiting = (f" ({points(sealed)} point{'' if sealed == 1 else 's'} sealed: written down, judged once committed)"
+    waiting = (f" ({points(sealed)} point{'' if sealed == 1 else 's'} sealed: judged once the exercise's predictions are committed)"
                if sealed else "")
     out += ["", f"score {points(report.score or 0)} / {points(report.max_score)} · {counts}{waiting}"]
     return printable("\n".join(out))

@@ -455,6 +455,19 @@ class Predictions(_Exercise):
 COURSE_SELF_CHECK = "self-check of your notebook as it runs (it counts once handed in: lab.submit())"
 
 
+def _after_handin(counting: dict[str, Any], deadline: Any, student: str) -> str:
+    """What a check says once the student has handed in: which hand-in counts, and whether handing in again would
+    change that (after the due time, under "last-on-time", a late hand-in does not replace an on-time one)."""
+    from autograder.service import db
+
+    head = f"your hand-in that counts is of {counting['received']} (the course's clock); this check shows the " \
+           f"notebook as it runs now"
+    if deadline is not None and db.now() > deadline.due_for(student) and deadline.counts == "last-on-time" \
+            and not counting["late_by"]:
+        return f"{head}: the due time has passed, so a hand-in now would be late and would not replace it"
+    return f"{head}: if you changed it since, save it and run lab.submit() again for that to count"
+
+
 class Check(_Exercise):
     """Phase two: the observations (the calls made after the commit). Judged with the public checks and the
     exercise's commit as the service holds it; the report is kept and returned."""
@@ -481,9 +494,8 @@ class Check(_Exercise):
             counting = next((h for h in _with_counts(self.service, assignment, self.course.handins_of(
                 assignment, student)) if h["counts"]), None)
             if counting is not None:   # a check after a hand-in: the hand-in that counts is older than what it shows
-                judged = dataclasses.replace(judged, notes=(*judged.notes, (
-                    f"your hand-in that counts is of {counting['received']} (the course's clock); this check shows "
-                    f"the notebook as it runs now: save it and run lab.submit() again for later work to count")))
+                judged = dataclasses.replace(judged, notes=(*judged.notes, _after_handin(
+                    counting, self.service.deadlines().get(assignment), student)))
             report = json.dumps(judged.to_dict(), allow_nan=False)
             predicts = any(c.kind == "predict" and c.exercise == exercise for c in key.checks)
             self.course.add_report(assignment, student, exercise, report, bool(record) and predicts)
@@ -638,6 +650,7 @@ class HandIns(Base):
 
     async def get(self, assignment: str) -> None:
         self.need_staff()
+        await self.db(self.service.deadlines)   # course.toml read first: a change it notes is in this answer
         handins = await self.db(self.course.handins_of, assignment)
         graded = await self.db(self.course.graded_of, assignment)
         notes = await self.db(self.course.handin_notes_of, assignment)
@@ -678,6 +691,7 @@ def _handin_problem(data: bytes, assignment: str, student: str) -> str:
 class StudentHandIns(Base):
     async def get(self, name: str, assignment: str) -> None:
         self.need_self_or_staff(name)
+        await self.db(self.service.deadlines)   # course.toml read first: a change it notes is in this answer
         handins = await self.db(self.course.handins_of, assignment, name)
         counted = _with_counts(self.service, assignment, handins)
         notes = await self.db(self.course.handin_notes_of, assignment, name)
@@ -825,13 +839,15 @@ def _stats_page(service: Service, assignment: str) -> str | None:
     if reports:
         stats = class_stats(reports, assignment, key)
         moved = service.course.handin_notes_of(assignment)
-        page = to_html(dataclasses.replace(stats, notes=(*stats.notes, *_class_notes(students, handins, moved))))
+        page = to_html(dataclasses.replace(stats, notes=(*stats.notes, *_class_notes(students, handins, moved,
+                                                                                      set(graded)))))
     service.stats_pages[assignment] = (stamp, page)
     return page
 
 
 def _class_notes(students: tuple[str, ...], handins: list[dict[str, Any]],
-                 history: dict[int, list[dict[str, str]]] | None = None) -> tuple[str, ...]:
+                 history: dict[int, list[dict[str, str]]] | None = None, graded: set[int] | None = None
+                 ) -> tuple[str, ...]:
     """What the service's class view says beside the batch's numbers: the scores are before the late penalty, which
     students of the roster have not handed in (issue 46: staff saw 9 rows for a roster of 28, with no word of the
     other 19), and which hand-ins that count a due time moved earlier made late (`history`: hand-in id -> notes)."""
@@ -844,7 +860,12 @@ def _class_notes(students: tuple[str, ...], handins: list[dict[str, Any]],
         verb = "has" if len(missing) == 1 else "have"
         notes.append(f"{len(missing)} of the roster's {len(students)} students {verb} not handed in (not counted, "
                      f"never as 0): {shown}.")
-    moved = sorted({h["student"] for h in handins if h["counts"] and (history or {}).get(h["id"])})
+    waiting = sorted(h["student"] for h in handins if h["counts"] and graded is not None and h["id"] not in graded)
+    if waiting:   # the hand-in that counts is not graded (yet): such a student is in no number above
+        notes.append(f"{len(waiting)} student(s) whose hand-in that counts is not graded yet, so not in the numbers "
+                     f"above: {', '.join(waiting[:40])}{' and more' if len(waiting) > 40 else ''} (grade them: "
+                     f"autograder grade --service).")
+    moved = sorted({h["student"] for h in handins if h["counts"] and h["late_by"] and (history or {}).get(h["id"])})
     if moved:
         shown = ", ".join(moved[:40]) + (f" and {len(moved) - 40} more" if len(moved) > 40 else "")
         notes.append(f"A due time moved earlier in course.toml made {len(moved)} hand-in(s) that count late, or later, "
@@ -1055,21 +1076,26 @@ class Service:
                 self._deadlines = (stamp, self._deadlines[1])
             else:
                 self._deadlines = (stamp, loaded)
-                log.info("%s: the deadlines of %s", self.config, ", ".join(sorted(loaded)) or "no assignment")
-                self._note_moves(loaded)
+                log.info("%s: read the deadlines of %s", self.config, ", ".join(sorted(loaded)) or "no assignment")
+                self._note_moves(loaded, stamp)
                 unknown = sorted(a for a in loaded if self.course.key(a) is None)
                 if unknown:
                     log.warning("%s names %s, not released on this service (yet): a typo in an id?", self.config,
                                 ", ".join(unknown))
         return self._deadlines[1]
 
-    def _note_moves(self, loaded: dict[str, Any]) -> None:
+    def _note_moves(self, loaded: dict[str, Any], stamp: Any = None) -> None:
         """course.toml moved a due time earlier (the assignment's, or a student's extension): note it in the history
         of each hand-in it made late, or later (once, by whichever process sees it first; students read it with
         their receipts and feedback), and warn staff in the log (the class view says it too). A due time moved
         later needs no note: every receipt is read again under the deadline of now."""
+        import hashlib
+
         from autograder.service import late
 
+        # the file's edit names the change: the same move made again later is noted again, while the processes that
+        # read this one edit note it once between them (db.handin_notes' unique (handin, change))
+        edit = hashlib.sha256(repr(stamp).encode()).hexdigest()[:12]
         for aid, dl in loaded.items():
             try:
                 before = self.course.swap_dues(aid, {"": dl.due, **dl.extensions})
@@ -1083,13 +1109,13 @@ class Service:
                     was = late.lateness(h["when"], dataclasses.replace(dl, due=old, extensions={}), h["student"])
                     now = late.lateness(h["when"], dl, h["student"])
                     notes.append({"handin": h["id"], "student": h["student"], "was": was.why, "now": now.why,
-                                  "change": f"due {old.isoformat()} -> {new.isoformat()}",
+                                  "change": f"due {old.isoformat()} -> {new.isoformat()} ({edit})",
                                   "text": f"the due time moved earlier, from {old.isoformat()} to {new.isoformat()}: "
-                                          f"this hand-in, {was.why} before, is {now.why} now"})
+                                          f"this hand-in, {was.why} until then, became {now.why}"})
                 added = self.course.add_handin_notes(notes)
-            except sa.exc.SQLAlchemyError as e:
-                log.error("%s: the hand-ins a due time of %s moved earlier could not be noted now (%s); the receipts "
-                          "show the new lateness all the same", self.config, aid, e)
+            except Exception as e:   # a note is information: the receipts show the lateness of now all the same
+                log.error("%s: the hand-ins a due time of %s moved earlier could not be noted now (%s: %s); the "
+                          "receipts show the new lateness all the same", self.config, aid, type(e).__name__, e)
                 continue
             if added:
                 shown = "; ".join(f"{n['student']} (hand-in {n['handin']}: {n['was']} before, {n['now']} now)"

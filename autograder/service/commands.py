@@ -319,6 +319,8 @@ TERMINAL_CHECK = (_words("`autograder check` on the saved file gives the same re
                   _words("From a terminal, `autograder check <this notebook>` shows the same report for the whole "
                          "notebook."))
 IN_A_COURSE = "In this course the check cells are the self-check: the answers are on the course service."
+KEPT_IN_OUTPUT = _words("(the record is kept in the check cell's output: keep the outputs when you hand in)")
+KEPT_BY_SERVICE = "(the course service keeps the record, with its own time)"
 
 
 def course_notebook(text: str, service: str = "", policy: str = "first") -> str:
@@ -339,6 +341,7 @@ def course_notebook(text: str, service: str = "", policy: str = "first") -> str:
         if cell.cell_type == "markdown":
             for sentence in TERMINAL_CHECK:
                 cell.source = sentence.sub(IN_A_COURSE, cell.source)
+            cell.source = KEPT_IN_OUTPUT.sub(KEPT_BY_SERVICE, cell.source)
     ids = {c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells}
     if "course-intro" not in ids:   # once: a course copy made again from a course copy stays as it is
         first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"), -1)
@@ -356,6 +359,7 @@ def _locked(cell: Any, grade_id: str) -> Any:
     cell.id = grade_id
     cell.metadata["nbgrader"] = {"grade": False, "grade_id": grade_id, "locked": True, "schema_version": 3,
                                  "solution": False, "task": False}
+    cell.metadata["editable"] = cell.metadata["deletable"] = False   # as nbgrader locks the released cells
     return cell
 
 
@@ -377,9 +381,7 @@ A course service keeps the record of your work, not this notebook:
   it in: after later changes, save and hand in again.
 - **Feedback.** Once your course staff release it, `lab.feedback()` (the last cell) shows your graded report, the
   hidden checks included, with its hand-in time and any late penalty.
-
-What the introduction above says about keeping the check cells' outputs is for self-study; here the service keeps
-the record, whatever the notebook's outputs say."""
+"""
 HAND_IN = """## Hand in
 
 Save the notebook first (File › Save, or Ctrl+S): `lab.submit()` hands in the file as last saved, and its receipt says

@@ -144,9 +144,15 @@ def _when(value: Any, timezone: str | None, where: str) -> dt.datetime:
             value = value.replace(tzinfo=ZoneInfo(timezone))
         except (ZoneInfoNotFoundError, ValueError):
             raise ConfigError(f"{where}: unknown time zone {timezone!r} (an IANA name such as Europe/Berlin)") from None
-    return value.astimezone(dt.timezone.utc)
+    try:
+        utc = value.astimezone(dt.timezone.utc)
+        utc + dt.timedelta(days=MAX_CUTOFF_DAYS + 2)   # its late days can be counted too
+    except (OverflowError, ValueError):
+        raise ConfigError(f"{where}: {value} is too far in the future to be a due time") from None
+    return utc
 
 
+MAX_CUTOFF_DAYS = 3650   # cutoff_days at most (ten years: any course's, and days late stay countable)
 KEYS = {"due", "timezone", "late", "penalty_per_day", "cutoff_days", "counts", "extensions"}
 
 
@@ -176,12 +182,13 @@ def load(path: str | Path) -> dict[str, Deadline]:
         if counts not in ("last-on-time", "last"):
             raise ConfigError(f"{where}: counts must be \"last-on-time\" or \"last\", not {counts!r}")
         per_day, cutoff = t.get("penalty_per_day", 0.0), t.get("cutoff_days")
-        if not isinstance(per_day, (int, float)) or not 0 <= per_day <= 1:
+        if isinstance(per_day, bool) or not isinstance(per_day, (int, float)) or not 0 <= per_day <= 1:
             raise ConfigError(f"{where}: penalty_per_day is a share of the score, from 0 to 1")
         if late == "per-day" and per_day == 0 and cutoff is None:
             raise ConfigError(f"{where}: late = \"per-day\" needs penalty_per_day (e.g. 0.1) or cutoff_days")
-        if cutoff is not None and (not isinstance(cutoff, (int, float)) or cutoff < 0):
-            raise ConfigError(f"{where}: cutoff_days is a number of days, 0 or more")
+        if cutoff is not None and (isinstance(cutoff, bool) or not isinstance(cutoff, (int, float))
+                                   or not 0 <= cutoff <= MAX_CUTOFF_DAYS):   # nan and inf are not days
+            raise ConfigError(f"{where}: cutoff_days is a number of days, from 0 to {MAX_CUTOFF_DAYS}")
         zone = t.get("timezone")
         ext = t.get("extensions", {})
         if not isinstance(ext, dict):

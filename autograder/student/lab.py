@@ -243,10 +243,12 @@ class Lab:
         from autograder.render.terminal import render
         from autograder.student.service_client import Client, ServiceError, find_token
 
+        from autograder.model import student_key
+
         token = find_token(self.course.auth, self.course.service)
-        try:
+        try:   # the course's name for the student: ids that differ only in case are one (model.student_key)
             answer = Client(self.course.service, token).get(
-                f"/students/{self.student}/assignments/{self.assignment}/feedback")
+                f"/students/{student_key(self.student)}/assignments/{self.assignment}/feedback")
             report = Report.from_dict(answer["report"])
         except ServiceError as e:
             if e.status == 404:
@@ -256,8 +258,12 @@ class Lab:
             return SelfCheck("the course service's feedback could not be read; tell your course staff")
         h = answer.get("handin", {})
         final = answer.get("final_score")
-        line = (f"graded hand-in of {h.get('received')}: {h.get('why')}; score {report.score:g} / {report.max_score:g}"
-                + (f", after the late penalty {final:g}" if final is not None and final != report.score else ""))
+        if report.score is None:   # not gradable: never a 0, and the report says why
+            line = f"your hand-in of {h.get('received')} was not graded: {report.reason or 'see below'}"
+        else:
+            line = (f"graded hand-in of {h.get('received')}: {h.get('why')}; score {report.score:g} / "
+                    f"{report.max_score:g}" + (f", after the late penalty {final:g} / {report.max_score:g}"
+                                               if final is not None and final != report.score else ""))
         from dataclasses import replace
 
         history = [f"{n.get('made')}: {n.get('text')}" for n in h.get("history", ()) if isinstance(n, dict)]
@@ -484,11 +490,16 @@ def _watch_cells() -> None:
                 text = "<the message could not be read>"
             rec = {"status": "error", "ename": type(err).__name__, "evalue": wire.clip(text, 500)}
         count = getattr(result, "execution_count", None)
+        cell_id = getattr(result.info, "cell_id", None)
+        if cell_id and source.lstrip().startswith("lab.check("):   # a check cell run again (Jupyter says which
+            for earlier in _CELLS:                                      # cell a run is): one cell, not a copy
+                if earlier.get("cell_id") == cell_id and earlier["source"].lstrip().startswith("lab.check("):
+                    earlier["source"] = "pass   # a check cell run again later"
         first = next((line.strip() for line in source.splitlines() if line.strip()), "")
         starts = f", which starts `{first[:60]}{'…' if len(first) > 60 else ''}`" if first else ""
         # the execution count alone goes stale after Restart & Run All: the cell's first line says which it is
-        _CELLS.append({"source": source, "record": rec, "label": (f"the cell run as In [{count}]" if count else
-                                                                  "a cell run earlier") + starts})
+        _CELLS.append({"source": source, "record": rec, "cell_id": cell_id,
+                       "label": (f"the cell run as In [{count}]" if count else "a cell run earlier") + starts})
 
     shell.events.register("post_run_cell", record)
 

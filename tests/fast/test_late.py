@@ -72,6 +72,11 @@ def test_the_last_hand_in_before_the_deadline_counts_else_the_first_late_one_or_
     ('[assignments.a]\ndue = 2026-12-10T23:59:00Z\ncounts = "best"\n', 'counts must be "last-on-time" or "last"'),
     ('due = 2026-12-10T23:59:00Z\n', 'holds only [assignments."<id>"] tables'),
     ("[assignments.a\n", "not TOML"),
+    # an attack trial (issue 46): these passed, then broke every route (OverflowError) or lost due-move notes
+    ('[assignments.a]\ndue = 9999-12-31T23:59:00-05:00\n', "is too far in the future to be a due time"),
+    ('[assignments.a]\ndue = 2026-12-10T23:59:00Z\nlate = "per-day"\ncutoff_days = inf\n', "from 0 to 3650"),
+    ('[assignments.a]\ndue = 2026-12-10T23:59:00Z\nlate = "per-day"\ncutoff_days = nan\n', "from 0 to 3650"),
+    ('[assignments.a]\ndue = 2026-12-10T23:59:00Z\nlate = "per-day"\npenalty_per_day = nan\n', "from 0 to 1"),
 ])
 def test_a_course_toml_that_cannot_be_used_names_the_file_and_the_fix(tmp_path, text, says):
     with pytest.raises(late.ConfigError) as e:

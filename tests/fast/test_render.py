@@ -34,7 +34,7 @@ def test_the_terminal_view_shows_each_status_with_its_mark_and_the_failed_checks
     assert "you: 3.0    expected: 2.0" in text and "why it matters: why it matters" in text
     assert text.count("why it matters:") == 1   # only a failed check says why; an error shows its exception
     assert text.endswith("score 1 / 6 · 1 passed, 1 failed, 1 error, 1 missing, 1 timeout, 1 sealed (1 point sealed: "
-                         "written down, judged once committed)")
+                         "judged once the exercise's predictions are committed)")
     assert "NOT GRADED: ivan.ipynb is empty" in render(broken) and "this is not a 0" in render(broken)
 
 
