@@ -72,4 +72,7 @@ def test_the_course_copy_of_a_notebook_says_how_a_course_works_and_ends_with_han
     assert "the committed value is the one graded" in intro
     prose = "\n".join(c.source for c in handed.cells if c.cell_type == "markdown")
     assert "autograder check" not in prose and "the answers are on the course service" in prose
+    assert "keep the outputs when you hand in" not in prose   # self-study's record; a course's is the service's
+    assert all(c.metadata["editable"] is False and c.metadata["deletable"] is False for c in handed.cells
+               if gid(c) in added)
     assert nbformat.reads(course_notebook(nbformat.writes(handed)), as_version=4).cells == handed.cells   # once
