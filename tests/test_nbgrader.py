@@ -94,7 +94,8 @@ def test_nbgrader_autograde_and_our_grade_give_every_student_the_same_score(rele
     scores as `grade --nbgrader`, student by student; the five lines that set a score in the kernel
     (mallory) change nothing, and nothing the notebook runs sees the full key."""
     _, key_path = released
-    nbgrader(course, "autograde", ASSIGNMENT, "--create", "--force")
+    done = nbgrader(course, "autograde", ASSIGNMENT, "--create", "--force")
+    assert "does not exist in the database" not in done.stdout + done.stderr, (done.stdout + done.stderr)[-3000:]
     theirs = scores(course, (*STUDENTS, "mallory", "honest"))
     graded = nbformat.read(course / "autograded" / "mallory" / ASSIGNMENT / "backward-vs-grad.ipynb", as_version=4)
     printed = json.dumps([c.get("outputs", []) for c in graded.cells])

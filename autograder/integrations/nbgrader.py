@@ -256,7 +256,8 @@ def configure(c: Any, keys: str | Path) -> None:
     """Set a course's nbgrader_config.py up for our notebooks (call it there: `configure(c, "/path/to/build")`,
     `keys` being the folder that holds <assignment>/key.json, autograd-lab's build/): nbgrader's student copy keeps
     our `...` placeholders, and `nbgrader autograde` grades with `GradeInSandbox` instead of running the
-    student's notebook in a kernel (where code the student wrote could set its own score)."""
+    student's notebook in a kernel (where code the student wrote could set its own score), and without nbgrader's
+    warning for our STUDENT_ID cell at every submission (`OverwriteCellsQuietly`)."""
     c.ClearSolutions.code_stub = {"python": ""}
     c.GradeInSandbox.keys = str(keys)
     c.Autograde.autograde_preprocessors = [
@@ -267,7 +268,7 @@ def configure(c: Any, keys: str | Path) -> None:
     # takes for an old metadata format: the whole submission fails and scores 0 (nbgrader #108, a copied check cell)
     c.Autograde.sanitize_preprocessors = [
         "nbgrader.preprocessors.ClearOutput", "autograder.integrations.nbgrader.DeduplicateGradeIds",
-        "nbgrader.preprocessors.OverwriteKernelspec", "nbgrader.preprocessors.OverwriteCells",
+        "nbgrader.preprocessors.OverwriteKernelspec", "autograder.integrations.nbgrader.OverwriteCellsQuietly",
         "nbgrader.preprocessors.CheckCellMetadata"]
 
 
@@ -337,6 +338,28 @@ def dedupe_grade_ids(nb: Any) -> list[str]:
             copied.append(grade_id)
         seen.add(grade_id)
     return copied
+
+
+def _overwrite_cells_base() -> type:
+    try:
+        from nbgrader.preprocessors import OverwriteCells
+    except ImportError:   # a learner's install has no nbgrader: nothing here runs there
+        return _preprocessor_base()
+    return OverwriteCells
+
+
+class OverwriteCellsQuietly(_overwrite_cells_base()):  # type: ignore[misc]
+    """nbgrader autograde's OverwriteCells (each graded, solution or locked cell as the released one), without its
+    warning "Cell 'student-id' does not exist in the database" for every submission: our STUDENT_ID cell has a
+    grade_id but is none of those, so nbgrader never records it. Such a cell loses its grade_id, as nbgrader's own
+    step does after the warning; every other cell is nbgrader's."""
+
+    def preprocess_cell(self, cell: Any, resources: dict, cell_index: int) -> tuple[Any, dict]:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade_id") is not None and not (meta.get("grade") or meta.get("solution") or meta.get("locked")):
+            del meta["grade_id"]
+            return cell, resources
+        return super().preprocess_cell(cell, resources, cell_index)
 
 
 class DeduplicateGradeIds(_preprocessor_base()):  # type: ignore[misc]
