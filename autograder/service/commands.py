@@ -376,9 +376,9 @@ A course service keeps the record of your work, not this notebook:
   exercise's predictions filled in *commits* them: the service records them, with its own time, before it judges
   anything. Until then the exercise is **sealed**: its check says what is still missing and shows no expected value,
   for the predictions and the PRODUCE checks alike. {graded}
-- **Hand in** by saving the notebook and running the cell `lab.submit()` at the end. Its receipt gives the course's
-  time and says whether this hand-in is the one that counts. What is graded is the notebook as you saved and handed
-  it in: after later changes, save and hand in again.
+- **Hand in** before your course's due time, by saving the notebook and running the cell `lab.submit()` at the end.
+  Its receipt gives the course's time, says whether the hand-in is late and whether it is the one that counts. What
+  is graded is the notebook as you saved and handed it in: after later changes, save and hand in again.
 - **Feedback.** Once your course staff release it, `lab.feedback()` (the last cell) shows your graded report, the
   hidden checks included, with its hand-in time and any late penalty.
 """
