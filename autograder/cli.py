@@ -201,7 +201,8 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--workers", type=int, default=1, metavar="N", help="serve with N processes on the one port (default "
                    "1; as many as the machine's cores for a large course): every rule is in the database, so they act "
                    "as one, and so do services on other machines given the same --db (docs/course.md)")
-    co = sub.add_parser("course", help="the course's roster and tokens (on the service's machine)",
+    co = sub.add_parser("course", help="the course: its roster and tokens (on the service's machine), its "
+                                       "gradebook and feedback (by the service's URL)",
                         epilog=_epilog("course"), formatter_class=fmt)
     cs = co.add_subparsers(dest="course_command", metavar="{add,list,revoke,release-feedback,export}")
     ca = cs.add_parser("add", help="add users and issue each a token (shown once)")
@@ -593,11 +594,21 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
         except RuntimeError as e:
             return _fail(f"graded, but {e}")
         if not args.json:
-            print(f"reports: {sent} new sent to the course service (students see them once you release the feedback: "
-                  f"autograder course release-feedback {key.assignment} --service {args.service})", file=sys.stderr)
-            print(f"late penalties are the course service's: OUT/gradebook.csv and grades.csv hold the scores before "
-                  f"them; the final scores: autograder course export {key.assignment} --service {args.service} --csv "
-                  f"FILE", file=sys.stderr)
+            from autograder.service.commands import not_handed_in
+
+            print(f"reports: {sent} new sent to the course service (students see them once the feedback is released: "
+                  f"autograder course release-feedback {key.assignment} --service {args.service}; after a release, "
+                  f"at once)", file=sys.stderr)
+            print(f"late penalties are the course service's: {out / 'gradebook.csv'} and {out / 'grades.csv'} hold the "
+                  f"scores before them; the final scores: autograder course export {key.assignment} --service "
+                  f"{args.service} --csv FILE", file=sys.stderr)
+            try:
+                missing = not_handed_in(args.service, key.assignment)
+            except RuntimeError:
+                missing = []
+            if missing:
+                print(f"not handed in: {len(missing)} student(s) of the roster, not graded (never as 0): "
+                      f"{', '.join(missing[:40])}{' and more' if len(missing) > 40 else ''}", file=sys.stderr)
     if course_commits is not None and not args.json:
         from autograder.model import student_key
 

@@ -133,7 +133,8 @@ def _deadlines_and_what_counts(c, tmp_path: Path) -> None:
                               extensions=f"amy = {(due + dt.timedelta(days=2)).isoformat()}"))
     status, mine = call(c.svc.url + f"/api/v1/students/amy/assignments/{ASSIGNMENT}/handins", c.tokens["amy"])
     assert [(h["counts"], h["why"]) for h in mine["handins"]] == [(False, "on time"), (True, "on time")]
-    assert mine["handins"][1]["due"] == (due + dt.timedelta(days=2)).isoformat()
+    assert mine["handins"][1]["due"] == (due + dt.timedelta(days=2)).isoformat() and mine["handins"][1]["extension"]
+    assert mine["handins"][0]["extension"] is True   # amy's own due time holds for each of her hand-ins
 
     # a course.toml edited into one that cannot be used: the last good one stays, the log says why
     c.config.write_text(_toml(due, late='"sometimes"'))
@@ -573,7 +574,9 @@ def test_a_prediction_committed_after_the_hand_in_is_not_part_of_it(lab_course, 
     r = run_cli("grade", "--service", c.svc.url, "--assignment", ASSIGNMENT, "--key", str(c.key_path), "--out",
                 str(out), env={"AUTOGRAD_LAB_TOKEN": c.staff})
     assert r.returncode == 0, r.stderr
-    assert "late penalties are the course service's" in r.stderr
+    assert f"late penalties are the course service's: {out / 'gradebook.csv'} and {out / 'grades.csv'}" in r.stderr
+    unseen = r.stderr.split("not handed in: ", 1)[1].splitlines()[0]   # the roster's students with no hand-in
+    assert "student(s) of the roster, not graded (never as 0): " in unseen and "hal" in unseen.split(": ")[-1], unseen
     gus = _outcomes(json.loads((out / "reports" / "gus.json").read_text()))["1.predict.grad"]
     fay = _outcomes(json.loads((out / "reports" / "fay.json").read_text()))["1.predict.grad"]
     assert gus["observed"] == "1.25"

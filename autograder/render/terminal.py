@@ -18,11 +18,15 @@ _CONTROL |= {c: f"\\u{c:04x}" for c in [*range(0x80, 0xA0), 0x061C, 0x200B, 0x20
 
 
 def duration(seconds: float) -> str:
-    """A length of time in words, to its two largest units: "4 d 10 h", "3 h 20 min", "12 min", "45 s"."""
+    """A length of time in words, to its two largest units: "4 d 10 h", "3 h 20 min", "12 min", "45 s"; the minutes
+    too where a day's hours are 0 ("1 d 0 h 59 min", not "1 d 0 h" for nearly 25 hours); under a second, to one
+    significant figure ("0.5 s", not "0 s")."""
+    if 0 < seconds < 1:
+        return f"{seconds:.1g} s"
     s = int(seconds)
     days, hours, minutes = s // 86400, s % 86400 // 3600, s % 3600 // 60
     if days:
-        return f"{days} d {hours} h"
+        return f"{days} d {hours} h" + (f" {minutes} min" if not hours and minutes else "")
     if hours:
         return f"{hours} h {minutes} min"
     return f"{minutes} min" if minutes else f"{s} s"

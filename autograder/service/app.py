@@ -583,8 +583,10 @@ def _lateness(deadline: Any, student: str, when: Any) -> dict[str, Any]:
     from autograder.service import late
 
     out = late.lateness(when, deadline, student).to_dict()
-    if deadline is not None:
-        out["due"] = deadline.due_for(student).isoformat()
+    if deadline is not None:   # in the course's time zone where course.toml names one (else UTC)
+        due = deadline.due_for(student)
+        out["due"] = (due.astimezone(deadline.zone) if deadline.zone else due).isoformat()
+        out["extension"] = student in deadline.extensions
     return out
 
 

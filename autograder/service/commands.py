@@ -536,6 +536,19 @@ def send_reports(service: str, handins: HandIns, reports: list[Any]) -> int:
     return sent
 
 
+def not_handed_in(service: str, assignment: str) -> list[str]:
+    """The roster's students with no hand-in of `assignment` (the service's gradebook; a staff token). Raises
+    RuntimeError."""
+    from autograder.service.app import NOT_HANDED_IN
+    from autograder.student.service_client import Client, ServiceError, find_token
+
+    try:
+        rows = Client(service, find_token("token", service)).get(f"/assignments/{assignment}/gradebook")["rows"]
+    except (ServiceError, KeyError, TypeError) as e:
+        raise RuntimeError(f"the gradebook could not be read: {e}") from None
+    return [r["student"] for r in rows if r.get("status") == NOT_HANDED_IN]
+
+
 def fetch_roster(service: str) -> list[str]:
     """The course's user names (a staff token). Raises RuntimeError."""
     from autograder.student.service_client import Client, ServiceError, find_token

@@ -43,7 +43,7 @@ def hand_in(notebook: str | Path, token: str | None = None) -> dict[str, Any]:
 def receipt_text(r: dict[str, Any]) -> str:
     """A hand-in's receipt in words, for the student."""
     late = f"; {r.get('why')}" if r.get("late_by") else ("; on time" if r.get("due") else "")
-    due = f"; due {r['due']}" if r.get("due") else ""
+    due = (f"; due {r['due']}" + (" (your extension)" if r.get("extension") else "")) if r.get("due") else ""
     which = ("It is the hand-in that counts now." if r.get("counts") else
              "An earlier hand-in, made before the deadline, still counts.")
     if r.get("again"):

@@ -38,6 +38,7 @@ def test_per_day_counts_started_days_and_the_cut_off_scores_zero():
     assert (one.late_by, one.penalty, one.why) == (60.0, 0.1, "1 min late: 1 started day(s) at 10% each, 10% off")
     two = late.lateness(due + dt.timedelta(days=1, seconds=1), d, "amy")
     assert (two.penalty, two.why) == (0.2, "1 d 0 h late: 2 started day(s) at 10% each, 20% off")
+    assert late.lateness(due + dt.timedelta(seconds=0.49), d, "amy").why.startswith("0.5 s late: ")
     past = late.lateness(due + dt.timedelta(days=3, hours=1), d, "amy")
     assert past.penalty == 1.0 and "past the cut-off of 3 day(s)" in past.why
     assert late.final_score(26.0, two) == 20.8 and late.final_score(None, two) is None   # not graded stays None
@@ -92,7 +93,7 @@ def test_days_late_are_calendar_days_in_the_courses_time_zone_across_a_clock_cha
                         'late = "per-day"\npenalty_per_day = 0.1\ncutoff_days = 1\n')["a"]
     sunday = dt.datetime(2026, 11, 2, 4, 58, tzinfo=UTC)   # 23:58 EST on 1 November
     got = late.lateness(sunday, d, "amy")
-    assert (got.late_by, got.penalty, got.why) == (89940.0, 0.1, "1 d 0 h late: 1 started day(s) at 10% each, 10% off")
+    assert (got.late_by, got.penalty, got.why) == (89940.0, 0.1, "1 d 0 h 59 min late: 1 started day(s) at 10% each, 10% off")
     monday = late.lateness(dt.datetime(2026, 11, 2, 5, 0, tzinfo=UTC), d, "amy")   # 00:00 EST on 2 November
     assert monday.penalty == 1.0 and "past the cut-off of 1 day(s)" in monday.why
     spring = _load(tmp_path, '[assignments.a]\ndue = 2027-03-13T23:59:00\ntimezone = "America/New_York"\n'
