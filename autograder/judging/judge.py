@@ -794,8 +794,9 @@ def judge_production(key: Key, check: Check, evidence: Evidence, points: list[Po
                 "gave no value that can be compared"
             return replace(base, status="error", message=f"{call_text} {raised} at {label} ({FRESH_HIDDEN})",
                            misconception=_pointless(v.misconception))
-        if isinstance(v, Stop):
-            return replace(base, status="error", message=v.message, observed=v.observed, misconception=v.misconception)
+        if isinstance(v, Stop):   # at a shown fresh point, the message says which point it is, as a failure's does
+            message = v.message.replace(f"{_at(where)}: ", f"{_at(where)} ({label}): ", 1) if p else v.message
+            return replace(base, status="error", message=message, observed=v.observed, misconception=v.misconception)
         if p == 0 and v.convention is not None:
             base = replace(base, convention=v.convention)
         if v.comparison.ok:

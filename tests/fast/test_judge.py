@@ -130,6 +130,15 @@ def test_a_call_that_does_not_return_a_value_is_error_missing_or_timeout(rec, st
     assert o.status == status and o.message == phrase and o.score == 0
 
 
+def test_a_call_that_raises_at_a_shown_fresh_point_says_which_point_it_is():
+    """A new user's trial (issue 47): a FAILED line named its fresh point, an ERROR line did not."""
+    calls = right_calls()
+    calls[("ex1", 1)] = call("ex1", 1, "raised", exception={"type": "ValueError", "mro": ["ValueError"],
+                                                            "message": "boom"})
+    o = judged(observations(calls=calls))["1.produce.returns"]
+    assert o.status == "error" and o.message == "ex1(x) raised ValueError at x=2.0 (fresh point 1): boom"
+
+
 def test_a_run_that_stopped_names_the_call_it_stopped_in_and_what_it_never_reached():
     calls = {k: v for k, v in right_calls().items() if k[0] != "ex1" or k[1] == 0}
     got = judged(observations(calls=calls, complete=False), RunEnd(-9, False), {("ex1", 1): RunEnd(-9, False)})
