@@ -377,7 +377,8 @@ nbformat.write(nb, folder + "/backward-vs-grad.ipynb")
 
     def the_receipt_says_when_and_what_counts(session, done):
         assert done.stdout.startswith("handed in 01-backward-vs-grad as amy at "), done.stdout + done.stderr
-        assert "due 2027-06-30T21:59:00+00:00" in done.stdout and "It is the hand-in that counts now." in done.stdout
+        # the due time in the course's time zone (course.toml: Europe/Berlin), as staff wrote it
+        assert "due 2027-06-30T23:59:00+02:00" in done.stdout and "It is the hand-in that counts now." in done.stdout
 
     def graded_with_the_services_commit(session, done):
         assert "commits: the course service's (1 commit(s) of 1 student(s))" in done.stderr, done.stderr[-2000:]
