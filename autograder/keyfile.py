@@ -37,6 +37,8 @@ Format "autograd-lab/key", version 1 (one JSON object):
                             ({"exception": {type, mro, message, origin, statement}} or null)
                             a produce check whose behaviour depends on the device has "on_cuda": {"expect":
                             answer, "why": text}, what it expects where CUDA is available (model.OnCuda)
+                            a check whose tuple must be written as a tuple (the spec's container = "tuple") has
+                            "container": "tuple" (model.container_is_lesson)
     digest               sha256 (16 hex digits) of digest_salt followed by everything above but digest, secret,
                          public, hidden, public_digest and digest_salt, as JSON with sorted keys
     digest_salt          full key only: sha256 of the solution notebook's code, so that the digest (which the
@@ -129,6 +131,8 @@ def _check_json(c: Check) -> dict[str, Any]:
         out["reference"] = e.reference
     if c.on_cuda is not None:
         out["on_cuda"] = {"expect": answer_json(c.on_cuda.answer), "why": c.on_cuda.why}
+    if c.container is not None:   # only where set: a key without it keeps its digest
+        out["container"] = c.container
     if c.misconceptions:
         out["misconceptions"] = [{"id": m.id, "name": m.name, "value": answer_json(m.answer), "feedback": m.feedback,
                                   **({"evidence": [_sign_json(e) for e in m.evidence]} if m.evidence else {}),
@@ -243,7 +247,8 @@ def _check_from(c: dict[str, Any]) -> Check:
                                      tuple(_sign_from(e) for e in m.get("evidence", ())),
                                      Overlap(float(m["overlap"]["share"]), str(m["overlap"]["why"]))
                                      if isinstance(m.get("overlap"), dict) else None)
-                       for m in c.get("misconceptions", ())), on_cuda)
+                       for m in c.get("misconceptions", ())), on_cuda,
+                 "tuple" if c.get("container") == "tuple" else None)
 
 
 def arg_from(a: dict[str, Any]) -> Arg:

@@ -459,6 +459,20 @@ class Check:
     version_sensitive: bool = False
     misconceptions: tuple[Misconception, ...] = ()
     on_cuda: OnCuda | None = None
+    container: Literal["tuple"] | None = None   # spec `container = "tuple"`: a list in place of the tuple fails
+
+
+def container_is_lesson(check: Check) -> bool:
+    """Must the check's tuple be a tuple, so that a list of the same items fails? Only where the container is the
+    lesson: the spec says so (`container = "tuple"` on the check), a misconception of the check is the list
+    (`container = "list"` on it: the instructor named the list as a mistake), or the answer is a one-item tuple,
+    which only torch's own container asks for (`(g,)` from `torch.autograd.grad`). Elsewhere a tuple of results is
+    how an exercise asks for a pair, and `[a, b]` is `(a, b)` written with other brackets."""
+    answer = getattr(check.expectation, "answer", None)
+    if not isinstance(answer, SeqAnswer):
+        return True   # no tuple to write as a list (a vector's forms are compare_predicted's own)
+    return (check.container == "tuple" or len(answer.items) == 1
+            or any(isinstance(m.answer, SeqAnswer) and m.answer.kind == "list" for m in check.misconceptions))
 
 
 @dataclass(frozen=True)

@@ -529,7 +529,7 @@ def _load(src: str, data: dict[str, Any]) -> Assignment:
             cwhere = f"{src} check {cid!r}"
             _keys(cwhere, raw, {"id", "title", "predict", "function", "observe", "expect", "raises", "warns", "phrase",
                                 "why", "points", "visibility", "rtol", "atol", "convention", "sympy",
-                                "version_sensitive", "on_cuda", "installed"}, {"id", "title", "why"})
+                                "version_sensitive", "on_cuda", "installed", "container"}, {"id", "title", "why"})
             if cid in seen:
                 raise SpecError(f"{cwhere}: duplicate check id; give each check of an exercise its own id")
             seen.add(cid)
@@ -572,10 +572,15 @@ def _load(src: str, data: dict[str, Any]) -> Assignment:
                     raise SpecError(f"{cwhere}: convention = ... goes with expect = (torch's value), not with "
                                     f"raises or warns")
                 expectation = ConventionExpectation(expectation.answer, None, convention, sympy_text)
+            container = raw.get("container")
+            if container is not None and (container != "tuple" or not isinstance(getattr(expectation, "answer", None),
+                                                                                 SeqAnswer)):
+                raise SpecError(f"{cwhere}: container = \"tuple\" goes with expect = [...] (a tuple), and says that "
+                                f"the tuple is the lesson: a list of the same items fails; leave it out to accept one")
             mine.append(Check(cid, eid, kind, _line_text(cwhere, raw["title"], "title"), expectation,
                               _line_text(cwhere, raw["why"], "why"), points, vis, name,
                               function, observe, tol.get("rtol"), tol.get("atol"), sensitive,
-                              on_cuda=_on_cuda(cwhere, raw, kind, symbols)))
+                              on_cuda=_on_cuda(cwhere, raw, kind, symbols), container=container))
         checks += _twins_flagged(_misconceptions(src, eid, ex.get("misconception", []), mine, symbols,
                                                  {f"{a.name}.grad" for a in args if a.tensor}))
     return Assignment(str(a["id"]), _line_text(f"{src} [assignment]", a["title"], "title"), a["notebook"], str(a.get("torch_observed", "")),

@@ -150,6 +150,25 @@ def describe(v: Value) -> str:
         f"a {v.get('type', t)} object")
 
 
+def as_bool(v: Value) -> bool | None:
+    """The bool a Value is: a Python bool, or numpy's (`np.True_`, `np.False_`, a 0-d bool array such as
+    `np.array(True)` or `np.isclose(a, b)`: the probe sends each as a bool array of shape ()); None for anything
+    else (a bool array of more elements, a torch tensor, 1, "True")."""
+    if v["t"] == "bool":
+        return v["v"]
+    if v["t"] == "array" and v.get("dtype") == "bool" and v.get("shape") == [] and len(v.get("data") or ()) == 1 \
+            and isinstance(v["data"][0], bool) and not v.get("truncated"):
+        return v["data"][0]
+    return None
+
+
+def _same_container(expected: Value, observed: Value, list_for_tuple: bool) -> bool:
+    """Is `observed` (a seq) in the container `expected` asks for? With `list_for_tuple`, a list stands for an
+    expected tuple (model.container_is_lesson says where it may not)."""
+    return observed["kind"] == expected["kind"] or (list_for_tuple and expected["kind"] == "tuple"
+                                                    and observed["kind"] == "list")
+
+
 def _close(observed: Any, expected: Any, tol: Tolerance) -> bool:
     o, e = _num(observed), _num(expected)
     if math.isnan(e) or math.isnan(o):
@@ -206,12 +225,17 @@ def distinct(a: float, b: float) -> tuple[str, str]:
     return number(a), number(b)
 
 
-def compare_produced(expected: Value, observed: Value, tol: Callable[[str], Tolerance]) -> Comparison:
+def compare_produced(expected: Value, observed: Value, tol: Callable[[str], Tolerance],
+                     list_for_tuple: bool = False) -> Comparison:
     """Strict comparison of a produced Value: same kind, sequence type and length, dtype, shape,
     then values within `tol(dtype)`. `expected` comes from the reference run's form filled with
-    sympy's numbers."""
+    sympy's numbers. Two leniencies: where a bool is expected, numpy's bool is that bool (`as_bool`); with
+    `list_for_tuple`, a list of the same items stands for an expected tuple (at any depth)."""
     et, ot = expected["t"], observed["t"]
-    if et != ot or (et == "seq" and expected["kind"] != observed["kind"]):
+    if et == "bool" and as_bool(observed) is not None:
+        seen = as_bool(observed)
+        return MATCH if seen == expected["v"] else Comparison(False, "values", f"{seen} instead of {expected['v']}")
+    if et != ot or (et == "seq" and not _same_container(expected, observed, list_for_tuple)):
         return Comparison(False, "kind", f"expected {describe(expected)}, got {describe(observed)}")
     if et == "none":
         return MATCH
@@ -219,7 +243,7 @@ def compare_produced(expected: Value, observed: Value, tol: Callable[[str], Tole
         if len(expected["items"]) != len(observed["items"]) or observed.get("truncated"):
             return Comparison(False, "length", f"expected {describe(expected)}, got {describe(observed)}")
         for i, (e, o) in enumerate(zip(expected["items"], observed["items"], strict=True)):
-            c = compare_produced(e, o, tol)
+            c = compare_produced(e, o, tol, list_for_tuple)
             if not c.ok:
                 return Comparison(False, c.reason, f"item {i}: {c.detail}")
         return MATCH
@@ -281,18 +305,20 @@ def _nested_shape(v: Value) -> list[int] | None:
     return None
 
 
-def compare_predicted(expected: Value, observed: Value, tol: Tolerance) -> Comparison:
+def compare_predicted(expected: Value, observed: Value, tol: Tolerance, list_for_tuple: bool = False) -> Comparison:
     """Lenient comparison of a prediction (a plain literal): any number form (int, float, a
-    one-element tensor or array) matches a number, and a class name (string or class) matches an
-    exception class; a vector or matrix may be written in any form (nested lists or tuples of its shape, a flat
-    list row-major, a numpy array, a tensor), but not wrapped in a one-item tuple; a tuple of results must be a
-    tuple, since which container torch returns is often the lesson."""
+    one-element tensor or array) matches a number, numpy's bool (`np.True_`, `np.array(False)`) a bool, and a
+    class name (string or class) matches an exception class; a vector or matrix may be written in any form (nested
+    lists or tuples of its shape, a flat list row-major, a numpy array, a tensor), but not wrapped in a one-item
+    tuple. A tuple of results must be a tuple unless `list_for_tuple` (then a list of the same items is it too):
+    the caller says where which container torch returns is the lesson (model.container_is_lesson)."""
     et = expected["t"]
     if et == "bool":
-        if observed["t"] == "bool" and observed["v"] == expected["v"]:
+        seen = as_bool(observed)
+        if seen is not None and seen == expected["v"]:
             return MATCH
         hint = " (write True or False without quotes)" if observed["t"] == "str" else ""
-        return Comparison(False, "kind" if observed["t"] != "bool" else "values",
+        return Comparison(False, "kind" if seen is None else "values",
                           f"expected {expected['v']}, got {show(observed)}{hint}")
     if et == "none":
         if observed["t"] == "none":
@@ -305,12 +331,12 @@ def compare_predicted(expected: Value, observed: Value, tol: Tolerance) -> Compa
             return MATCH
         return Comparison(False, "kind", f"expected the class name {expected['name']!r}, got {show(observed)}")
     if et == "seq":
-        if observed["t"] != "seq" or observed["kind"] != expected["kind"] or observed.get("truncated") \
-                or len(observed["items"]) != len(expected["items"]):
+        if observed["t"] != "seq" or not _same_container(expected, observed, list_for_tuple) \
+                or observed.get("truncated") or len(observed["items"]) != len(expected["items"]):
             return Comparison(False, "kind" if observed["t"] != "seq" else "length",
                               f"expected {describe(expected)}, got {describe(observed)}")
         for i, (e, o) in enumerate(zip(expected["items"], observed["items"], strict=True)):
-            c = compare_predicted(e, o, tol)
+            c = compare_predicted(e, o, tol, list_for_tuple)
             if not c.ok:
                 return Comparison(False, c.reason, f"item {i}: {c.detail}")
         return MATCH

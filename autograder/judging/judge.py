@@ -19,7 +19,7 @@ from autograder.judging.compare import (Comparison, compare_exception, compare_p
 from autograder.model import (Answer, BoolAnswer, Check, ClassAnswer, ConventionExpectation, Exercise, ExprAnswer,
                               InstalledAnswer, InstalledExpectation, Key, Limits, Misconception, NoneAnswer,
                               RaisesExpectation, SeqAnswer, Sign, Tolerance, ValueExpectation, WarnsExpectation,
-                              answer_items, installed_key)
+                              answer_items, container_is_lesson, installed_key)
 from autograder.report import Diagnosis, Outcome, Status
 
 Call = tuple[str, int]               # (produce function, point index)
@@ -278,7 +278,8 @@ def diagnose(check: Check, values: Point, observed: dict[str, Any], tol: Toleran
     if not check.misconceptions:
         return None
     evaluated, _ = _evaluated(check, values)
-    matching = [i for i, (m, v) in enumerate(evaluated) if compare_predicted(v, observed, tol).ok
+    lenient = not container_is_lesson(check)   # [a, b] is the misconception (a, b) where a list is the tuple
+    matching = [i for i, (m, v) in enumerate(evaluated) if compare_predicted(v, observed, tol, lenient).ok
                 and (rec is None or all(_holds(sign, rec, values, tol) for sign in m.evidence))]
     if not matching:
         return None
@@ -382,7 +383,8 @@ class ValueHandler:
         except LookupError as e:
             return Stop(f"{call_text} cannot be judged{_at(where)}: the installed torch has no {e.args[0]}, which "
                         f"this check reads")
-        c = compare_produced(expected, observed, lambda dtype: key.grading.produced(check, dtype))
+        c = compare_produced(expected, observed, lambda dtype: key.grading.produced(check, dtype),
+                             list_for_tuple=not container_is_lesson(check))
         expected_text = show(expected)
         diagnosis = None if c.ok else diagnose(check, values, observed, misconception_tolerance(key, check, observed),
                                                where, rec)
@@ -657,9 +659,10 @@ def _judge_prediction(key: Key, check: Check, evidence: Evidence, point: Point) 
     h = handler(check)
     values = ex.values(point)
     expected = h.expected(key, check, values)
-    c = compare_predicted(expected, value, key.grading.prediction(check))
+    lenient = not container_is_lesson(check)   # a list of the items stands for a tuple that is not the lesson
+    c = compare_predicted(expected, value, key.grading.prediction(check), lenient)
     if graded_commit and revised and final is not None and final["t"] not in ("undefined", "ellipsis"):
-        again = compare_predicted(expected, final, key.grading.prediction(check)).ok   # the answer is shown already
+        again = compare_predicted(expected, final, key.grading.prediction(check), lenient).ok   # shown already
         base = replace(base, commit=f"{base.commit}; the revised value would {'pass' if again else 'not pass'}")
     oracle = h.oracle(key, check, ex.where(point))
     base = replace(base, convention=h.convention(key, check, values, show(expected)),

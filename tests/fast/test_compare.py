@@ -177,3 +177,69 @@ def test_a_matrix_may_be_written_in_every_form_a_learner_uses():
     wrapped = {"t": "seq", "kind": "tuple", "items": [{"t": "array", "dtype": "float64", "shape": [2, 2],
                                                        "data": [1.0, 2.0, 3.0, 4.0]}]}
     assert not compare_predicted(m, wrapped, tol).ok   # (H,): autograd.grad's tuple, not the matrix
+
+
+# ------------------------------------------------------------------ issue 44: numpy's bools, a pair written as a list
+
+def _np_bool(v, shape=()):
+    """A numpy bool as the probe sends it (autograder.sandbox.inside.probe.encode: an array of dtype bool)."""
+    import numpy as np
+
+    from autograder.sandbox.inside.probe import encode
+
+    return encode(np.array(v).reshape(shape) if shape != () or isinstance(v, list) else v)
+
+
+def test_numpy_bools_are_the_bools_they_are_in_predictions_and_produced_values():
+    import numpy as np
+
+    tol = Tolerance(2e-3, 1e-6)
+    for right, value in [(False, np.False_), (True, np.True_), (True, np.array(True)), (False, np.isclose(1.0, 2.0)),
+                         (True, np.all(np.array([1.0, 2.0]) > 0))]:
+        observed = _np_bool(value)
+        assert observed == {"t": "array", "dtype": "bool", "shape": [], "data": [right], "truncated": False}
+        assert compare_predicted({"t": "bool", "v": right}, observed, tol).ok
+        assert compare_produced({"t": "bool", "v": right}, observed, T32).ok
+        c = compare_predicted({"t": "bool", "v": not right}, observed, tol)
+        assert not c.ok and c.reason == "values" and c.detail == f"expected {not right}, got array({right}, dtype=bool)"
+        c = compare_produced({"t": "bool", "v": not right}, observed, T32)
+        assert not c.ok and c.reason == "values" and c.detail == f"{right} instead of {not right}"
+    # in a pair, too: (x.is_leaf, x.requires_grad) computed with numpy
+    pair = {"t": "seq", "kind": "tuple", "items": [_np_bool(np.False_), {"t": "bool", "v": True}]}
+    assert compare_predicted(tup({"t": "bool", "v": False}, {"t": "bool", "v": True}), pair, tol).ok
+    assert compare_produced(tup({"t": "bool", "v": False}, {"t": "bool", "v": True}), pair, T32).ok
+
+
+def test_what_is_not_one_bool_is_still_refused_where_a_bool_is_expected():
+    import numpy as np
+
+    tol = Tolerance(2e-3, 1e-6)
+    for value, kind in [(np.array([True, True]), "a numpy array"), (np.array([True]), "a numpy array"),
+                        (np.float64(1.0), "a float"), (np.int64(1), "a numpy array")]:
+        observed = _np_bool(value)
+        c = compare_predicted({"t": "bool", "v": True}, observed, tol)
+        assert not c.ok and c.reason == "kind", value
+        c = compare_produced({"t": "bool", "v": True}, observed, T32)
+        assert not c.ok and c.reason == "kind" and c.detail == f"expected a bool, got {kind}", value
+    for observed in [{"t": "int", "v": 1}, {"t": "str", "v": "True"}, tensor(True, dtype="bool")]:
+        assert compare_predicted({"t": "bool", "v": True}, observed, tol).reason == "kind"
+        assert compare_produced({"t": "bool", "v": True}, observed, T32).reason == "kind"
+
+
+def test_a_list_stands_for_a_tuple_only_where_the_caller_allows_it_and_the_feedback_stays_exact():
+    tol = Tolerance(2e-3, 1e-6)
+    pair = tup({"t": "int", "v": 0}, {"t": "int", "v": 1})
+    as_list = {"t": "seq", "kind": "list", "items": [{"t": "int", "v": 0}, {"t": "int", "v": 1}]}
+    assert compare_predicted(pair, as_list, tol, list_for_tuple=True).ok
+    assert compare_produced(pair, as_list, T32, list_for_tuple=True).ok
+    c = compare_predicted(pair, as_list, tol)   # where the tuple is the lesson
+    assert not c.ok and c.detail == "expected a tuple of 2 items, got a list of 2 items"
+    assert compare_produced(pair, as_list, T32).detail == "expected a tuple of 2 items, got a list of 2 items"
+    wrong = {"t": "seq", "kind": "list", "items": [{"t": "int", "v": 1}, {"t": "int", "v": 2}]}
+    c = compare_predicted(pair, wrong, tol, list_for_tuple=True)
+    assert not c.ok and c.detail == "item 0: 1 instead of 0 (abs diff 1)"
+    c = compare_predicted(pair, {"t": "seq", "kind": "list", "items": as_list["items"] * 2}, tol, list_for_tuple=True)
+    assert not c.ok and c.reason == "length" and c.detail == "expected a tuple of 2 items, got a list of 4 items"
+    # a tuple never stands for an expected list (a misconception's value), and a dict or a tensor is not a pair
+    assert not compare_predicted(as_list, pair, tol, list_for_tuple=True).ok
+    assert compare_predicted(pair, tensor(0.0, 1.0), tol, list_for_tuple=True).reason == "kind"

@@ -8,7 +8,7 @@ import pytest
 
 from autograder.judging import judge
 from autograder.judging.judge import Evidence, RunEnd
-from autograder.model import (Arg, Check, ClassAnswer, ConventionExpectation, Misconception, Exercise, ExprAnswer, Grading, Key, Limits, NoneAnswer,
+from autograder.model import (Arg, BoolAnswer, Check, ClassAnswer, ConventionExpectation, Misconception, Exercise, ExprAnswer, Grading, Key, Limits, NoneAnswer,
                               Parameter, RaisesExpectation, SeqAnswer, ValueExpectation, WarnsExpectation)
 from autograder.wire import CallResult, CellResult, Observations
 
@@ -311,3 +311,50 @@ def test_with_cuda_a_device_dependent_check_expects_its_cuda_value_and_says_so()
     assert without["1.produce.enabled"].status == "failed" and without["1.produce.enabled"].version_note is None
     assert without["1.produce.enabled"].misconception.id == "on-any-device"
     assert without["1.produce.warning"].status == "failed"
+
+
+def _paired(**kw) -> Key:
+    """KEY with a pair the exercise asks for: predicted (p1_pair) and produced (ex1 returns it)."""
+    pair = SeqAnswer((ExprAnswer("2*x"), NoneAnswer()))
+    form = {"t": "seq", "kind": "tuple", "items": [SCALAR, None]}
+    wrong = Misconception("grad-of-x", "the derivative of x", SeqAnswer((ExprAnswer("1"), NoneAnswer())), "fb")
+    return replace(KEY, checks=(
+        check("predict.pair", "predict", ValueExpectation(pair), name="p1_pair", misconceptions=(wrong,), **kw),
+        check("produce.pair", "produce", ValueExpectation(pair, form), function="ex1", observe="returned",
+              misconceptions=(wrong,), **kw)))
+
+
+def _pair_calls(kind: str, first=lambda x0: 2 * x0) -> dict:
+    return {("ex1", p): call("ex1", p, returned={"t": "seq", "kind": kind, "items": [tensor(first(pt["x0"])),
+                                                                                     {"t": "none"}]})
+            for p, pt in enumerate(POINTS)}
+
+
+def test_a_pair_written_as_a_list_passes_unless_the_tuple_is_the_lesson_and_the_outcome_shows_what_was_written():
+    """issue 44: [a, b] is (a, b) where the exercise only asks for two values; with container = "tuple" (or a one-item
+    tuple, or a misconception that is the list) the container is graded too."""
+    as_list = {"p1_pair": {"t": "seq", "kind": "list", "items": [{"t": "float", "v": 3.0}, {"t": "none"}]}}
+    got = judged(observations(names=as_list, calls=_pair_calls("list")), key=_paired())
+    assert got["1.predict.pair"].status == "passed" and got["1.predict.pair"].message == "p1_pair = [3.0, None]"
+    assert got["1.produce.pair"].status == "passed"
+    assert got["1.produce.pair"].message == "returned by ex1(x) at x=1.5: [tensor(3.), None]"
+    got = judged(observations(names=as_list, calls=_pair_calls("list")), key=_paired(container="tuple"))
+    assert got["1.predict.pair"].status == got["1.produce.pair"].status == "failed"
+    assert got["1.predict.pair"].message == "p1_pair: expected a tuple of 2 items, got a list of 2 items"
+    # a list with a misconception's values is named as that misconception, as its tuple is
+    wrong = {"p1_pair": {"t": "seq", "kind": "list", "items": [{"t": "int", "v": 1}, {"t": "none"}]}}
+    got = judged(observations(names=wrong, calls=_pair_calls("list", lambda x0: 1.0)), key=_paired())
+    o = got["1.predict.pair"]
+    assert o.status == "failed" and o.message == "p1_pair: item 0: 1 instead of 3.0 (abs diff 2)"
+    assert o.misconception.id == "grad-of-x" and got["1.produce.pair"].misconception.id == "grad-of-x"
+
+
+def test_a_numpy_bool_prediction_passes_as_the_bool_it_is_and_shows_as_numpy_wrote_it():
+    key = replace(KEY, checks=(check("predict.leaf", "predict", ValueExpectation(BoolAnswer(False)), name="p1_leaf"),))
+    np_false = {"t": "array", "dtype": "bool", "shape": [], "data": [False], "truncated": False}
+    got = judged(observations(names={"p1_leaf": np_false}, calls={}), key=key)
+    assert got["1.predict.leaf"].status == "passed" and got["1.predict.leaf"].message == "p1_leaf = array(False, dtype=bool)"
+    two = {"t": "array", "dtype": "bool", "shape": [2], "data": [False, False], "truncated": False}
+    got = judged(observations(names={"p1_leaf": two}, calls={}), key=key)
+    assert got["1.predict.leaf"].status == "failed"
+    assert got["1.predict.leaf"].message == "p1_leaf: expected False, got array([False, False], dtype=bool)"

@@ -311,3 +311,43 @@ why = "because"
 '''
     flags = {c.id: c.version_sensitive for c in load_text(tmp_path, two).checks}
     assert flags["1.predict.second"] is False and flags["1.predict.materialize"] is True
+
+
+def test_container_tuple_says_the_tuple_is_the_lesson_and_the_key_keeps_it_only_where_set(tmp_path):
+    """issue 44: a list of the same items stands for an expected tuple unless the container is the lesson."""
+    from autograder.keyfile import _check_from, _check_json
+    from autograder.model import container_is_lesson
+
+    pair = GOOD.replace('observe = "x.grad"\nexpect = "diff(x**2, x)"', 'observe = "returned"\nexpect = ["x", "None"]')
+    (c,) = load_text(tmp_path, pair).checks
+    assert c.container is None and not container_is_lesson(c) and "container" not in _check_json(c)
+    (c,) = load_text(tmp_path, pair.replace('why = "because"', 'why = "because"\ncontainer = "tuple"')).checks
+    assert c.container == "tuple" and container_is_lesson(c) and _check_json(c)["container"] == "tuple"
+    assert _check_from(_check_json(c)) == c
+    (c,) = load_text(tmp_path, pair.replace('["x", "None"]', '["x"]')).checks   # (g,): only torch's container
+    assert c.container is None and container_is_lesson(c)
+    listed = MISCONCEPTION.replace('value = "x"', 'value = ["x", "None"]\ncontainer = "list"')
+    (c,) = load_text(tmp_path, pair + listed).checks   # a list named as a mistake: the tuple is the lesson
+    assert c.container is None and container_is_lesson(c)
+    for bad in ('container = "list"', 'container = true'):
+        with pytest.raises(SpecError, match='container = "tuple" goes with expect = \\[...\\] \\(a tuple\\)'):
+            load_text(tmp_path, pair.replace('why = "because"', f'why = "because"\n{bad}'))
+    with pytest.raises(SpecError, match="check '1.produce.grad': container = \"tuple\" goes with expect = "):
+        load_text(tmp_path, GOOD.replace('why = "because"', 'why = "because"\ncontainer = "tuple"'))
+
+
+def test_in_the_curriculum_a_tuple_is_the_lesson_where_torch_returns_it_or_a_misconception_names_the_list():
+    from autograder.authoring.spec import load_spec as load
+    from autograder.model import container_is_lesson
+
+    from conftest import ROOT
+
+    def checks(aid):
+        return {c.id: c for c in load(ROOT / "solutions" / aid).checks}
+
+    a11, a01, a04 = checks("11-debugging-gradients"), checks("01-backward-vs-grad"), checks("04-graph-lifetime")
+    for cid in ("4.predict.version", "4.produce.version", "5.predict.helper", "5.produce.helper"):
+        assert not container_is_lesson(a11[cid]), cid   # a pair the exercise asks for: [0, 1] is (0, 1)
+    assert not container_is_lesson(checks("12-hooks-and-processes")["2.predict.terms"])
+    assert container_is_lesson(a01["2.predict.returns"]) and container_is_lesson(a01["2.produce.returns"])   # (g,)
+    assert container_is_lesson(a04["4.predict.derivatives"]) and container_is_lesson(a04["4.produce.derivatives"])
