@@ -185,3 +185,34 @@ def test_an_instructor_may_relax_the_rule_in_the_spec(tmp_path, worker):
         load_spec(folder)
 
 
+
+
+def test_predict_cells_under_time_and_capture_are_graded_in_a_kernel_and_the_batch_and_timeit_is_explained(tmp_path, worker):
+    """issue 44: a right literal in a PREDICT cell under %%time or %%capture (one inside the other, or indented as
+    IPython allows) passes in the notebook's own check and in the grade; under %%timeit, which runs its body in a
+    namespace of its own, the prediction is missing in both, and the message says why."""
+    import math
+
+    for name in ("public_key.json", "backward-vs-grad.ipynb"):
+        shutil.copy(A01 / name, tmp_path / name)
+    nb = nbformat.read(tmp_path / "backward-vs-grad.ipynb", as_version=4)
+    _cell(nb, "student-id").source = 'STUDENT_ID = "amy"'
+    x = draw_point(load_key(A01 / "public_key.json").parameters, "01-backward-vs-grad", "amy", "own")["x0"]
+    d2 = 2 * x * math.sin(x) + x * x * math.cos(x)
+    _cell(nb, "ex1-predict").source = f"%%time\n%%capture\n# PREDICT 1\np1_returns = None\np1_grad = {2 * x!r}\n"
+    _cell(nb, "ex2-predict").source = f"  %%capture out\n  # PREDICT 2\n  p2_returns = ({d2!r},)\n  p2_grad = None\n"
+    _cell(nb, "ex3-predict").source = f"%%timeit -n1 -r1\n# PREDICT 3\np3_derivative = {d2!r}\np3_grad = 0.0\n"
+    _run(nb, tmp_path)
+    timeit = (". %%timeit runs its body in a namespace of its own, so nothing it sets stays defined: take its line "
+              "away (%%time and %%capture alone are fine)")
+    shown = {**_shown(nb, "1")[0], **_shown(nb, "2")[0], **_shown(nb, "3")[0]}
+    nbformat.write(nb, tmp_path / "backward-vs-grad.ipynb")
+    graded = {o.check_id: o for o in grade_notebook(tmp_path / "backward-vs-grad.ipynb",
+                                                    load_key(A01 / "public_key.json"), "amy").outcomes}
+    for cid in ("1.predict.returns", "1.predict.grad", "2.predict.returns", "2.predict.grad"):
+        assert shown[cid]["status"] == graded[cid].status == "passed", (cid, shown[cid], graded[cid])
+    assert graded["1.predict.grad"].message == f"p1_grad = {2 * x:.6g}"
+    assert shown["3.predict.derivative"]["status"] == graded["3.predict.derivative"].status == "missing"
+    assert graded["3.predict.derivative"].message == f"p3_derivative is not defined: it is set in cell 16 ('ex3-predict'){timeit}"
+    assert shown["3.predict.derivative"]["message"] == ("p3_derivative is not defined: it is set in the cell run as In [10], "
+                                                        f"which starts `%%timeit -n1 -r1`{timeit}")

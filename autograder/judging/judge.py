@@ -653,9 +653,10 @@ def _judge_prediction(key: Key, check: Check, evidence: Evidence, point: Point) 
             status, where, what = fault
             return replace(base, status=status, message=f"{check.name} {state}: {where} {what} before it set "
                                                          f"{check.name}")
+        magic = _under_cell_magic(evidence, check.exercise, check.name) if value["t"] == "undefined" else None
         return replace(base, status="missing", message=(
-            f"{check.name} is not defined: run its PREDICT cell (a Markdown or Raw cell never runs: it must be Code)"
-            if value["t"] == "undefined" else f"{check.name} {state}: write your prediction"))
+            magic or f"{check.name} is not defined: run its PREDICT cell (a Markdown or Raw cell never runs: it must be "
+                     f"Code)" if value["t"] == "undefined" else f"{check.name} {state}: write your prediction"))
     h = handler(check)
     values = ex.values(point)
     expected = h.expected(key, check, values)
@@ -842,6 +843,24 @@ def _binding_fault(evidence: Evidence, exercise: str, name: str) -> tuple[str, s
         return None
     status, what = evidence.cell_faults[cell]
     return status, evidence.label(cell), what
+
+
+def _under_cell_magic(evidence: Evidence, exercise: str, name: str) -> str | None:
+    """Why `name` is not defined where the cell that sets it starts with a cell magic that does not run its body in
+    the notebook (`%%timeit`: a namespace of its own; `%%bash`: not Python; `%%time x`: an argument IPython refuses),
+    or None."""
+    after = _after(evidence, exercise)
+    if evidence.facts is None or after is None:
+        return None
+    cell = evidence.facts.unreadable_cell(name, after)
+    magic = sources.cell_magic(evidence.facts.sources[cell]) if cell is not None else None
+    if magic is None or sources.python_of(evidence.facts.sources[cell]) is not None:
+        return None
+    how = ("runs its body in a namespace of its own, so nothing it sets stays defined" if magic[0] == "timeit" else
+           f"takes no argument ({magic[1].strip()!r} makes IPython refuse the cell)" if magic[0] == "time" else
+           "does not run its body as Python in the notebook")
+    return (f"{name} is not defined: it is set in {evidence.label(cell)}. %%{magic[0]} {how}: take its line away "
+            f"(%%time and %%capture alone are fine)")
 
 
 def _written_above_raise(evidence: Evidence, exercise: str, function: str) -> bool:

@@ -60,17 +60,54 @@ def parse(source: str) -> ast.Module | None:
 
 
 # Cell magics whose body IPython runs as Python in the notebook's namespace (timing it, or keeping its output):
-# the body is read as the cell. Any other cell magic (%%bash, %%writefile, %%timeit...) makes the cell not Python.
+# the body is read as the cell (issue 44). `%%time` takes no argument (IPython refuses `%%time x = 1` and `%%time
+# # note` with a UsageError and runs nothing); `%%capture` takes its options and an output name. Any other cell
+# magic makes the cell not Python here: `%%timeit` runs its body in a namespace of its own (nothing it sets reaches
+# the notebook: IPython 9.19, checked), `%%bash`, `%%writefile`... are not Python at all.
 TRANSPARENT_MAGICS = ("time", "capture")
+_HELP = re.compile(r"%%\w+\?")   # `%%time?` asks for help: IPython reads it as no cell magic
+
+
+def cleaned_lines(source: str) -> list[str]:
+    """The cell's lines (ends kept) after IPython's first clean-up, as `IPython.core.inputtransformer2` does it
+    before it looks for a cell magic: leading blank lines dropped, then the first line's indentation taken off every
+    line that starts with it."""
+    lines = source.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if line and not line.isspace()), 0)
+    lines = lines[start:]
+    indent = re.match(r"[ \t]+", lines[0]) if lines else None
+    if indent:
+        n = len(indent.group(0))
+        lines = [line[n:] if line.startswith(indent.group(0)) else line for line in lines]
+    return lines
+
+
+def cell_magic(source: str) -> tuple[str, str, str] | None:
+    """(name, argument line, body) of the cell magic a cell starts with, as IPython reads it (`%%capture out` ->
+    ("capture", "out", the lines after it)), or None for a cell without one."""
+    lines = cleaned_lines(source)
+    if not lines or not lines[0].startswith("%%") or _HELP.match(lines[0]):
+        return None
+    name, _, line = lines[0][2:].rstrip().partition(" ")
+    return name, line, "".join(lines[1:])
+
+
+def python_of(source: str) -> str | None:
+    """The Python a cell runs in the notebook's namespace: the cell itself, or the body under %%time and %%capture
+    (also one inside the other); None under any other cell magic."""
+    while (magic := cell_magic(source)) is not None:
+        name, line, body = magic
+        if name not in TRANSPARENT_MAGICS or (name == "time" and line.strip()):
+            return None
+        source = body
+    return source
 
 
 def _parse(source: str) -> ast.Module | None:
-    if source.lstrip().startswith("%%"):
-        first, _, body = source.lstrip().partition("\n")
-        words = first[2:].split()
-        if words and words[0] in TRANSPARENT_MAGICS and not body.lstrip().startswith("%%"):
-            return _parse(body)
+    python = python_of(source)
+    if python is None:
         return None
+    source = "".join(cleaned_lines(python))
     try:
         return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):

@@ -209,7 +209,10 @@ def test_a_short_cell_is_parsed_once_per_batch_and_a_long_one_each_time():
 
 
 @pytest.mark.parametrize("magic, worked_out", [("%%time", True), ("%%capture out", True), ("%%capture", True),
-                                               ("%%bash", False), ("%%writefile p.py", False), ("%%timeit", False)])
+                                               ("%%bash", False), ("%%writefile p.py", False), ("%%timeit", False),
+                                               ("%%time\n%%capture", True), ("%%capture --no-stderr c\n%%time", True),
+                                               ("\n\n%%time", True), ("%%time  ", True), ("%%time # note", False),
+                                               ("%%capture\n%%timeit", False)])
 def test_a_cell_magic_that_runs_its_body_as_python_keeps_the_predictions_worked_out(magic, worked_out):
     """%%time and %%capture run the cell's body as Python in the notebook: its predictions are read there, in
     the self-check and the grade alike; any other cell magic makes the cell something else than Python."""
@@ -233,3 +236,48 @@ def test_tracing_a_prediction_has_a_bound_of_work_and_fails_closed_beyond_it():
     found = worked.finding(facts, "p1_grad", 1, frozenset({"ex1"}), frozenset({"p1_grad"}))
     assert found.what == "more code than the grader reads to trace a prediction" and found.cell == 0
     assert time.monotonic() - start < 30   # before: over a minute here (under load); now about 0.3 s
+
+
+def _ipython_runs(cell: str) -> str | None:
+    """The Python IPython itself runs in the notebook's namespace for `cell`: its transform of the cell, or of the body
+    of each %%time (without an argument) and %%capture it starts with; None under any other cell magic."""
+    import ast
+
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    code = TransformerManager().transform_cell(cell)
+    while True:
+        tree = ast.parse(code)
+        call = tree.body[0].value if len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr) else None
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "run_cell_magic"):
+            return code
+        name, line, body = (a.value for a in call.args)
+        if name not in ("time", "capture") or (name == "time" and line):
+            return None
+        code = TransformerManager().transform_cell(body)
+
+
+CELLS_UNDER_MAGICS = [
+    "%%time\np1 = 2.0", "  %%time\n  p1 = 2.0\n  p2 = None", "\t%%capture out\n\tp1 = 2.0", "\n \n%%time\np1 = 2.0",
+    "%%time\n%%capture\np1 = 2.0", "%%capture\n  %%time\n  p1 = 2.0", "%%time\r\np1 = 2.0\r\n", "%%time\n  p1 = 2.0",
+    "%%time # note\np1 = 2.0", "%%time p1 = 2.0", "%%timeit\np1 = 2.0", "%%capture\n%%timeit -n1\np1 = 2.0",
+    "%%time?\np1 = 2.0", "%%bash\np1=2", "# PREDICT 1\n%%time\np1 = 2.0", "%%time\n%time p2 = 1\np1 = 2.0",
+]
+
+
+@pytest.mark.parametrize("cell", CELLS_UNDER_MAGICS)
+def test_a_cell_under_a_cell_magic_is_read_as_ipython_runs_it(cell):
+    """issue 44: the grader reads a cell as the Python IPython runs in the notebook for it (9.19's transforms), so a
+    PREDICT cell under %%time or %%capture (indented, after blank lines, one magic inside the other) sets its
+    predictions, and one under %%timeit (a namespace of its own) or %%time with an argument (a UsageError) does not."""
+    import ast
+
+    from autograder.judging.sources import bindings, parse
+
+    runs = _ipython_runs(cell)
+    try:
+        expected = set(bindings(ast.parse(runs))) if runs is not None else set()
+    except SyntaxError:   # IPython raises it when the cell runs: nothing is set
+        expected = set()
+    assert set(bindings(parse(cell))) == expected, (cell, runs)
