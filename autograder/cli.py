@@ -9,7 +9,8 @@ autograder.report, autograder.grading.notebook, autograder.grading.intake, autog
 autograder.grading.identity, autograder.authoring.release, autograder.authoring.spec, autograder.authoring.scaffold, autograder.student.selfcheck,
 autograder.render.terminal, autograder.render.gradebook, autograder.render.html, autograder.render.gradescope,
 autograder.integrations.nbgrader, autograder.integrations.gradescope, autograder.integrations.dask,
-autograder.sandbox.client (to start the worker early), autograder.service.commands.
+autograder.sandbox.client (to start the worker early), autograder.service.commands, autograder.judging.worked (its
+time limit, as release's default).
 """
 from __future__ import annotations
 
@@ -47,7 +48,9 @@ EXAMPLES["new"] = ("examples:\n  autograder new 13-hooks\n  autograder new 13-ho
 EXIT_CODES = {
     "new": "exit codes: 0 the folder was written; 2 a bad id, or the folder exists",
     "gradescope-bundle": "exit codes: 0 the zip was written; 2 a usage or key error",
-    "release": "exit codes: 0 released; 2 a spec or build error (the message says what to fix; nothing is written)",
+    "release": "exit codes: 0 released; 2 a spec or build error (the message says what to fix), or the machine could "
+               "not finish (the sandbox did not start, or tracing the predictions ran out of --trace-timeout twice); "
+               "nothing is written then",
     "check": "exit codes: 0 every check passed (or is sealed: a prediction written down, not yet committed); 1 a "
              "check did not pass, or the notebook is not gradable; 2 a usage or key error",
     "grade": "exit codes: 0 every report was written (whatever the scores, not-gradable submissions included); "
@@ -102,6 +105,10 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--force", action="store_true", help="release although it changes what the students of the key "
                    "already released see or are graded on (parameters, checks, expectations, points)")
     r.add_argument("--json", action="store_true", help="print what was written and measured as JSON")
+    r.add_argument("--trace-timeout", type=_seconds, metavar="SECONDS",
+                   help="seconds to check, per sample student, that the solution's predictions are worked out "
+                   "(default: 10; release tries once more with three times as long before it gives up, which is a "
+                   "busy machine's fault, never the spec's)")
     r.add_argument("--course", metavar="URL", help="also release for the course service at URL: upload the full key "
                    "(a staff token: $AUTOGRAD_LAB_TOKEN or `autograder login`) and write the course's student folder, "
                    "build/<id>/course/: the notebook and course.json, with no answer in it")
@@ -247,6 +254,17 @@ def _selfcheck_parser() -> argparse.ArgumentParser:
     s.add_argument("--exercise", action="append")
     s.add_argument("--serve", action="store_true")
     return s
+
+
+def _seconds(text: str) -> float:
+    """argparse's type of a time in seconds: a positive number."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    return value
 
 
 def _fail(msg: str) -> int:
@@ -729,18 +747,25 @@ def _new(args: argparse.Namespace) -> int:
     except ScaffoldError as e:
         return _fail(str(e))
     print(f"wrote {spec}\n      {notebook}\nnext: autograder release {spec.parent}\n"
-          f"(then write your exercises; until students have the notebook, release with --force after each change "
-          f"that alters their numbers or checks)")
+          f"(then write your exercises: the first release after that replaces the scaffold's key as it is; once you "
+          f"have released your own exercises, a release that alters their numbers or checks needs --force, which "
+          f"release says first, before it runs anything)")
     return 0
 
 
 def _release(args: argparse.Namespace) -> int:
     from autograder.authoring.release import BuildError, release
     from autograder.authoring.spec import SpecError
+    from autograder.judging.worked import MAX_SECONDS
 
     start = time.monotonic()
+
+    def progress(step: str) -> None:   # on stderr, so that --json's stdout stays JSON
+        print(f"release: {step} ({time.monotonic() - start:.1f} s)", file=sys.stderr, flush=True)
+
     try:
-        r = release(args.solution, args.assignments, args.build, force=args.force)
+        r = release(args.solution, args.assignments, args.build, force=args.force, progress=progress,
+                    trace_timeout=args.trace_timeout or MAX_SECONDS)
     except (SpecError, BuildError) as e:
         return _fail(f"not released: {e}")
     except OSError as e:   # the sandbox that grades the solution could not start: the machine's fault

@@ -24,6 +24,12 @@ def test_new_writes_an_assignment_that_releases_at_once_and_self_checks(tmp_path
                    for c in nb.cells)
     p = run_cli("release", "solutions/13-hooks", cwd=tmp_path)
     assert p.returncode == 0 and "released 13-hooks: 2 checks, solution 2/2, blank copy 0/2" in p.stdout, p.stderr
+    steps = [line.split(" (")[0] for line in p.stderr.splitlines() if line.startswith("release: ")]
+    assert steps == ["release: reading the spec and the notebook",   # what needs no code run, before the worker
+                     "release: checking the expectations over the parameters' ranges, and the misconceptions",
+                     "release: starting the sandbox worker",
+                     *(f"release: running the solution for sample student reference-{s}" for s in "abc"),
+                     "release: running the blank student copy"], p.stderr
     student = nbformat.read(tmp_path / "assignments/13-hooks/hooks.ipynb", as_version=4)
     sources = [c.source for c in student.cells]
     assert "# PREDICT 1\np1_grad = ...   # x.grad after y = x**3 and y.backward()\n" in sources
@@ -36,7 +42,7 @@ def test_new_writes_an_assignment_that_releases_at_once_and_self_checks(tmp_path
     first = (tmp_path / "assignments/13-hooks/hooks.ipynb").read_bytes()
     spec = tmp_path / "solutions/13-hooks/spec.toml"   # a parameter more: the setup cell's comment follows the spec
     spec.write_text(spec.read_text().replace("[[exercise]]", 's0 = { kind = "integer", low = 2, high = 5 }\n\n[[exercise]]'))
-    p = run_cli("release", "solutions/13-hooks", "--force", cwd=tmp_path)
+    p = run_cli("release", "solutions/13-hooks", cwd=tmp_path)   # over the untouched scaffold's key: no --force
     assert p.returncode == 0, p.stderr
     second = (tmp_path / "assignments/13-hooks/hooks.ipynb").read_bytes()
     p = run_cli("release", "solutions/13-hooks", cwd=tmp_path)   # the same sources: the same student copy
@@ -331,3 +337,56 @@ def test_every_misconception_that_passes_as_right_is_named_at_once(tmp_path):
                                    "'tangent-without-t' passes as the right answer for 3.")
     assert "\n  2. spec.toml check '2.produce.dual': misconception 'tangent-without-t'" in str(e.value)
     assert len(e.value.problems) == 2 and "(within the check's tolerance, where t = 1.0)" in e.value.problems[0]
+
+
+def test_a_spec_typo_is_said_before_any_sandbox_worker_starts(tmp_path):
+    """Issue 44: a typo in spec.toml took 8-19 s to be reported on a busy machine, since release started its sandbox
+    worker (which imports torch) before it read the spec. Release says each step as it starts (the command prints
+    them), the worker's start among them: a refusal whose steps do not hold it came before any worker started."""
+    from autograder.authoring.spec import SpecError
+
+    folder = _scaffold(tmp_path, spec_edit=lambda t: t.replace("fresh_points = 2", "fresh_pionts = 2"))
+    steps = []
+    with pytest.raises(SpecError, match=r"spec.toml \[grading\], line \d+: unknown key 'fresh_pionts' \(did you mean "
+                                        r"'fresh_points'\?\)"):
+        release(folder, tmp_path / "a", tmp_path / "b", progress=steps.append)   # no worker given: it would start one
+    assert steps == ["reading the spec and the notebook"]
+    p = run_cli("release", "solutions/13-hooks", cwd=tmp_path)
+    assert p.returncode == 2 and "unknown key 'fresh_pionts'" in p.stderr, p.stderr
+    assert [line.split(" (")[0] for line in p.stderr.splitlines() if line.startswith("release: ")] == \
+        ["release: reading the spec and the notebook"], p.stderr
+    # a value a student could never pass is read from the spec alone, so it is said before the worker starts too
+    folder = _scaffold(tmp_path / "2", spec_edit=lambda t: t.replace(
+        'expect = "diff(x**3, x)"\nwhy = "y.backward()', 'expect = "1/(x - 1)"\nwhy = "y.backward()'))
+    steps = []
+    with pytest.raises(BuildError, match=r"check '1.produce.grad': expect has no finite value at x0 = 1.0"):
+        release(folder, tmp_path / "a2", tmp_path / "b2", progress=steps.append)
+    assert steps == ["reading the spec and the notebook",
+                     "checking the expectations over the parameters' ranges, and the misconceptions"]
+    assert not (tmp_path / "a2").exists() and not (tmp_path / "b2").exists()
+
+
+def test_the_first_release_after_the_scaffold_needs_no_force_and_a_later_change_is_refused_first(tmp_path, worker):
+    """Issue 44: after `autograder new` and a release of the scaffold (as the guide says), the first release of the
+    instructor's own exercise was refused without --force (the scaffold's key "would change", though no student works
+    on its placeholder exercise), and said so only after every other check had passed."""
+    from autograder.keyfile import load_key
+
+    folder = _scaffold(tmp_path)
+    release(folder, tmp_path / "a", tmp_path / "b", worker=worker)   # the scaffold as it is
+    spec = folder / "spec.toml"
+    spec.write_text(spec.read_text().replace("high = 2.5", "high = 3.5")
+                    .replace('title = "backward() fills x.grad"', 'title = "x.grad after backward()"'))
+    r = release(folder, tmp_path / "a", tmp_path / "b", worker=worker)   # no --force: it replaces the scaffold's key
+    assert load_key(r.key).parameters["x0"].high == 3.5 and load_key(r.key).exercises[0].title == \
+        "x.grad after backward()"
+    spec.write_text(spec.read_text().replace("high = 3.5", "high = 3.0"))   # now a change to a real release
+    steps = []
+    with pytest.raises(BuildError) as e:
+        release(folder, tmp_path / "a", tmp_path / "b", worker=worker, progress=steps.append)
+    assert steps == ["reading the spec and the notebook"]   # said first, before the long checks
+    assert "key.json was released before, and this release changes what its students see or are graded on: the " \
+           "parameters (x0) of " in str(e.value) and "Release with --force to go ahead" in str(e.value)
+    assert load_key(r.key).parameters["x0"].high == 3.5   # nothing written
+    forced = release(folder, tmp_path / "a", tmp_path / "b", worker=worker, force=True)
+    assert load_key(forced.key).parameters["x0"].high == 3.0

@@ -242,3 +242,39 @@ def test_an_expectation_with_a_pole_a_student_can_draw_is_refused_at_release(key
     check_domain(key, "spec.toml")   # the shipped expectations hold on the whole grid
     assert parameter_grid(Parameter("real", 0.5, 0.7, "any", 1)) == [0.5, 0.6, 0.7, -0.5, -0.6, -0.7]
     assert parameter_grid(Parameter("integer", 2, 4)) == [2, 3, 4]
+
+
+def test_each_sample_student_is_traced_on_a_clock_of_its_own(solution_copy, key):
+    """Issue 44: the three sample students' predictions were traced on one 10 s clock, started at the first and run
+    down by the sandbox runs between them: on a busy machine the last student's 25 predictions all stopped at it. A
+    clock that stopped says nothing of the code (`out_of_time`), and a new one traces afresh."""
+    from autograder.authoring.release import read_source
+    from autograder.judging import sources, worked
+
+    src = read_source(solution_copy)
+    facts = sources.Facts.of(list(src.cells))
+    after = facts.positions(key)["1"].after
+    produce = frozenset(f for e in key.exercises for f in e.functions)
+    names = frozenset(c.name for c in key.checks if c.kind == "predict")
+    worked.start_clock(facts, 0.0)   # a clock of 0 s stops at the first name traced, on any machine
+    stopped = worked.finding(facts, "p1_grad", after, produce, names)
+    assert stopped is not None and worked.out_of_time(facts)
+    assert stopped.what == "more code than the grader reads in the 0 s it has for a notebook's predictions"
+    worked.start_clock(facts, 600.0)   # the next student's clock: the stopped one is not kept
+    assert worked.finding(facts, "p1_grad", after, produce, names) is None and not worked.out_of_time(facts)
+
+
+def test_a_trace_that_runs_out_of_time_is_the_machines_fault_not_a_spec_problem(solution_copy, tmp_path, worker):
+    """Issue 44: a clock that stopped a trace was reported as 25 "the solution notebook computes ... by running code"
+    problems of the spec. Release traces once more with TRACE_RETRY_FACTOR times the time, then says it is the
+    machine's (here a --trace-timeout of 0 s, which stops every trace on any machine), and writes nothing."""
+    from autograder.authoring.release import TRACE_RETRY_FACTOR, TraceTimeout
+
+    with pytest.raises(TraceTimeout) as e:
+        release(solution_copy, tmp_path / "a", tmp_path / "b", worker=worker, trace_timeout=0.0)
+    assert TRACE_RETRY_FACTOR == 3 and str(e.value) == (
+        "release could not finish tracing the solution's predictions (whether each is worked out) for sample student "
+        "'reference-a' in 0 s on this machine (it tried 0 s, then 0 s). This is the machine's load, not a problem of "
+        "the spec or the solution: run release again, or raise --trace-timeout (now 0 s)")
+    assert "by running code" not in str(e.value) and e.value.problems == (str(e.value),)
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()

@@ -4,10 +4,14 @@ write the student notebook, the public key, the full key and nbgrader's source (
 `prepare`). The solution is graded by the same
 `grading.grade` and `judging.judge` as every submission.
 
+It checks what needs no code run first (the spec, the notebook, the expectations over the parameters' ranges, the
+misconceptions, whether it may replace the key released before), and only then starts a sandbox worker.
+
 May import: stdlib, nbformat, autograder.model, autograder.keyfile, autograder.wire, autograder.report,
-autograder.authoring.spec, autograder.authoring.student_copy, autograder.authoring.prepare,
+autograder.authoring.spec, autograder.authoring.student_copy, autograder.authoring.prepare, autograder.authoring.scaffold,
 autograder.authoring.domain, autograder.authoring.discrimination, autograder.grading.notebook, autograder.grading.plan,
 autograder.grading.grade, autograder.judging.sources, autograder.judging.judge, autograder.judging.analytic,
+autograder.judging.worked,
 autograder.sandbox.inside.installed (torch: the spec's object arguments, checked before the reference run),
 autograder.judging.compare, autograder.sandbox.client.
 """
@@ -19,26 +23,27 @@ import re
 import secrets
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from autograder import wire
 from autograder.authoring import discrimination, domain
 from autograder.authoring.domain import _finite
 from autograder.authoring.prepare import PrepareError, prepare
-from autograder.authoring.spec import Assignment, SpecError, load_spec
+from autograder.authoring.spec import Assignment, SpecError, load_spec, parse_spec
 from autograder.authoring.student_copy import student_copy
 from autograder.grading import plan
 from autograder.grading.grade import end_of
 from autograder.grading.notebook import LAB_CALL, METADATA_KEY, code_cell_labels, code_cells, read_notebook
-from autograder.judging import analytic, compare, judge, sources
+from autograder.judging import analytic, compare, judge, sources, worked
 from autograder.keyfile import load_key, public_key, to_json, with_digest
 from autograder.model import (Check, ExprAnswer, InstalledExpectation, Key, NoneAnswer, Number, Parameter,
                               RaisesExpectation, SeqAnswer,
                               ValueExpectation, WarnsExpectation, answer_items)
-from autograder.report import write_json_atomic
+from autograder.report import Outcome, write_json_atomic
 from autograder.sandbox import client as sandbox
 
-__all__ = ["BuildError", "Release", "build_key", "load_key", "public_key", "release"]
+__all__ = ["BuildError", "Release", "Source", "TraceTimeout", "build_key", "load_key", "public_key",
+           "read_source", "release"]
 # Students whose parameters the solution is checked at when a key is built (3 points each).
 SAMPLE_STUDENTS = ("reference-a", "reference-b", "reference-c")
 # Students at whose own points release also evaluates every misconception, to say how often one is ambiguous.
@@ -52,6 +57,16 @@ class BuildError(RuntimeError):
     def __init__(self, message: str, problems: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.problems = problems or (message,)
+
+
+class TraceTimeout(BuildError):
+    """Release did not finish tracing the solution's predictions (autograder.judging.worked) in the time it gave
+    them, even retried with more: the machine's fault (a busy machine), never evidence about the spec or the
+    solution. `seconds`: the longest time it tried."""
+
+    def __init__(self, message: str, seconds: float) -> None:
+        super().__init__(message)
+        self.seconds = seconds
 
 
 @dataclass(frozen=True)
@@ -165,28 +180,29 @@ def _check_objects(a: Assignment) -> None:
                         from None
 
 
-def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None,
-              completed: list[str] | None = None) -> tuple[Key, Any, float]:
-    """Build the full key of the assignment in `solution_dir` (spec.toml + solution notebook).
+@dataclass(frozen=True)
+class Source:
+    """A solution folder read and checked without running any of its code (`read_source`): the validated spec,
+    the notebook as `prepare` completes it, its code cells' sources and labels ("cell 7 ('ex1-predict')"), and what
+    prepare added, in words."""
 
-    Runs the solution through the sandboxed probe for SAMPLE_STUDENTS, takes each produce
-    check's form (kinds, dtypes, shapes, exception) from the first reference run, then grades
-    the solution with that key at every sample point: a failing check means the reference torch
-    run and sympy disagree (or the solution is wrong), and raises BuildError.
+    assignment: Assignment
+    nb_path: Path
+    nb: Any
+    cells: tuple[str, ...]
+    labels: tuple[str, ...]
+    added: tuple[str, ...]
 
-    `worker`: a warm sandbox.Worker to run in (default: one started for this build). `completed`: a list that gets
-    what `prepare` added to the notebook, in words.
 
-    Returns:
-        (the full Key, the solution notebook, the solution's lowest score over the sample students).
+def read_source(solution_dir: str | Path) -> Source:
+    """Read and check the spec and the notebook of `solution_dir`, running none of its code and starting no sandbox
+    worker or kernel: the spec (autograder.authoring.spec), its id against the folder's name, the notebook's
+    presence, `prepare`'s completion, each Lab(...) call's id and every object argument (`_check_objects`).
+
     Raises:
-        SpecError: a bad spec. BuildError: a cell of the solution raised, the oracles disagree,
-            the solution scores below 100 %.
+        SpecError: a bad spec. BuildError: the notebook cannot be completed, or a Lab(...) names another assignment.
     """
     solution_dir = Path(solution_dir)
-    if worker is None:
-        with sandbox.Worker([str(solution_dir.resolve().parent)]) as w:
-            return build_key(solution_dir, w, completed)
     a = load_spec(solution_dir)
     if a.id != solution_dir.resolve().name:
         raise SpecError(f"{a.source} [assignment]: id = {a.id!r} must be the folder's name, {solution_dir.resolve().name!r}")
@@ -197,18 +213,56 @@ def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None,
         nb, added = prepare(read_notebook(nb_path), a, str(nb_path))   # metadata, placeholders, stubs, check cells
     except PrepareError as e:
         raise BuildError(str(e)) from None
-    if completed is not None:
-        completed += added
     cells = code_cells(nb)
+    labels = code_cell_labels(nb)
     for i, source in enumerate(cells):
         for other in (m.group(1) for m in LAB_CALL.finditer(source)):
             if other != a.id:
-                raise BuildError(f"{nb_path}: {_label(code_cell_labels(nb), i)} makes Lab({other!r}, ...), but this assignment is "
+                raise BuildError(f"{nb_path}: {_label(labels, i)} makes Lab({other!r}, ...), but this assignment is "
                                  f"{a.id!r}: write Lab({a.id!r}, STUDENT_ID)")
     _check_objects(a)
+    return Source(a, nb_path, nb, tuple(cells), tuple(labels), tuple(added))
+
+
+def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None,
+              completed: list[str] | None = None,
+              trace_timeout: float = worked.MAX_SECONDS) -> tuple[Key, Any, float]:
+    """Build the full key of the assignment in `solution_dir` (spec.toml + solution notebook).
+
+    Reads and checks the spec and the notebook first (`read_source`: a bad spec is reported before any worker
+    starts), then runs the solution through the sandboxed probe for SAMPLE_STUDENTS, takes each produce
+    check's form (kinds, dtypes, shapes, exception) from the first reference run, then grades
+    the solution with that key at every sample point: a failing check means the reference torch
+    run and sympy disagree (or the solution is wrong), and raises BuildError.
+
+    `worker`: a warm sandbox.Worker to run in (default: one started for this build). `completed`: a list that gets
+    what `prepare` added to the notebook, in words. `trace_timeout`: seconds to trace each sample student's
+    predictions in (`_judged`).
+
+    Returns:
+        (the full Key, the solution notebook, the solution's lowest score over the sample students).
+    Raises:
+        SpecError: a bad spec. BuildError: a cell of the solution raised, the oracles disagree,
+            the solution scores below 100 %. TraceTimeout: the machine did not finish tracing the predictions.
+    """
+    src = read_source(solution_dir)
+    if completed is not None:
+        completed += src.added
+    if worker is None:
+        with sandbox.Worker([str(Path(solution_dir).resolve().parent)]) as w:
+            key, score = _build(src, w, trace_timeout)
+    else:
+        key, score = _build(src, worker, trace_timeout)
+    return key, src.nb, score
+
+
+def _build(src: Source, worker: sandbox.Worker, trace_timeout: float,
+           say: Callable[[str], None] = lambda text: None) -> tuple[Key, float]:
+    """build_key's runs, of a Source read already: (the full Key, the solution's lowest score)."""
+    a, nb_path, cells, labels = src.assignment, src.nb_path, list(src.cells), list(src.labels)
     key = _base_key(a, "unknown")
+    say(f"running the solution for sample student {SAMPLE_STUDENTS[0]}")
     first, first_run = _run(key, cells, SAMPLE_STUDENTS[0], "solution notebook", worker)
-    labels = code_cell_labels(nb)
     for cell in first.cells:
         if cell.status != "ok":
             raise BuildError(f"{nb_path}: {_label(labels, cell.index)} of the solution {cell.status}: "
@@ -216,16 +270,16 @@ def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None,
     key = replace(key, torch_version=first.torch_version)
     checks = []
     for check in key.checks:
-        checks.append(_with_reference(check, first, a, nb_path, cells, code_cell_labels(nb)))
+        checks.append(_with_reference(check, first, a, nb_path, cells, labels))
     salt = hashlib.sha256("\0".join(cells).encode()).hexdigest()[:32]   # the solution's code: never shipped
     key = with_digest(replace(key, checks=tuple(checks), digest_salt=salt))
     scores = []
     facts = sources.Facts.of(cells)   # the solution's predictions must be worked out too (autograder.judging.worked)
     for i, student in enumerate(SAMPLE_STUDENTS):
+        if i:
+            say(f"running the solution for sample student {student}")
         obs, run = (first, first_run) if i == 0 else _run(key, cells, student, "solution notebook", worker)
-        outcomes = judge.outcomes(key, judge.Evidence(obs, end_of(run), facts=facts, positions=facts.positions(key),
-                                                      labels=tuple(code_cell_labels(nb))),
-                                  plan.points_for(key, student))
+        outcomes = _judged(key, obs, run, facts, tuple(labels), student, trace_timeout)
         scores.append(sum(o.score for o in outcomes))
         problems = []
         for o in outcomes:
@@ -243,7 +297,33 @@ def build_key(solution_dir: str | Path, worker: sandbox.Worker | None = None,
                 problems.append(f"{a.source} check {o.check_id!r}: the solution does not pass ({o.status}) for "
                                 f"sample student {student!r}: {o.message}. {judge.handler(check).advice(key, check)}")
         _refuse(problems)   # every check the solution fails for this student, at once
-    return key, nb, float(min(scores))
+    return key, float(min(scores))
+
+
+# A sample student's predictions traced past release's --trace-timeout are traced once more, with this many times
+# the time, before release gives up (the machine's fault: TraceTimeout).
+TRACE_RETRY_FACTOR = 3
+
+
+def _judged(key: Key, obs: wire.Observations, run: sandbox.ProbeRun, facts: sources.Facts, labels: tuple[str, ...],
+            student: str, trace_timeout: float) -> tuple[Outcome, ...]:
+    """The solution's outcomes for one sample student, its predictions traced (autograder.judging.worked) on a clock
+    of their own: `trace_timeout` seconds, and once more with TRACE_RETRY_FACTOR times that if the clock stopped a
+    trace (the sandbox runs between the students, and a busy machine, take time that says nothing about the spec).
+
+    Raises:
+        TraceTimeout: the clock stopped a trace both times.
+    """
+    evidence = judge.Evidence(obs, end_of(run), facts=facts, positions=facts.positions(key), labels=labels)
+    for seconds in (trace_timeout, TRACE_RETRY_FACTOR * trace_timeout):
+        worked.start_clock(facts, seconds)
+        outcomes = judge.outcomes(key, evidence, plan.points_for(key, student))
+        if not worked.out_of_time(facts):
+            return outcomes
+    raise TraceTimeout(f"release could not finish tracing the solution's predictions (whether each is worked out) "
+                       f"for sample student {student!r} in {seconds:g} s on this machine (it tried {trace_timeout:g} s, "
+                       f"then {seconds:g} s). This is the machine's load, not a problem of the spec or the solution: "
+                       f"run release again, or raise --trace-timeout (now {trace_timeout:g} s)", seconds)
 
 
 def parameter_grid(p: Parameter) -> list[Number]:
@@ -686,7 +766,8 @@ def what_changes(old: Key, new: Key) -> list[str]:
 
 
 def release(solution_dir: str | Path, assignments_dir: str | Path | None = None,
-            build_dir: str | Path | None = None, worker: sandbox.Worker | None = None, force: bool = False) -> Release:
+            build_dir: str | Path | None = None, worker: sandbox.Worker | None = None, force: bool = False,
+            trace_timeout: float = worked.MAX_SECONDS, progress: Callable[[str], None] | None = None) -> Release:
     """Build the key, check the blank student copy scores 0, and write the release.
 
     Writes `<assignments_dir>/<id>/<notebook>` (the student copy, with the assignment id in its
@@ -694,39 +775,105 @@ def release(solution_dir: str | Path, assignments_dir: str | Path | None = None,
     Defaults: `assignments/` and `build/` beside the folder that holds `solution_dir`. `worker`: a warm
     sandbox.Worker to run the solution in (default: one started for this release, which cannot see the
     solutions and build folders). A key already released there keeps its secret (the graded fresh points), and a
-    release that changes what its students see or are graded on (`what_changes`) is refused unless `force`.
-    Raises SpecError or BuildError (nothing is written then).
+    release that changes what its students see or are graded on (`what_changes`) is refused unless `force`, except
+    over the key of the untouched scaffold `autograder new` wrote (`_scaffold_key`).
+
+    In this order, so that what needs no code run is said before any worker starts: the spec and the notebook
+    (`read_source`: a typo is said in well under a second),
+    whether it may replace the key released before, the expectations over the parameters' ranges and the
+    misconceptions (check_domain, check_on_cuda, check_misconceptions); only then does a sandbox worker start, and
+    the solution run (build_key) and the blank copy. `trace_timeout`: seconds to trace each sample student's
+    predictions in (`_judged`). `progress`: called with each step, in words, as it starts ("starting the sandbox
+    worker").
+
+    Raises SpecError or BuildError (TraceTimeout: the machine's fault) (nothing is written then).
     """
+    say = progress or (lambda text: None)
     solution_dir = Path(solution_dir).resolve()
     root = solution_dir.parent.parent
+    say("reading the spec and the notebook")
+    src = read_source(solution_dir)
+    base = _base_key(src.assignment, "unknown")
+    kdir = Path(build_dir or root / "build") / base.assignment
+    _may_replace(kdir / "key.json", base, force)   # up front: its reason, before the long checks
+    say("checking the expectations over the parameters' ranges, and the misconceptions")
+    misconceptions = _spec_checks(base, str(solution_dir / "spec.toml"))
     if worker is not None:
-        return _release(solution_dir, root, assignments_dir, build_dir, worker, force)
+        return _release(src, misconceptions, root, assignments_dir, kdir, worker, trace_timeout, say)
     conceal = [str(solution_dir.parent), str(root / "build"), *([str(build_dir)] if build_dir else [])]
+    say("starting the sandbox worker")
     with sandbox.Worker(conceal) as worker:
-        return _release(solution_dir, root, assignments_dir, build_dir, worker, force)
+        return _release(src, misconceptions, root, assignments_dir, kdir, worker, trace_timeout, say)
 
 
-def _release(solution_dir: Path, root: Path, assignments_dir: str | Path | None, build_dir: str | Path | None,
-             worker: sandbox.Worker, force: bool = False) -> Release:
-    import nbformat
+def _spec_checks(key: Key, source: str) -> MisconceptionSummary:
+    """check_domain, check_on_cuda and check_misconceptions of a key (they read the spec's expressions only: a key
+    before the reference run will do), every problem at once, not one per release.
 
-    added: list[str] = []
-    key, nb, solution_score = build_key(solution_dir, worker, added)
+    Raises:
+        BuildError: every problem the three found.
+    """
     problems, misconceptions = [], MisconceptionSummary()
-    for step in (check_domain, check_on_cuda, check_misconceptions):   # every problem at once, not one per release
+    for step in (check_domain, check_on_cuda, check_misconceptions):
         try:
-            result = step(key, str(solution_dir / "spec.toml"))
+            result = step(key, source)
         except BuildError as e:
             problems += e.problems
         else:
             misconceptions = result if isinstance(result, MisconceptionSummary) else misconceptions
     _refuse(problems)
+    return misconceptions
+
+
+def _scaffold_key(old: Key) -> bool:
+    """Is `old` the key of the untouched scaffold `autograder new` writes (autograder.authoring.scaffold, for this
+    id, title, notebook and torch_observed): its placeholder exercise, which no student works on? Then replacing it
+    changes nothing for any student (what_changes says nothing against the scaffold's own spec)."""
+    from autograder.authoring.scaffold import spec_text
+
+    try:
+        scaffold = parse_spec(spec_text(old.assignment, old.title, old.notebook, old.torch_observed), "scaffold")
+    except SpecError:
+        return False
+    return scaffold.title == old.title and not what_changes(_base_key(scaffold, "unknown"), old)
+
+
+def _may_replace(path: Path, key: Key, force: bool) -> None:
+    """Refuse, before anything runs, a release over the key at `path` (released before) that changes what its
+    students see or are graded on (`what_changes`: it reads the spec only, so `key` may be one before the
+    reference run), unless `force`, or the key there is the untouched scaffold's (`_scaffold_key`).
+
+    Raises:
+        BuildError: naming the key, each change and --force.
+    """
+    if force or not path.is_file():
+        return
+    try:
+        old = load_key(path)
+    except ValueError:
+        return   # not a key this grader reads: nothing to compare with
+    changes = [] if _scaffold_key(old) else what_changes(old, key)
+    if changes:
+        raise BuildError(f"{path} was released before, and this release changes what its students see or are "
+                         f"graded on: {'; '.join(changes)}. Regrading handed-in notebooks with the new key notes "
+                         f"each one released with the old key. Release with --force to go ahead (as you should "
+                         f"while no student has the notebook yet); release checked this first, before running "
+                         f"anything")
+
+
+def _release(src: Source, misconceptions: MisconceptionSummary, root: Path, assignments_dir: str | Path | None,
+             kdir: Path, worker: sandbox.Worker, trace_timeout: float, say: Callable[[str], None]) -> Release:
+    import nbformat
+
+    key, solution_score = _build(src, worker, trace_timeout, say)
+    nb, solution_dir = src.nb, src.nb_path.parent
     try:
         blank = student_copy(nb)
     except RuntimeError as e:   # nbgrader: a solution region outside a solution cell, or unbalanced markers
         raise BuildError(f"{solution_dir / key.notebook}: {e}. {_unmarked_cells(nb)}") from None
     _nothing_of_the_solution_ships(nb, blank, solution_dir / key.notebook)
     blank.metadata[METADATA_KEY] = {"assignment": key.assignment, "key_digest": key.digest}
+    say("running the blank student copy")
     obs, run = _run(key, code_cells(blank), SAMPLE_STUDENTS[0], "blank student copy", worker)
     _check_blanks(key, obs, solution_dir / key.notebook)   # first: a missing placeholder or stub is the usual cause
     outcomes = judge.outcomes(key, judge.Evidence(obs, end_of(run)), plan.points_for(key, SAMPLE_STUDENTS[0]))
@@ -735,18 +882,6 @@ def _release(solution_dir: Path, root: Path, assignments_dir: str | Path | None,
         raise BuildError(f"the blank student copy is not all 'missing': {scored[0].check_id} is {scored[0].status} "
                          f"({scored[0].message}); put that cell's answer inside ### BEGIN SOLUTION / ### END SOLUTION")
     out = Path(assignments_dir or root / "assignments") / key.assignment
-    kdir = Path(build_dir or root / "build") / key.assignment
-    if (kdir / "key.json").is_file() and not force:
-        try:
-            old_key = load_key(kdir / "key.json")
-        except ValueError:
-            old_key = None   # not a key this grader reads: nothing to compare with
-        changes = what_changes(old_key, key) if old_key is not None else []
-        if changes:
-            raise BuildError(f"{kdir / 'key.json'} was released before, and this release changes what its students see "
-                             f"or are graded on: {'; '.join(changes)}. Regrading handed-in notebooks with the new key "
-                             f"notes each one released with the old key. Release with --force to go ahead (as "
-                             f"you should while no student has the notebook yet)")
     out.mkdir(parents=True, exist_ok=True)
     nb_out = out / key.notebook
     nbformat.write(blank, str(nb_out))
@@ -765,4 +900,4 @@ def _release(solution_dir: Path, root: Path, assignments_dir: str | Path | None,
     nbformat.write(nb, str(kdir / "source" / key.notebook))
     return Release(key.assignment, str(nb_out), str(out / "public_key.json"), str(kdir / "key.json"),
                    len(key.checks), solution_score, float(sum(o.score for o in outcomes)), key.max_score,
-                   misconceptions, tuple(added))
+                   misconceptions, src.added)

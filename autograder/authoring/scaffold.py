@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-__all__ = ["ScaffoldError", "new"]
+__all__ = ["ScaffoldError", "new", "spec_text"]
 ID = re.compile(r"[0-9]{2}-[a-z0-9]+(-[a-z0-9]+)*|[a-z][a-z0-9]*(-[a-z0-9]+)*")
 
 
@@ -78,6 +78,12 @@ CELLS = [
 ]
 
 
+def spec_text(assignment: str, title: str, notebook: str, torch_version: str) -> str:
+    """The spec.toml `new` writes for `assignment` (its title, notebook file name and torch_observed): release reads
+    it to tell the key of the untouched scaffold, which no student works on, from an assignment's real release."""
+    return SPEC.format(id=assignment, title=title.replace('"', "'"), notebook=notebook, torch=torch_version)
+
+
 def new(assignment: str, solutions: str | Path = "solutions", title: str | None = None) -> tuple[Path, Path]:
     """Write `<solutions>/<assignment>/spec.toml` and `<solutions>/<assignment>/<name>.ipynb` (the id without its
     number: 13-hooks -> hooks.ipynb), one exercise that releases as it is.
@@ -105,8 +111,7 @@ def new(assignment: str, solutions: str | Path = "solutions", title: str | None 
     folder.mkdir(parents=True)
     spec = folder / "spec.toml"
     notebook = folder / f"{name}.ipynb"
-    spec.write_text(SPEC.format(id=assignment, title=title.replace('"', "'"), notebook=notebook.name,
-                                torch=torch_version), encoding="utf-8")
+    spec.write_text(spec_text(assignment, title, notebook.name, torch_version), encoding="utf-8")
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
     nb.cells = [nbformat.v4.new_markdown_cell(text.format(title=title)) if kind == "markdown"

@@ -458,9 +458,15 @@ def load_spec(path: str | Path) -> Assignment:
     src = str(p)
     try:
         text = p.read_text(encoding="utf-8")
-        data = tomllib.loads(text)
     except FileNotFoundError:
         raise SpecError(f"{src}: no such file; an assignment folder needs a spec.toml") from None
+    return parse_spec(text, src)
+
+
+def parse_spec(text: str, src: str) -> Assignment:
+    """Validate the text of a spec.toml; `src` names it in messages (its path). Raises SpecError as load_spec."""
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise SpecError(f"{src}: not valid TOML: {e}") from None
     token = _TEXT.set(text)

@@ -318,7 +318,8 @@ def _finding(facts: Facts, name: str, after: int, produce: frozenset[str], predi
         targets += 1
         if targets > MAX_STATEMENTS:
             return Finding("more names than the grader reads to trace a prediction", used_in)
-        if time.monotonic() > deadline:
+        if time.monotonic() >= deadline:   # (>=: a clock of 0 s stops at once, on any machine)
+            scratch["worked.out_of_time"] = True   # the clock's finding, not the code's (see out_of_time)
             return Finding(f"more code than the grader reads in the {seconds:g} s it has for a notebook's "
                            f"predictions", used_in)
         if target == name:
@@ -383,6 +384,22 @@ def _finding(facts: Facts, name: str, after: int, produce: frozenset[str], predi
                 waiting |= fresh
                 todo += [(other, cell - 1, cell) for other in sorted(fresh)]
     return None
+
+
+def start_clock(facts: Facts, seconds: float) -> None:
+    """Give the predictions traced next in `facts` a clock of their own: `seconds` from the first of them on (by
+    default a notebook's predictions share one clock of MAX_SECONDS, started at the first). Release traces each
+    sample student's predictions on a clock of its own, since the sandbox runs between them take time too."""
+    facts.scratch.pop("worked.deadline", None)
+    facts.scratch.pop("worked.out_of_time", None)
+    facts.scratch["worked.seconds"] = seconds
+
+
+def out_of_time(facts: Facts) -> bool:
+    """Did a prediction traced in `facts` (since the last start_clock) stop at the clock? Its Finding then says only
+    that the machine did not finish reading the code in time, nothing about the code: release, which traces its
+    own solution, takes it as the machine's fault (authoring.release.TraceTimeout)."""
+    return bool(facts.scratch.get("worked.out_of_time"))
 
 
 def message(name: str, found: Finding, label: str) -> str:
