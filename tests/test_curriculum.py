@@ -72,6 +72,25 @@ def test_a_report_made_on_another_torch_flags_the_version_sensitive_checks(tmp_p
     assert "observed on torch 2.12.0" in note and "this run used torch 2.13.0" in note
 
 
+def test_11_anomaly_mode_around_backward_only_fails_4_produce_anomaly_and_says_why(tmp_path_factory, worker):
+    """4.produce.anomaly is about the forward line: the check asks for the forward traceback, which torch records only
+    while the forward pass runs under detect_anomaly(). kai turns anomaly mode on around backward() alone (issue 44)."""
+    assignment = "11-debugging-gradients"
+    _, key = released(assignment, tmp_path_factory, worker)
+    folder = ROOT / "examples" / "submissions" / assignment
+    kai = grade_notebook(folder / "kai.ipynb", key, "kai", exercises=["4"], worker=worker)
+    o = next(o for o in kai.outcomes if o.check_id == "4.produce.anomaly")
+    assert o.status == "failed" and o.score == 0
+    assert ("UserWarning was emitted, but its message lacks 'Error detected in MulBackward0. Traceback of forward "
+            "call': Error detected in MulBackward0. No forward pass information available. Enable detect anomaly "
+            "during forward pass") in o.message
+    assert "only while the forward pass runs under detect_anomaly()" in o.why
+    assert [x.status for x in kai.outcomes if x.check_id != "4.produce.anomaly"] == ["passed"] * 7
+    ada = grade_notebook(folder / "ada.ipynb", key, "ada", exercises=["4"], worker=worker)
+    o = next(o for o in ada.outcomes if o.check_id == "4.produce.anomaly")
+    assert o.status == "passed" and "Traceback of forward call that caused the error" in o.observed
+
+
 @pytest.mark.parametrize("assignment", IDS)
 def test_the_solution_runs_top_to_bottom_in_a_kernel_and_every_self_check_passes(assignment, tmp_path_factory, worker):
     r, key = released(assignment, tmp_path_factory, worker)

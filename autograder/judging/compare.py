@@ -403,8 +403,10 @@ def compare_warning(expected: dict[str, Any], warnings: list[dict[str, Any]] | t
     of_class = [w for w in warnings if cls in (w.get("mro") or [w["category"]])]
     if any(phrase in w["message"].lower() for w in of_class):
         return MATCH
-    if of_class:
+    if of_class:   # the one nearest to the phrase (most words in common; the first of equals) shows what differs
+        words = set(phrase.split())
+        nearest = max(of_class, key=lambda w: len(words & set(w["message"].lower().split())))
         return Comparison(False, "phrase", f"{cls} was emitted, but its message lacks {expected['phrase']!r}: "
-                                           f"{short(of_class[0]['message'], 160)}")
+                                           f"{short(nearest['message'], 160)}")
     seen = ", ".join(sorted({w["category"] for w in warnings})) or "no warning"
     return Comparison(False, "exception", f"expected a {cls}; the call emitted {seen}")

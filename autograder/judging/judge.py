@@ -181,6 +181,26 @@ def warning_line(w: dict[str, str]) -> str:
     return f"{w['category']}: {short(message, 300)}"
 
 
+def warning_details(key: Key, function: str, warnings: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> tuple[str, ...]:
+    """The detail lines of the warnings a call of `function` emitted, each once, in order. A warning that a warns
+    check of `function` grades (its class and phrase) says so: "warning (graded in 1.produce.warning): UserWarning:
+    ..." ("warning: ..." where that check is hidden, which names nothing it expects); any other is
+    "warning (information, not graded): ...", since a warning is never a failure by itself."""
+    graders = [c for c in key.checks if c.kind == "produce" and c.function == function
+               and isinstance(c.expectation, WarnsExpectation)]
+    lines: dict[str, str] = {}
+    for w in warnings:
+        line = warning_line(w)
+        if line in lines:
+            continue
+        by = next((c for c in graders if compare_warning({"warns": c.expectation.warning,
+                                                          "phrase": c.expectation.phrase}, [w]).ok), None)
+        label = ("information, not graded" if by is None else None if by.visibility == "hidden" else
+                 f"graded in {by.id}")
+        lines[line] = f"warning ({label}): {line}" if label else f"warning: {line}"
+    return tuple(lines.values())
+
+
 # ------------------------------------------------------------------------------------------------ handlers
 
 @dataclass(frozen=True)
@@ -769,7 +789,7 @@ def judge_production(key: Key, check: Check, evidence: Evidence, points: list[Po
             return replace(base, status=status, message=msg)
         if p == 0 and fn not in warned:
             warned.add(fn)
-            warnings_seen = list(dict.fromkeys(warning_line(w) for w in rec.warnings))
+            warnings_seen = list(warning_details(key, fn, rec.warnings))
         if rec.status == "undefined":
             fault = _binding_fault(evidence, check.exercise, fn)
             if fault is not None:
@@ -814,13 +834,13 @@ def judge_production(key: Key, check: Check, evidence: Evidence, points: list[Po
         if hide:
             return replace(base, status="failed", message=f"{what} at {label}: not the expected value{hint} "
                            f"({FRESH_HIDDEN})", misconception=_pointless(v.misconception),
-                           details=extra + tuple(f"warning (information, not graded): {w}" for w in warnings_seen))
+                           details=extra + tuple(warnings_seen))
         return replace(base, status="failed", message=f"{what}{_at(where)} ({label}): {v.comparison.detail}{hint}",
                        expected=v.expected, oracle=h.oracle(key, check, where), observed=v.observed,
                        misconception=v.misconception,
-                       details=extra + tuple(f"warning (information, not graded): {w}" for w in warnings_seen))
+                       details=extra + tuple(warnings_seen))
     assert first is not None
-    return replace(first, details=extra + tuple(f"warning (information, not graded): {w}" for w in warnings_seen))
+    return replace(first, details=extra + tuple(warnings_seen))
 
 
 def _after(evidence: Evidence, exercise: str) -> int | None:

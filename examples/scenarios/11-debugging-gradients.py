@@ -187,6 +187,21 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
                    {"4.predict.version": "failed:setitem-not-in-place", "4.predict.line": "failed:line-of-the-edit",
                     "4.predict.fixed": "failed:edit-keeps-gradient", "4.produce.anomaly": "failed"})
 
+    p = params("kai")
+    code = dict(CODE, **{"ex4-produce": replaced(CODE["ex4-produce"],
+                                                 "def ex4_anomaly(a):\n    with torch.autograd.detect_anomaly():\n"
+                                                 "        b = a * 2\n        c = b * b\n        b[1] = 2.0\n        try:\n"
+                                                 "            c.sum().backward()\n        except RuntimeError:\n"
+                                                 "            pass\n",
+                                                 "def ex4_anomaly(a):\n    b = a * 2\n    c = b * b\n    b[1] = 2.0\n"
+                                                 "    with torch.autograd.detect_anomaly():   # around the line that fails\n"
+                                                 "        try:\n            c.sum().backward()\n"
+                                                 "        except RuntimeError:\n            pass\n")})
+    out["kai"] = ("turns anomaly mode on around backward() only, where the error is raised: the warning names the "
+                  "node, but the forward pass ran without anomaly mode, so it has no forward line to show",
+                  {**predictions(p), **code},
+                  {"4.produce.anomaly": "failed"})
+
     p = params("hana")
     n = numbers(p)
     pred = predictions(p)

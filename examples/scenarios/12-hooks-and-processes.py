@@ -196,41 +196,41 @@ def ex7_sgd(w, k):
     opt.step()
     return w.detach().clone()''',
     'ex8-produce': '''\
-def ex8_average(w, x, y):
-    def body(rank, w, x, y):
+def ex8_average(w, a, b):
+    def body(rank, w, a, b):
         model = DDP(make_linear(w))
-        F.mse_loss(model(x[rank].reshape(1, 1)), y[rank].reshape(1, 1)).backward()
+        F.mse_loss(model(a[rank].reshape(1, 1)), b[rank].reshape(1, 1)).backward()
         return model.module.weight.grad
 
-    return on_two_ranks(body, w, x, y)
+    return on_two_ranks(body, w, a, b)
 
 
-def ex8_no_sync(w, x, y):
-    def body(rank, w, x, y):
+def ex8_no_sync(w, a, b):
+    def body(rank, w, a, b):
         model = DDP(make_linear(w))
         with model.no_sync():
-            F.mse_loss(model(x[rank].reshape(1, 1)), y[rank].reshape(1, 1)).backward()
+            F.mse_loss(model(a[rank].reshape(1, 1)), b[rank].reshape(1, 1)).backward()
         return model.module.weight.grad
 
-    return on_two_ranks(body, w, x, y)
+    return on_two_ranks(body, w, a, b)
 
 
-def ex8_unused(w, x, y):
-    def body(rank, w, x, y):
+def ex8_unused(w, a, b):
+    def body(rank, w, a, b):
         model = DDP(TwoLayers(w), find_unused_parameters=True)
-        F.mse_loss(model(x[rank].reshape(1, 1)), y[rank].reshape(1, 1)).backward()
+        F.mse_loss(model(a[rank].reshape(1, 1)), b[rank].reshape(1, 1)).backward()
         return (model.module.used.weight.grad, model.module.unused.weight.grad)
 
-    return on_two_ranks(body, w, x, y)[0]
+    return on_two_ranks(body, w, a, b)[0]
 
 
-def ex8_strict(w, x, y):
-    def body(rank, w, x, y):
+def ex8_strict(w, a, b):
+    def body(rank, w, a, b):
         model = DDP(TwoLayers(w))
         for _ in range(2):
-            F.mse_loss(model(x[rank].reshape(1, 1)), y[rank].reshape(1, 1)).backward()
+            F.mse_loss(model(a[rank].reshape(1, 1)), b[rank].reshape(1, 1)).backward()
 
-    return on_two_ranks(body, w, x, y)''',
+    return on_two_ranks(body, w, a, b)''',
 }
 
 
@@ -338,8 +338,8 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
                            f"p8_unused = {tup([n['mean8'], 0.0])}   # DDP fills in zeros\np8_strict = \"RuntimeError\"")
     code = replaced("ex8-produce",
                     "        with model.no_sync():\n"
-                    "            F.mse_loss(model(x[rank].reshape(1, 1)), y[rank].reshape(1, 1)).backward()\n",
-                    "        loss = F.mse_loss(model(x[rank].reshape(1, 1)), y[rank].reshape(1, 1))\n"
+                    "            F.mse_loss(model(a[rank].reshape(1, 1)), b[rank].reshape(1, 1)).backward()\n",
+                    "        loss = F.mse_loss(model(a[rank].reshape(1, 1)), b[rank].reshape(1, 1))\n"
                     "        with model.no_sync():   # only the backward needs it\n            loss.backward()\n")
     out["ivo"] = ("thinks DDP sums the ranks' gradients and fills zeros for an unused parameter, and runs only the "
                   "backward inside no_sync(), so the gradients are still averaged",

@@ -82,6 +82,15 @@ def test_a_warning_check_wants_the_class_or_a_subclass_and_the_phrase():
     c = compare_warning({"warns": "DeprecationWarning", "phrase": "x"}, [leaf])
     assert not c.ok and c.detail == "expected a DeprecationWarning; the call emitted UserWarning"
     assert compare_warning({"warns": "UserWarning", "phrase": "x"}, []).detail.endswith("emitted no warning")
+    # of several warnings of the class, the detail shows the one nearest to the phrase (11's anomaly check: anomaly
+    # mode's "has been enabled" comes first, the backward's warning without the forward traceback is the one to see)
+    enabled = {"category": "UserWarning", "message": "Anomaly Detection has been enabled. This mode will increase the "
+                                                     "runtime", "mro": ["UserWarning"]}
+    late = {"category": "UserWarning", "message": "Error detected in MulBackward0. No forward pass information "
+                                                  "available.", "mro": ["UserWarning"]}
+    c = compare_warning({"warns": "UserWarning", "phrase": "Error detected in MulBackward0. Traceback of forward call"},
+                        [enabled, late])
+    assert not c.ok and c.detail.endswith(": Error detected in MulBackward0. No forward pass information available.")
 
 
 def test_a_boolean_prediction_must_be_the_boolean_and_a_vector_any_container_of_its_numbers():

@@ -177,6 +177,26 @@ def test_a_warning_check_needs_the_warning_and_other_warnings_are_information_on
     assert got["1.produce.grad"].details == ()   # shown once, on the function's first check
 
 
+def test_a_warning_that_a_check_grades_is_never_labelled_not_graded():
+    """12's exercise 1 showed "warning (information, not graded)" right above the graded 1.produce.warning row (issue
+    44): a warning that a warns check of the same function grades says which check grades it."""
+    calls = right_calls()
+    old = {"category": "DeprecationWarning", "message": "old", "mro": ["DeprecationWarning"]}
+    calls[("ex1_warn", 0)] = replace(calls[("ex1_warn", 0)], warnings=calls[("ex1_warn", 0)].warnings + (old,))
+    o = judged(observations(calls=calls))["1.produce.warn"]
+    assert o.status == "passed"
+    assert o.details == ("warning (graded in 1.produce.warn): UserWarning: The .grad of a tensor that is not a leaf",
+                         "warning (information, not graded): DeprecationWarning: old")
+    hidden = replace(KEY, checks=tuple(replace(c, visibility="hidden") if c.id == "1.produce.warn" else c
+                                       for c in KEY.checks))
+    assert judge.warning_details(hidden, "ex1_warn", calls[("ex1_warn", 0)].warnings) == (
+        "warning: UserWarning: The .grad of a tensor that is not a leaf",   # names nothing a hidden check expects
+        "warning (information, not graded): DeprecationWarning: old")
+    assert judge.warning_details(KEY, "ex1", calls[("ex1_warn", 0)].warnings) == (   # another function's check
+        "warning (information, not graded): UserWarning: The .grad of a tensor that is not a leaf",
+        "warning (information, not graded): DeprecationWarning: old")
+
+
 def test_a_version_sensitive_check_is_flagged_on_another_torch_and_a_hidden_check_shows_only_its_status():
     got = judged(observations(torch="2.12.0"))
     assert got["1.produce.grad"].version_note.startswith("version-sensitive: this behaviour was observed on torch "
