@@ -240,3 +240,25 @@ def test_the_shipped_keys_keep_their_digests_and_a_dtype_key_round_trips():
     assert to_json(KEY)["checks"][0]["misconceptions"][0]["value"] == {"dtype": "float32"}
     assert math.isclose(from_json({**to_json(KEY), "grading": {**to_json(KEY)["grading"], "ops": 9}}).grading
                         .default("bfloat16").rtol, 9 * 2 ** -7)
+
+
+def test_the_instructor_guide_s_bfloat16_worked_example_holds_on_this_torch():
+    """docs/instructor.md, "Tolerances by dtype": its numbers, computed here."""
+    guide = (ROOT / "docs" / "instructor.md").read_text()
+    b = torch.tensor(1.08, dtype=torch.bfloat16, requires_grad=True)
+    (b ** 3).backward()
+    assert b.item() == 1.078125 and b.grad.item() == 3.5 and b.grad.dtype == torch.bfloat16
+    tol = Grading().default("bfloat16")
+    allowed = tol.atol + tol.rtol * 3 * 1.08 ** 2
+    assert round(allowed, 4) == 0.1406 and abs(3.5 - 3 * 1.08 ** 2) <= allowed
+    assert compare_produced({"t": "float", "v": 3 * 1.08 ** 2}, {"t": "float", "v": 3.5}, lambda d: tol).ok
+    assert not compare_produced({"t": "float", "v": 3 * 1.08 ** 2}, {"t": "float", "v": 3.5},
+                                lambda d: Grading().default("float32")).ok
+    x, w = torch.tensor([[1.22, 1.45, 0.98]], requires_grad=True), torch.tensor([[0.6], [1.13], [0.52]])
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = x @ w
+    y.sum().backward()
+    assert y.dtype == torch.bfloat16 and x.grad.dtype == torch.float32 and x.grad[0, 0].item() == 0.6015625
+    for claim in ("holds 1.078125", "b.grad = tensor(3.5000, dtype=torch.bfloat16)", "3.4992", "= 0.1406",
+                  "(0.6015625 for 0.6)", "| bfloat16 | 2^-7 = 0.0078125 | 0.03125 |", "| float16 | 2^-10 = 0.000977 | 0.00390625 |"):
+        assert claim in guide, claim
