@@ -14,15 +14,18 @@ Format "autograd-lab/key", version 1 (one JSON object):
     grading              {submission_timeout, call_timeout, cell_timeout, memory_mb, processes, output_mb,
                           disk_mb (model.Limits), fresh_points, predict_rtol, predict_atol, float32_rtol,
                           float32_atol, float64_rtol, float64_atol, predictions ("worked-out" | "any"),
-                          prediction_policy ("first" | "last") (model.Grading)}
+                          prediction_policy ("first" | "last"), and ops where it is not model.DEFAULT_OPS
+                          (model.Grading)}
     parameters           {name: {"kind": "real", "low", "high", "sign", "decimals"} |
                                 {"kind": "integer", "low", "high"} | {"kind": "fixed", "value"}}
     exercises            [{id, title, functions: [name], args: [{name, param, params, shape, tensor, dtype,
                           requires_grad, grad, and objects (dotted names of torch) where the spec gives them}]}]
     checks               [{id, exercise, kind: "predict" | "produce", title, expect, why, points,
                           visibility: "public" | "hidden", name, function, observe, rtol, atol,
-                          convention, sympy, version_sensitive}], where
+                          convention, sympy, version_sensitive, and ops and dtype where the spec gives them}],
+                          where
                             expect = {"none": true} | {"bool": b} | {"expr": "sympy text"} | {"seq": [expect]}
+                                     | {"dtype": "bfloat16"} (a torch dtype)
                                      | {"installed": "fact"} (model.INSTALLED_FACTS: read by each run's probe)
                                      | {"raises": "Class", "phrase": "..."} | {"warns": "Class", "phrase": "..."}
                             a convention check has `convention` and `sympy` set and a value `expect`;
@@ -57,7 +60,8 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
-from autograder.model import (Answer, Arg, BoolAnswer, Check, ClassAnswer, ConventionExpectation, Exercise, Expectation,
+from autograder.model import (DEFAULT_OPS, Answer, Arg, BoolAnswer, Check, ClassAnswer, ConventionExpectation,
+                              DtypeAnswer, Exercise, Expectation,
                               ExprAnswer, Grading, HiddenChecks, InstalledAnswer, InstalledExpectation, Key, Limits, Misconception, NoneAnswer, OnCuda, Overlap, Parameter, Sign,
                               RaisesExpectation, SeqAnswer, ValueExpectation, WarnsExpectation)
 
@@ -87,6 +91,8 @@ def answer_json(a: Answer) -> dict[str, Any]:
         return {"class": a.name}
     if isinstance(a, InstalledAnswer):
         return {"installed": a.fact}
+    if isinstance(a, DtypeAnswer):
+        return {"dtype": a.name}
     if a.kind == "list":
         return {"list": [answer_json(i) for i in a.items]}
     return {"seq": [answer_json(i) for i in a.items]}
@@ -133,6 +139,10 @@ def _check_json(c: Check) -> dict[str, Any]:
         out["on_cuda"] = {"expect": answer_json(c.on_cuda.answer), "why": c.on_cuda.why}
     if c.container is not None:   # only where set: a key without it keeps its digest
         out["container"] = c.container
+    if c.ops is not None:   # only where set: a key without them keeps its digest
+        out["ops"] = c.ops
+    if c.dtype is not None:
+        out["dtype"] = c.dtype
     if c.misconceptions:
         out["misconceptions"] = [{"id": m.id, "name": m.name, "value": answer_json(m.answer), "feedback": m.feedback,
                                   **({"evidence": [_sign_json(e) for e in m.evidence]} if m.evidence else {}),
@@ -161,7 +171,8 @@ def arg_json(a: Arg) -> dict[str, Any]:
 def grading_json(limits: Limits, grading: Grading) -> dict[str, Any]:
     """The key's "grading" object: the limits, then the fresh points and tolerances."""
     return {**{f.name: getattr(limits, f.name) for f in fields(limits)},
-            **{f.name: getattr(grading, f.name) for f in fields(grading)}}
+            **{f.name: getattr(grading, f.name) for f in fields(grading)
+               if f.name != "ops" or grading.ops != DEFAULT_OPS}}   # a key of the default ops keeps its digest
 
 
 def to_json(key: Key) -> dict[str, Any]:
@@ -220,6 +231,8 @@ def answer_from(d: Any) -> Answer:
         return ClassAnswer(d["class"])
     if isinstance(d, dict) and set(d) == {"installed"} and isinstance(d["installed"], str):
         return InstalledAnswer(d["installed"])
+    if isinstance(d, dict) and set(d) == {"dtype"} and isinstance(d["dtype"], str):
+        return DtypeAnswer(d["dtype"])
     raise ValueError(f"not an answer: {str(d)[:80]}")
 
 
@@ -248,7 +261,8 @@ def _check_from(c: dict[str, Any]) -> Check:
                                      Overlap(float(m["overlap"]["share"]), str(m["overlap"]["why"]))
                                      if isinstance(m.get("overlap"), dict) else None)
                        for m in c.get("misconceptions", ())), on_cuda,
-                 "tuple" if c.get("container") == "tuple" else None)
+                 "tuple" if c.get("container") == "tuple" else None,
+                 int(c["ops"]) if c.get("ops") is not None else None, c.get("dtype"))
 
 
 def arg_from(a: dict[str, Any]) -> Arg:

@@ -112,13 +112,27 @@ class Tolerance:
     atol: float
 
 
+# Machine epsilon of each floating dtype, the distance from 1.0 to the next number of the dtype (torch.finfo(d).eps on
+# torch 2.13.0; tests/fast/test_dtypes.py checks them against the installed torch). A complex dtype's is its parts'.
+DTYPE_EPS: dict[str, float] = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7, "float32": 2.0 ** -23,
+                               "float64": 2.0 ** -52, "complex64": 2.0 ** -23, "complex128": 2.0 ** -52}
+# The dtypes a produce argument may have (spec `args = [{ ..., dtype = "bfloat16" }]`).
+ARG_DTYPES = ("float16", "bfloat16", "float32", "float64")
+DEFAULT_OPS = 4   # roundings a produced value is allowed by default: rtol = atol = ops * eps (see Grading.produced)
+
+
 @dataclass(frozen=True)
 class Grading:
     """How checks are compared: the fresh points drawn besides the student's own, the tolerances
-    (relative/absolute) of predictions and of produced float32 and float64 values, and the prediction
+    (relative/absolute) of predictions and of produced values, and the prediction
     rules: `predictions` "worked-out" (a prediction computed by running autograd or a PRODUCE function
     fails; see autograder.judging.worked) or "any"; `prediction_policy` "first" (the value committed before the
-    answer was shown is graded; see autograder.judging.commit) or "last" (the final cell is graded)."""
+    answer was shown is graded; see autograder.judging.commit) or "last" (the final cell is graded).
+
+    A produced value's default tolerance follows its dtype (`produced`): rtol = max(floor, ops * eps) and
+    atol = max(floor_atol, ops * eps), with eps the dtype's machine epsilon (DTYPE_EPS), `ops` the check's
+    operation count (default `ops`, DEFAULT_OPS) and the floors float32_rtol/atol (float16, bfloat16, float32,
+    complex64, and any other dtype) or float64_rtol/atol (float64, complex128)."""
 
     fresh_points: int = 2                # points drawn besides the student's own
     predict_rtol: float = 2e-3           # a hand-computed prediction: about 3 significant figures
@@ -129,15 +143,37 @@ class Grading:
     float64_atol: float = 1e-9
     predictions: Literal["worked-out", "any"] = "worked-out"
     prediction_policy: Literal["first", "last"] = "first"
+    ops: int = DEFAULT_OPS               # roundings allowed by default (a check's `ops` replaces it)
+
+    def default(self, dtype: str, ops: int | None = None) -> Tolerance:
+        """The default tolerance of a value of `dtype` ("bfloat16", "float32", ...; an unknown or integer dtype has
+        float32's floors and no eps) after `ops` roundings (None: this grading's `ops`): the floors of float32
+        (float64 and complex128: of float64), raised to ops * eps where that is larger. float32 and float64 keep
+        their floors at the default ops (4 * 2**-23 = 4.8e-7 < 1e-5); bfloat16's is 4 * 2**-7 = 0.03125."""
+        n = self.ops if ops is None else ops
+        floor = (self.float64_rtol, self.float64_atol) if dtype in ("float64", "complex128") else \
+            (self.float32_rtol, self.float32_atol)
+        scaled = n * DTYPE_EPS.get(dtype, 0.0)
+        return Tolerance(max(floor[0], scaled), max(floor[1], scaled))
 
     def prediction(self, check: Check) -> Tolerance:
-        """The tolerance of a prediction check (its own rtol/atol where the spec sets them)."""
-        return Tolerance(check.rtol or self.predict_rtol, check.atol or self.predict_atol)
+        """The tolerance of a prediction check (its own rtol/atol where the spec sets them); where the check declares
+        the dtype its value has (`dtype = "bfloat16"`), that dtype's default tolerance where it is looser."""
+        base = Tolerance(self.predict_rtol, self.predict_atol)
+        if check.dtype:
+            typed = self.default(check.dtype, check.ops)
+            base = Tolerance(max(base.rtol, typed.rtol), max(base.atol, typed.atol))
+        return Tolerance(check.rtol or base.rtol, check.atol or base.atol)
 
     def produced(self, check: Check, dtype: str) -> Tolerance:
-        """The tolerance of a produced value of `dtype` ("float64", else float32's)."""
-        base = (self.float64_rtol, self.float64_atol) if dtype == "float64" else (self.float32_rtol, self.float32_atol)
-        return Tolerance(check.rtol or base[0], check.atol or base[1])
+        """The tolerance of a produced value of `dtype` (a tensor's, or "float64" for a Python number): the check's
+        own rtol/atol where the spec sets them, else the default of `dtype` (see `default`) or of the dtype the check
+        declares its value is computed in (`check.dtype`), whichever is looser, after the check's `ops` roundings."""
+        base = self.default(dtype, check.ops)
+        if check.dtype:
+            typed = self.default(check.dtype, check.ops)
+            base = Tolerance(max(base.rtol, typed.rtol), max(base.atol, typed.atol))
+        return Tolerance(check.rtol or base.rtol, check.atol or base.atol)
 
 
 # ------------------------------------------------------------------------------------------------ inputs
@@ -178,7 +214,7 @@ class Arg:
     params: tuple[str, ...] | None = None    # a tensor of these parameters' values (row-major)
     shape: tuple[int, ...] | None = None     # with params: the tensor's shape
     tensor: bool = True
-    dtype: str = "float32"
+    dtype: str = "float32"                   # one of ARG_DTYPES
     requires_grad: bool = True
     grad: str | None = None                  # parameter whose value pre-sets `.grad`
     objects: tuple[str, ...] | None = None   # an object of torch: objects[point[param]], a dotted name ("torch.autograd.grad")
@@ -288,6 +324,19 @@ class ClassAnswer:
 
 
 @dataclass(frozen=True)
+class DtypeAnswer:
+    """A torch dtype by name (`name` as torch prints it without "torch.": "bfloat16"): what `x.dtype` is, or what a
+    prediction names (torch.bfloat16, "bfloat16"). As a misconception of a value check (not a dtype check), it is the
+    check's right value with this dtype: "forgot autocast" returns the right numbers as float32."""
+
+    name: str
+
+    @property
+    def text(self) -> str:
+        return f"torch.{self.name}"
+
+
+@dataclass(frozen=True)
 class InstalledAnswer:
     """A fact of the torch a run imports, read by the probe before any of the submission's code runs (never
     computed by sympy, never stored in the key: it stays right on every torch release). `fact` is one of
@@ -316,7 +365,7 @@ def installed_key(fact: str, exercise: Exercise, point: dict[str, Number]) -> st
     return fact
 
 
-Answer = Union[NoneAnswer, BoolAnswer, ExprAnswer, SeqAnswer, ClassAnswer, InstalledAnswer]
+Answer = Union[NoneAnswer, BoolAnswer, ExprAnswer, SeqAnswer, ClassAnswer, InstalledAnswer, DtypeAnswer]
 
 
 def answer_items(answer: Answer) -> tuple[Answer, ...]:
@@ -438,7 +487,7 @@ class OnCuda:
 @dataclass(frozen=True)
 class Check:
     """One graded check. A prediction reads the variable `name`; a production calls `function` and observes
-    `observe` ("returned" or "<tensor argument>.grad"). `version_sensitive` checks are flagged in a report
+    `observe` ("returned" or "<tensor argument>.grad", either followed by ".dtype" for its dtype). `version_sensitive` checks are flagged in a report
     made on another torch than the key's `torch_observed`, or with CUDA. `misconceptions` are the named wrong
     answers a failed outcome is recognised as (autograder.judging.judge). `on_cuda`: a produce check whose
     behaviour depends on the device (GradScaler() without a device), expected instead where CUDA is available."""
@@ -460,6 +509,8 @@ class Check:
     misconceptions: tuple[Misconception, ...] = ()
     on_cuda: OnCuda | None = None
     container: Literal["tuple"] | None = None   # spec `container = "tuple"`: a list in place of the tuple fails
+    ops: int | None = None      # roundings its value may carry (Grading.produced); None: the grading's `ops`
+    dtype: str | None = None    # the dtype its value is computed in, where the spec declares it (its tolerance)
 
 
 def container_is_lesson(check: Check) -> bool:

@@ -9,6 +9,7 @@ A *Value* is a tagged JSON object describing one Python object the probe saw:
     {"t": "none"} | {"t": "ellipsis"} | {"t": "undefined"}
     {"t": "bool", "v": true} | {"t": "int", "v": 3} | {"t": "float", "v": 1.5 | "nan" | "inf" | "-inf"}
     {"t": "complex", "re": <float>, "im": <float>} | {"t": "str", "v": "..."} | {"t": "class", "name": "RuntimeError"}
+    {"t": "dtype", "name": "bfloat16"}      (a torch.dtype, by its name without "torch.")
     {"t": "tensor", "dtype": "float32", "shape": [2], "data": [<float>, ...], "requires_grad": bool,
          "is_leaf": bool, "grad_fn": "MulBackward0" | null, "truncated": bool}
     {"t": "array", "dtype": "float64", "shape": [2], "data": [...], "truncated": bool}     (numpy)
@@ -30,10 +31,13 @@ from typing import Any, Literal
 from builtins import bool, dict, float, int, isinstance, len, list, str  # noqa: E402, A004
 
 SCHEMA = "autograd-lab/observations"
-VERSION = 4   # 2: cell records may be "skipped" (a cell an earlier run of the submission ended in); 3: the hello
+VERSION = 5   # 2: cell records may be "skipped" (a cell an earlier run of the submission ended in); 3: the hello
 #               record says whether the run had CUDA ("cuda": bool), a call record how many times the call ran
 #               torch.autograd.backward ("backward_calls": int); 4: the hello record may hold "installed": {fact
-#               name: Value}, facts of the installed torch read before the submission's code ran (model.INSTALLED_FACTS)
+#               name: Value}, facts of the installed torch read before the submission's code ran (model.INSTALLED_FACTS);
+#               5: a Value may be a torch dtype, {"t": "dtype", "name": "bfloat16"}
+READS = (4, VERSION)   # versions parse_results reads: 5 only adds a Value tag, so a kernel of 4 (a learner's older
+#                        install, talking to a course service) is still read
 MAX_FACTS = 64                 # installed facts a hello record may hold
 
 MAX_RESULT_BYTES = 2_000_000   # whole results stream read by the grader (bytes)
@@ -48,8 +52,25 @@ CallStatus = Literal["returned", "raised", "undefined", "timeout", "skipped"]
 
 VALUE_TAGS = frozenset(
     {"none", "ellipsis", "undefined", "bool", "int", "float", "complex", "str", "class",
-     "tensor", "array", "seq", "dict", "object"}
+     "tensor", "array", "seq", "dict", "object", "dtype"}
 )
+
+# The dtype names of torch 2.13.0 that a prediction or a spec may name (torch.<name>), and the other names torch gives
+# the same dtypes (torch.half is torch.float16). A string a learner writes is read against these, never evaluated.
+DTYPE_NAMES = ("float16", "bfloat16", "float32", "float64", "complex32", "complex64", "complex128", "uint8", "uint16",
+               "uint32", "uint64", "int8", "int16", "int32", "int64", "bool", "float8_e4m3fn", "float8_e5m2")
+DTYPE_ALIASES = {"half": "float16", "float": "float32", "double": "float64", "cfloat": "complex64",
+                 "cdouble": "complex128", "chalf": "complex32", "short": "int16", "int": "int32", "long": "int64"}
+
+
+def dtype_name(text: str) -> str | None:
+    """The dtype a learner's string names ("bfloat16", "torch.bfloat16", " torch.half " -> "bfloat16", "bfloat16",
+    "float16"), or None: a name of DTYPE_NAMES or DTYPE_ALIASES, with or without "torch."; nothing else (no
+    evaluation, no other spelling)."""
+    name = text.strip()
+    name = name[len("torch."):] if name.startswith("torch.") else name
+    name = DTYPE_ALIASES.get(name, name)
+    return name if name in DTYPE_NAMES else None
 
 
 class WireError(ValueError):
@@ -111,6 +132,9 @@ def check_value(v: Any, depth: int = 0) -> None:
         raise WireError("str value without a string")
     if t == "class" and not isinstance(v.get("name"), str):
         raise WireError("class value without a name")
+    if t == "dtype" and not (isinstance(v.get("name"), str) and 0 < len(v["name"]) <= 40
+                             and v["name"].replace("_", "").isalnum() and v["name"].isascii()):
+        raise WireError("dtype value without a dtype name")
     if t in ("tensor", "array"):
         shape, data = v.get("shape"), v.get("data")
         if not isinstance(v.get("dtype"), str) or not isinstance(shape, list) or not isinstance(data, list):
@@ -253,7 +277,7 @@ def parse_results(data: bytes) -> Observations:
         hello = None
     if not isinstance(hello, dict) or hello.get("k") != "hello":
         raise WireError("results do not start with a hello record")
-    if hello.get("schema") != SCHEMA or hello.get("v") != VERSION:
+    if hello.get("schema") != SCHEMA or hello.get("v") not in READS or isinstance(hello.get("v"), bool):
         raise WireError(f"results schema {hello.get('schema')!r} v{hello.get('v')!r}, expected {SCHEMA} v{VERSION}")
     count = hello.get("cells", 0)
     count = count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else 0

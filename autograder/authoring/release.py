@@ -282,6 +282,7 @@ def _build(src: Source, worker: sandbox.Worker, trace_timeout: float,
         outcomes = _judged(key, obs, run, facts, tuple(labels), student, trace_timeout)
         scores.append(sum(o.score for o in outcomes))
         problems = []
+        points = plan.points_for(key, student)
         for o in outcomes:
             if o.status == "passed":
                 continue
@@ -294,8 +295,10 @@ def _build(src: Source, worker: sandbox.Worker, trace_timeout: float,
                                 f", arithmetic), or set predictions = \"any\" in [grading] to accept computed "
                                 f"predictions")
             else:
+                advice = judge.release_advice(key, check, obs, points) if o.status == "failed" else None
                 problems.append(f"{a.source} check {o.check_id!r}: the solution does not pass ({o.status}) for "
-                                f"sample student {student!r}: {o.message}. {judge.handler(check).advice(key, check)}")
+                                f"sample student {student!r}: {o.message}. "
+                                f"{advice or judge.handler(check).advice(key, check)}")
         _refuse(problems)   # every check the solution fails for this student, at once
     return key, float(min(scores))
 
@@ -522,7 +525,7 @@ def check_misconceptions(key: Key, source: str) -> MisconceptionSummary:
             values = ex.values(point)
             for m in check.misconceptions:
                 try:
-                    value = judge.fill(None, m.answer, values)
+                    value = judge.misconception_value(check, m, values)
                 except (ValueError, TypeError, ArithmeticError) as e:
                     raise BuildError(f"{source} check {check.id!r}: misconception {m.id!r} has no value at "
                                      f"{ex.where(point)} ({e}); write a value that holds at every point the "
@@ -541,7 +544,8 @@ def check_misconceptions(key: Key, source: str) -> MisconceptionSummary:
             if i == 0:
                 answer = judge.fill(None, judge.right_answer(check), values)
                 for m in check.misconceptions:
-                    if judge.coincide(judge.fill(None, m.answer, values), answer, tol):
+                    right = judge.typed_answer(check, values) if judge.retyped(check, m) else answer
+                    if judge.coincide(judge.misconception_value(check, m, values), right, tol):
                         raise BuildError(f"{source} check {check.id!r}: misconception {m.id!r} gives the right answer "
                                          f"at the reference point ({ex.where(point)}): a misconception must lead to a "
                                          f"wrong value; fix its value")
@@ -552,9 +556,9 @@ def check_misconceptions(key: Key, source: str) -> MisconceptionSummary:
         for mid, n in left.items():
             if n == len(points):   # never used: it says the same as another misconception everywhere
                 values = ex.values(points[0])
-                mine = judge.fill(None, next(m for m in check.misconceptions if m.id == mid).answer, values)
+                mine = judge.misconception_value(check, next(m for m in check.misconceptions if m.id == mid), values)
                 same = [m.id for m in check.misconceptions if m.id != mid
-                        and judge.coincide(mine, judge.fill(None, m.answer, values), tol)]
+                        and judge.coincide(mine, judge.misconception_value(check, m, values), tol)]
                 raise BuildError(f"{source} check {check.id!r}: misconception {mid!r} coincides with "
                                  f"{' and '.join(map(repr, same)) or 'another value'} at every point release tried "
                                  f"({len(points)}), so neither could ever be named: remove one, or make their values "
@@ -639,7 +643,10 @@ def _with_reference(check: Check, first: wire.Observations, a: Assignment, nb_pa
     if rec.status == "raised":
         raise BuildError(f"{where}: the solution's {check.function} raised {rec.exception}; "
                          f"expect a value, or write raises = \"{rec.exception['type'] if rec.exception else ''}\"")
-    observed = rec.returned if check.observe == "returned" else rec.tensors[check.observe.split(".")[0]]["grad"]
+    observed = judge.observed_value(check, rec)
+    if observed is None:
+        raise BuildError(f"{where}: the reference torch run of the solution's {check.function} did not report "
+                         f"{check.observe}")
     form = None if isinstance(e.answer, NoneAnswer) else _skeleton(observed)
     if isinstance(e.answer, SeqAnswer) and (observed["t"] != "seq" or len(observed["items"]) != len(e.answer.items)):
         raise BuildError(f"{where}: expect lists {len(e.answer.items)} item(s), but the reference torch run of the "

@@ -2,7 +2,8 @@
 validated on load; raises SpecError naming the file, the check and the fix. The format is documented in
 docs/instructor.md ("Writing a spec").
 
-May import: stdlib, autograder.model, autograder.judging.analytic (to parse answer expressions).
+May import: stdlib, autograder.model, autograder.wire (its dtype names), autograder.judging.analytic (to parse answer
+expressions).
 """
 from __future__ import annotations
 
@@ -17,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from autograder.judging import analytic
-from autograder.model import (INSTALLED_FACTS, LIMIT_NAMES, Answer, Arg, BoolAnswer, Check, ClassAnswer,
-                              ConventionExpectation, Exercise, Expectation, ExprAnswer, Grading, InstalledAnswer,
+from autograder import wire
+from autograder.model import (ARG_DTYPES, DTYPE_EPS, INSTALLED_FACTS, LIMIT_NAMES, Answer, Arg, BoolAnswer, Check,
+                              ClassAnswer, ConventionExpectation, DtypeAnswer, Exercise, Expectation, ExprAnswer,
+                              Grading, InstalledAnswer,
                               InstalledExpectation, Kind, Limits, Misconception, NoneAnswer,
                               OnCuda, Overlap, Parameter, RaisesExpectation, SeqAnswer, Sign, ValueExpectation, WarnsExpectation)
 
@@ -219,14 +222,20 @@ def _class_name(where: str, value: Any, kind: str) -> str:
 
 
 def _answer(where: str, what: str, e: Any, symbols: set[str]) -> Answer:
-    """An `expect` (or a misconception's `value`): "None", "True", "False", a sympy expression, or a list
-    of these for a tuple."""
+    """An `expect` (or a misconception's `value`): "None", "True", "False", a dtype ("torch.bfloat16"), a sympy
+    expression, or a list of these for a tuple."""
     def one(text: Any) -> Answer:
         if not isinstance(text, str):
-            raise SpecError(f"{where}: {what} items must be strings (\"None\", \"True\", \"False\" or a sympy "
-                            f"expression), got {text!r}")
+            raise SpecError(f"{where}: {what} items must be strings (\"None\", \"True\", \"False\", a dtype such as "
+                            f"\"torch.float32\", or a sympy expression), got {text!r}")
         if text.strip() == "None":
             return NoneAnswer()
+        if text.strip().startswith("torch."):   # a dtype, by one of its names (torch.half is torch.float16)
+            name = wire.dtype_name(text)
+            if name is None:
+                raise SpecError(f"{where}: {what} {text!r} is not a dtype of torch; write one of "
+                                f"{', '.join('torch.' + n for n in wire.DTYPE_NAMES)}")
+            return DtypeAnswer(name)
         if text.strip() in ("True", "False"):
             return BoolAnswer(text.strip() == "True")
         try:
@@ -367,6 +376,10 @@ def _misconceptions(src: str, eid: str, raws: Any, checks: list[Check], symbols:
             if check.kind == "produce" and isinstance(check.expectation, WarnsExpectation):
                 raise SpecError(f"{where}: {n!r} checks a warning; a misconception names a wrong value, state or "
                                 f"exception, so attach it to a prediction or a value check")
+            if isinstance(answer, DtypeAnswer) and not _dtype_misconception_fits(check):
+                raise SpecError(f"{where}: {n!r} is not about a dtype: value = {answer.text!r} names a dtype, which "
+                                f"a misconception can be on a dtype check (expect = \"torch.<dtype>\"), or on a "
+                                f"produce check of a value (the right numbers as {answer.text}); not on this one")
             if check.kind == "produce" and isinstance(answer, ClassAnswer) and check.observe != "returned":
                 raise SpecError(f"{where}: {n!r} observes {check.observe}, and a call that raises is an error there, "
                                 f"never this misconception: attach raises = ... to a prediction or to a check with "
@@ -376,6 +389,30 @@ def _misconceptions(src: str, eid: str, raws: Any, checks: list[Check], symbols:
                 raise SpecError(f"{where}: its value is the answer of {n!r}; a misconception is a wrong answer")
             attached[cid].append(m)
     return [replace(c, misconceptions=tuple(attached[c.id])) if attached[c.id] else c for c in checks]
+
+
+def _dtype_misconception_fits(check: Check) -> bool:
+    """Can a misconception whose value is a dtype be named on `check`: a check whose answer is a dtype, or a produce
+    check of a value that holds numbers (then it stands for the right numbers with that dtype)?"""
+    e = check.expectation
+    if not isinstance(e, ValueExpectation) or isinstance(e, InstalledExpectation):
+        return False
+    if isinstance(e.answer, DtypeAnswer):
+        return True
+    items = e.answer.items if isinstance(e.answer, SeqAnswer) else (e.answer,)
+    return check.kind == "produce" and not check.observe.endswith(".dtype") \
+        and any(isinstance(i, ExprAnswer) for i in items)
+
+
+def _observed_kind(where: str, observe: str, expectation: Expectation) -> None:
+    """A `.dtype` observation gives a dtype, and only a dtype observation or a returned value can be one."""
+    answer = expectation.answer if isinstance(expectation, ValueExpectation) else None
+    if observe.endswith(".dtype") and not isinstance(answer, DtypeAnswer):
+        raise SpecError(f"{where}: observe = {observe!r} is a dtype: write expect = \"torch.float32\" (or another "
+                        f"dtype of torch)")
+    if isinstance(answer, DtypeAnswer) and observe != "returned" and not observe.endswith(".dtype"):
+        raise SpecError(f"{where}: expect = {answer.text!r} is a dtype, and {observe!r} is a tensor or None: observe "
+                        f"\"{observe}.dtype\"")
 
 
 def _arg(where: str, raw: dict[str, Any]) -> Arg:
@@ -417,8 +454,8 @@ def _arg(where: str, raw: dict[str, Any]) -> Arg:
     elif "shape" in raw:
         raise SpecError(f"{where}: argument {raw['name']!r}: shape goes with params = [...]")
     arg = Arg(**values)
-    if arg.dtype not in ("float32", "float64"):
-        raise SpecError(f"{where}: argument {arg.name!r} dtype must be \"float32\" or \"float64\"")
+    if arg.dtype not in ARG_DTYPES:
+        raise SpecError(f"{where}: argument {arg.name!r} dtype must be one of {', '.join(map(repr, ARG_DTYPES))}")
     return arg
 
 
@@ -493,6 +530,9 @@ def _load(src: str, data: dict[str, Any]) -> Assignment:
     for k in (f.name for f in fields(Limits) if isinstance(f.default, int)):
         if k in g and not isinstance(g[k], int):
             raise SpecError(f"{src} [grading]: {k} must be a whole number")
+    if "ops" in g and (not isinstance(g["ops"], int) or g["ops"] < 1):
+        raise SpecError(f"{src} [grading]: ops must be a whole number >= 1 (the roundings a produced value may carry: "
+                        f"its default tolerance is ops * eps of its dtype)")
     if "fresh_points" in g and (not isinstance(g["fresh_points"], int) or g["fresh_points"] < 1):
         raise SpecError(f"{src} [grading]: fresh_points must be an integer >= 1 (fresh points catch hard-coded numbers)")
     limits = Limits(**{k: v for k, v in g.items() if k in LIMIT_NAMES})
@@ -535,7 +575,8 @@ def _load(src: str, data: dict[str, Any]) -> Assignment:
             cwhere = f"{src} check {cid!r}"
             _keys(cwhere, raw, {"id", "title", "predict", "function", "observe", "expect", "raises", "warns", "phrase",
                                 "why", "points", "visibility", "rtol", "atol", "convention", "sympy",
-                                "version_sensitive", "on_cuda", "installed", "container"}, {"id", "title", "why"})
+                                "version_sensitive", "on_cuda", "installed", "container", "ops", "dtype"},
+                  {"id", "title", "why"})
             if cid in seen:
                 raise SpecError(f"{cwhere}: duplicate check id; give each check of an exercise its own id")
             seen.add(cid)
@@ -553,10 +594,11 @@ def _load(src: str, data: dict[str, Any]) -> Assignment:
                     raise SpecError(f"{cwhere}: function must be one of {list(functions)}")
                 observe = raw["observe"]
                 grads = {f"{a.name}.grad" for a in args if a.tensor}
-                if observe != "returned" and observe not in grads:
-                    raise SpecError(f"{cwhere}: observe must be \"returned\" or one of {sorted(grads)}" if grads else
-                                    f"{cwhere}: observe must be \"returned\" (exercise {eid!r} has no tensor argument "
-                                    f"whose .grad could be observed)")
+                if not isinstance(observe, str) or observe.removesuffix(".dtype") not in {"returned"} | grads:
+                    raise SpecError(f"{cwhere}: observe must be \"returned\" or one of {sorted(grads)} (or one of "
+                                    f"these with \".dtype\": its dtype)" if grads else
+                                    f"{cwhere}: observe must be \"returned\" or \"returned.dtype\" (exercise {eid!r} "
+                                    f"has no tensor argument whose .grad could be observed)")
                 if ("raises" in raw or "warns" in raw) and observe != "returned":
                     raise SpecError(f"{cwhere}: raises and warns go with observe = \"returned\" (what the call did)")
                 if raw.get("raises") == "NotImplementedError":
@@ -568,11 +610,24 @@ def _load(src: str, data: dict[str, Any]) -> Assignment:
             if vis not in ("public", "hidden"):
                 raise SpecError(f"{cwhere}: visibility must be \"public\" or \"hidden\"")
             tol = {k: _number(cwhere, raw[k], k, positive=True) for k in ("rtol", "atol") if k in raw}
+            ops, dtype = raw.get("ops"), raw.get("dtype")
+            if ops is not None and (not isinstance(ops, int) or isinstance(ops, bool) or ops < 1):
+                raise SpecError(f"{cwhere}: ops must be a whole number >= 1, the roundings its value may carry (its "
+                                f"default tolerance is ops * eps of its dtype)")
+            if dtype is not None and dtype not in DTYPE_EPS:
+                raise SpecError(f"{cwhere}: dtype = {dtype!r}: write the floating dtype its value is computed in, one of "
+                                f"{', '.join(map(repr, DTYPE_EPS))}")
             convention, sympy_text = _convention(cwhere, raw, symbols)
             sensitive = raw.get("version_sensitive", False)
             if not isinstance(sensitive, bool):
                 raise SpecError(f"{cwhere}: version_sensitive must be true or false")
             expectation = _expect(cwhere, raw, symbols, {a.name for a in args if a.objects})
+            if observe is not None:
+                _observed_kind(cwhere, observe, expectation)
+            if (ops is not None or dtype is not None) and not (isinstance(expectation, ValueExpectation) and any(
+                    isinstance(i, ExprAnswer) for i in (expectation.answer.items if isinstance(expectation.answer,
+                                                        SeqAnswer) else (expectation.answer,)))):
+                raise SpecError(f"{cwhere}: ops and dtype set the tolerance of a number: this check expects none")
             if convention is not None:
                 if not isinstance(expectation, ValueExpectation):
                     raise SpecError(f"{cwhere}: convention = ... goes with expect = (torch's value), not with "
@@ -586,7 +641,8 @@ def _load(src: str, data: dict[str, Any]) -> Assignment:
             mine.append(Check(cid, eid, kind, _line_text(cwhere, raw["title"], "title"), expectation,
                               _line_text(cwhere, raw["why"], "why"), points, vis, name,
                               function, observe, tol.get("rtol"), tol.get("atol"), sensitive,
-                              on_cuda=_on_cuda(cwhere, raw, kind, symbols), container=container))
+                              on_cuda=_on_cuda(cwhere, raw, kind, symbols), container=container, ops=ops,
+                              dtype=dtype))
         checks += _twins_flagged(_misconceptions(src, eid, ex.get("misconception", []), mine, symbols,
                                                  {f"{a.name}.grad" for a in args if a.tensor}))
     return Assignment(str(a["id"]), _line_text(f"{src} [assignment]", a["title"], "title"), a["notebook"], str(a.get("torch_observed", "")),

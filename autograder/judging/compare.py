@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
 from autograder.model import Tolerance
-from autograder.wire import decode_float
+from autograder.wire import decode_float, dtype_name
 
 Reason = Literal["match", "kind", "length", "dtype", "shape", "values", "exception", "phrase"]
 Value = dict[str, Any]
@@ -83,6 +83,8 @@ def show(v: Value | None) -> str:
         return repr(v["v"])
     if t == "class":
         return v["name"]
+    if t == "dtype":
+        return f"torch.{v['name']}"
     if t in ("tensor", "array"):
         data = v["data"]
         if not data and v.get("note"):
@@ -142,7 +144,7 @@ def describe(v: Value) -> str:
     return {
         "none": "None", "ellipsis": "the placeholder ...", "undefined": "nothing", "bool": "a bool",
         "int": "an int", "float": "a float", "complex": "a complex number", "str": "a string",
-        "class": "a class", "array": "a numpy array", "dict": "a dict",
+        "class": "a class", "array": "a numpy array", "dict": "a dict", "dtype": "a dtype",
     }.get(t) or (
         f"a {v['dtype']} tensor of shape {tuple(v['shape'])}" if t == "tensor" else
         f"a {v['kind']} of more than {len(v['items'])} items" if t == "seq" and v.get("truncated") else
@@ -257,6 +259,9 @@ def compare_produced(expected: Value, observed: Value, tol: Callable[[str], Tole
         return _values(observed["data"], expected["data"], tol(expected["dtype"]))
     if et == "bool":
         return MATCH if observed["v"] == expected["v"] else Comparison(False, "values", f"{observed['v']} instead of {expected['v']}")
+    if et == "dtype":
+        return MATCH if observed["name"] == expected["name"] else \
+            Comparison(False, "dtype", f"torch.{observed['name']} instead of torch.{expected['name']}")
     if et in ("float", "int"):
         return _values([observed["v"]], [expected["v"]], tol("float64"), ints=(ot == "int", et == "int"))
     if et == "str":   # a fact of the installed torch (its version): the same text, no tolerance
@@ -325,6 +330,17 @@ def compare_predicted(expected: Value, observed: Value, tol: Tolerance, list_for
             return MATCH
         hint = " (write None without quotes)" if observed["t"] == "str" and observed["v"].strip() == "None" else ""
         return Comparison(False, "kind", f"expected None, got {show(observed)}{hint}")
+    if et == "dtype":   # torch.bfloat16, or its name as a string ("bfloat16", "torch.bfloat16"), read against wire's names
+        name = observed["name"] if observed["t"] == "dtype" else \
+            dtype_name(observed["v"]) if observed["t"] == "str" else None
+        if name == expected["name"]:
+            return MATCH
+        if name is not None:
+            return Comparison(False, "dtype", f"torch.{name} instead of torch.{expected['name']}")
+        hint = " (write a dtype, torch.float32, or its name as a string)" if observed["t"] == "str" else ""
+        return Comparison(False, "kind", f"expected the dtype torch.{expected['name']}, got {show(observed)}{hint}")
+    if et == "tensor":   # a value of a known dtype (a misconception that gives the right numbers as another dtype)
+        return compare_produced(expected, observed, lambda dtype: tol)
     if et == "class":
         name = observed.get("v") if observed["t"] == "str" else observed.get("name") if observed["t"] == "class" else None
         if isinstance(name, str) and name.strip().split(".")[-1] == expected["name"]:

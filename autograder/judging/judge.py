@@ -8,6 +8,7 @@ autograder.report, autograder.judging.sources, autograder.judging.worked, autogr
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Union
@@ -16,7 +17,8 @@ from autograder import wire
 from autograder.judging import analytic, commit, sources, worked
 from autograder.judging.compare import (Comparison, compare_exception, compare_predicted, compare_produced, compare_warning,
                                 plain, short, show)
-from autograder.model import (Answer, BoolAnswer, Check, ClassAnswer, ConventionExpectation, Exercise, ExprAnswer,
+from autograder.model import (DTYPE_EPS, Answer, BoolAnswer, Check, ClassAnswer, ConventionExpectation, DtypeAnswer,
+                              Exercise, ExprAnswer,
                               InstalledAnswer, InstalledExpectation, Key, Limits, Misconception, NoneAnswer,
                               RaisesExpectation, SeqAnswer, Sign, Tolerance, ValueExpectation, WarnsExpectation,
                               answer_items, container_is_lesson, installed_key)
@@ -252,13 +254,50 @@ def misconception_values(check: Check, values: Point, tol: Tolerance) -> tuple[l
         return [], []
     answer = fill(None, right_answer(check), values)
     evaluated, left_out = _evaluated(check, values)
+    typed = typed_answer(check, values) if any(retyped(check, m) for m, _ in evaluated) else None
     usable = []
     for i, (m, v) in enumerate(evaluated):
-        if _ambiguous(check, i, evaluated, answer, tol):
+        if _ambiguous(check, i, evaluated, answer, tol, typed):
             left_out.append(m.id)
         else:
             usable.append((m, v))
     return usable, left_out
+
+
+def retyped(check: Check, m: Misconception) -> bool:
+    """Is `m` a dtype misconception of a value check (model.DtypeAnswer): the check's right numbers with its dtype?"""
+    return isinstance(m.answer, DtypeAnswer) and not isinstance(right_answer(check), DtypeAnswer)
+
+
+def _with_dtype(v: dict[str, Any], dtype: str) -> dict[str, Any]:
+    """A wire Value with every tensor in it made `dtype` (a tuple's items included)."""
+    if v["t"] == "tensor":
+        return {**v, "dtype": dtype}
+    if v["t"] == "seq":
+        return {**v, "items": [_with_dtype(i, dtype) for i in v["items"]]}
+    return v
+
+
+def typed_answer(check: Check, values: Point) -> dict[str, Any] | None:
+    """The right answer of a produce check at `values` in the reference run's form (its tensors' dtypes included), or
+    None where the check has no form holding a tensor (a prediction, a number, None)."""
+    form = getattr(check.expectation, "form", None)
+    if check.kind != "produce" or not isinstance(form, dict) or not _dtypes(form):
+        return None
+    return fill(form, right_answer(check), values)
+
+
+def misconception_value(check: Check, m: Misconception, values: Point) -> dict[str, Any]:
+    """The wire Value misconception `m` of `check` leads to at `values`: its answer filled there, or for a dtype
+    misconception of a value check (`retyped`) the check's right answer in the reference run's form with every tensor
+    of that dtype. Raises ValueError, TypeError or ArithmeticError where it has no value there (a pole; a dtype
+    misconception of a value that holds no tensor)."""
+    if not retyped(check, m):
+        return fill(None, m.answer, values)
+    typed = typed_answer(check, values)
+    if typed is None:
+        raise ValueError(f"{m.answer.text} names a dtype, and the reference run's value holds no tensor")
+    return _with_dtype(typed, m.answer.name)
 
 
 def _evaluated(check: Check, values: Point) -> tuple[list[tuple[Misconception, dict[str, Any]]], list[str]]:
@@ -268,7 +307,7 @@ def _evaluated(check: Check, values: Point) -> tuple[list[tuple[Misconception, d
     left_out: list[str] = []
     for m in check.misconceptions:
         try:
-            value = fill(None, m.answer, values)
+            value = misconception_value(check, m, values)
         except (ValueError, TypeError, ArithmeticError):   # a pole, a complex value: no number at this point
             left_out.append(m.id)
             continue
@@ -280,13 +319,15 @@ def _evaluated(check: Check, values: Point) -> tuple[list[tuple[Misconception, d
 
 
 def _ambiguous(check: Check, i: int, evaluated: list[tuple[Misconception, dict[str, Any]]], answer: dict[str, Any],
-               tol: Tolerance) -> bool:
+               tol: Tolerance, typed: dict[str, Any] | None = None) -> bool:
     """Does the `i`th evaluated misconception coincide with the right answer or with another one (two produce
-    misconceptions of one value are told apart by their evidence)?"""
+    misconceptions of one value are told apart by their evidence)? A dtype misconception of a value check is held
+    against the right answer with its dtypes (`typed`: typed_answer), from which it differs by its dtype alone."""
     m, v = evaluated[i]
     apart = check.kind == "produce"
-    return coincide(v, answer, tol) or any(coincide(v, w, tol) for j, (n, w) in enumerate(evaluated)
-                                           if j != i and not (apart and n.evidence != m.evidence))
+    right = typed if retyped(check, m) and typed is not None else answer
+    return coincide(v, right, tol) or any(coincide(v, w, tol) for j, (n, w) in enumerate(evaluated)
+                                          if j != i and not (apart and n.evidence != m.evidence))
 
 
 def diagnose(check: Check, values: Point, observed: dict[str, Any], tol: Tolerance, where: str,
@@ -304,11 +345,13 @@ def diagnose(check: Check, values: Point, observed: dict[str, Any], tol: Toleran
     if not matching:
         return None
     answer = fill(None, right_answer(check), values)
-    found = [evaluated[i] for i in matching if not _ambiguous(check, i, evaluated, answer, tol)]
+    typed = typed_answer(check, values) if any(retyped(check, evaluated[i][0]) for i in matching) else None
+    found = [evaluated[i] for i in matching if not _ambiguous(check, i, evaluated, answer, tol, typed)]
     if len(found) != 1:
         return None
     m, v = found[0]
-    return Diagnosis(m.id, m.name, m.feedback, m.answer.text, plain(v), where)
+    formula = f"the right value as {m.answer.text}" if retyped(check, m) else m.answer.text
+    return Diagnosis(m.id, m.name, m.feedback, formula, plain(v), where)
 
 
 def _holds(sign: Sign, rec: wire.CallResult, values: Point, tol: Tolerance) -> bool:
@@ -324,6 +367,18 @@ def _holds(sign: Sign, rec: wire.CallResult, values: Point, tol: Tolerance) -> b
                                                                               tol).ok
 
 
+def observed_value(check: Check, rec: wire.CallResult) -> dict[str, Any] | None:
+    """What a produce check observes of a call that returned: the returned Value, or a tensor argument's .grad after
+    the call; with ".dtype" (`observe = "x.grad.dtype"`), that tensor's dtype as a dtype Value (anything but a tensor
+    stays what it is, and is compared as such). None: not observed."""
+    target = check.observe or "returned"
+    base = target.removesuffix(".dtype")
+    value = rec.returned if base == "returned" else rec.tensors.get(base.split(".")[0], {}).get("grad")
+    if value is not None and target.endswith(".dtype") and value.get("t") == "tensor":
+        return {"t": "dtype", "name": str(value["dtype"])}
+    return value
+
+
 def _dtypes(form: Any) -> set[str]:
     """The dtypes of the tensors in a reference run's form (a tuple's items included)."""
     if not isinstance(form, dict):
@@ -336,12 +391,14 @@ def _dtypes(form: Any) -> set[str]:
 def misconception_tolerance(key: Key, check: Check, observed: dict[str, Any] | None = None) -> Tolerance:
     """The tolerance a misconception of `check` is matched with, and told apart from the right answer and the
     other misconceptions: a prediction's (predict_rtol, predict_atol); for a produced value, the dtype's as
-    compare_produced uses it: float64's where every tensor of the reference run's form and of the `observed`
-    value is float64 (or there is none), else float32's (the loosest, also for a float32 tensor in a tuple)."""
+    compare_produced uses it (Grading.produced), the loosest of the dtypes of the tensors of the reference run's
+    form and of the `observed` value: float64's where every one is float64 (or there is none), float32's for a
+    float32 tensor (also in a tuple), bfloat16's for a bfloat16 one."""
     if check.kind == "predict":
         return key.grading.prediction(check)
-    dtypes = _dtypes(getattr(check.expectation, "form", None)) | _dtypes(observed)
-    return key.grading.produced(check, "float64" if dtypes <= {"float64"} else "float32")
+    dtypes = (_dtypes(getattr(check.expectation, "form", None)) | _dtypes(observed)) or {"float64"}
+    tols = [key.grading.produced(check, d) for d in sorted(dtypes)]
+    return Tolerance(max(t.rtol for t in tols), max(t.atol for t in tols))
 
 
 @dataclass(frozen=True)
@@ -394,7 +451,7 @@ class ValueHandler:
             return Stop(f"{call_text} raised {e['type']}{_at(where)}: {short(e['message'], 300)}",
                         f"{e['type']}: {short(e['message'], 300)}", named)
         target = check.observe
-        observed = rec.returned if target == "returned" else rec.tensors.get(target.split(".")[0], {}).get("grad")
+        observed = observed_value(check, rec)
         if observed is None:
             return Stop(f"{target} was not observed")
         values = exercise.values(point)
@@ -411,12 +468,150 @@ class ValueHandler:
         return Verdict(c, expected_text, show(observed), self.convention(key, check, values, expected_text), diagnosis)
 
     def advice(self, key: Key, check: Check) -> str:
-        """What to fix when the solution fails this check at release."""
+        """What to fix when the solution fails this check at release (where a tolerance is the matter, `release_advice`
+        says more)."""
         if check.kind == "predict":
             return (f"The solution notebook's {check.name} and the spec's expect disagree: fix the expect "
                     f"expression if the notebook is right, else the notebook.")
         return (f"The reference torch {key.torch_version} run and the expectation disagree: if torch is right, fix "
                 f"the expect expression; if sympy is right, fix the solution.")
+
+
+def _numbers(expected: dict[str, Any], observed: dict[str, Any]) -> list[tuple[float, float, str]] | None:
+    """(observed, expected, dtype) of each number of two Values of one form (a Python number's dtype: "float64"); None
+    where the forms differ."""
+    if expected["t"] == "seq" and observed["t"] == "seq" and len(expected["items"]) == len(observed["items"]):
+        out: list[tuple[float, float, str]] = []
+        for e, o in zip(expected["items"], observed["items"], strict=True):
+            sub = _numbers(e, o)
+            if sub is None:
+                return None
+            out += sub
+        return out
+    if expected["t"] == "tensor" and observed["t"] == "tensor" and len(expected["data"]) == len(observed["data"]):
+        return [(float(wire.decode_float(o)), float(wire.decode_float(e)), str(expected["dtype"]))
+                for o, e in zip(observed["data"], expected["data"], strict=True)
+                if not isinstance(o, bool) and not isinstance(e, bool)]
+    if expected["t"] in ("float", "int") and observed["t"] in ("float", "int"):
+        return [(wire.decode_float(observed["v"]), wire.decode_float(expected["v"]), "float64")]
+    return [] if expected["t"] == observed["t"] else None
+
+
+MAX_OPS_ADVISED = 32   # a difference of more roundings than this is taken for a wrong value, not for rounding
+
+
+def _is_number_of(x: float, dtype: str) -> bool:
+    """Is `x` exactly a number of the half dtype `dtype` ("bfloat16": a float32 whose low 16 bits are 0; "float16":
+    IEEE half precision)?"""
+    import struct
+
+    try:
+        if dtype == "bfloat16":
+            bits = struct.unpack("<I", struct.pack("<f", x))[0]
+            return struct.unpack("<f", struct.pack("<f", x))[0] == x and bits & 0xFFFF == 0
+        return struct.unpack("<e", struct.pack("<e", x))[0] == x
+    except (OverflowError, struct.error):
+        return False
+
+
+def _up(x: float) -> float:
+    """`x` rounded up to two significant figures (0.004431 -> 0.0045)."""
+    if x <= 0 or not math.isfinite(x):
+        return x
+    step = 10.0 ** (math.floor(math.log10(x)) - 1)
+    return math.ceil(x / step - 1e-9) * step
+
+
+def tolerance_text(tol: Tolerance, dtype: str, ops: int) -> str:
+    """"rtol = atol = 4 × 2^-7 = 0.03125" where the tolerance is `dtype`'s ops * eps, else "rtol = 1e-05, atol = 1e-05"."""
+    eps = DTYPE_EPS.get(dtype)
+    if eps and tol.rtol == tol.atol == ops * eps:
+        return f"rtol = atol = {ops} × 2^{int(math.log2(eps))} = {tol.rtol:.4g}"
+    return f"rtol = {tol.rtol:.3g}, atol = {tol.atol:.3g}"
+
+
+def release_advice(key: Key, check: Check, obs: wire.Observations, points: list[Point]) -> str | None:
+    """What to fix where the solution misses a produce check's number only by its tolerance: the first point where the
+    reference run's value of `check` differs from sympy's in its numbers alone, the dtype and tolerance it was compared
+    with, and the fix that would pass there: the dtype's default tolerance (a spec's own rtol/atol is tighter), more
+    roundings (`ops = N`), the dtype the value is computed in (`dtype = "bfloat16"` for a float32 value that went
+    through bfloat16: autocast), or an rtol. None: the check is not such a number, or it fails in another way (kind,
+    dtype, shape, nan), where the handler's advice applies."""
+    e = check.expectation
+    if check.kind != "produce" or type(e) not in (ValueExpectation, ConventionExpectation):
+        return None
+    g = key.grading
+    ops = check.ops if check.ops is not None else g.ops
+    miss = _first_miss(key, check, obs, points)
+    if miss is None:
+        return None
+    point, observed, nums = miss
+    used = lambda dtype: g.produced(check, dtype)
+    dtype = max({d for _, _, d in nums}, key=lambda d: used(d).rtol)
+    tol = used(dtype)
+    passes = lambda t: all(abs(o - x) <= t.atol + t.rtol * abs(x) for o, x, _ in nums)
+    worst = max(abs(o - x) / max(abs(x), 1e-300) for o, x, _ in nums)
+    needed = max((abs(o - x) - tol.atol) / abs(x) for o, x, _ in nums if x != 0) if any(x for _, x, _ in nums) \
+        else math.inf
+    spec_tol = check.rtol is not None or check.atol is not None
+    label = check.dtype or dtype
+    said = "the check's rtol/atol" if spec_tol else f"{label}'s default tolerance"
+    number = " (a Python number)" if observed["t"] in ("float", "int") else ""
+    head = (f"There the value is {dtype}{number} and differs from sympy's by {worst:.3g} relatively; it was "
+            f"compared with {said}, {tolerance_text(tol, label, ops)}.")
+    rtol_fix = (f"rtol = {_up(needed):.2g}" if math.isfinite(needed) else
+                f"atol = {_up(max(abs(o - x) for o, x, _ in nums)):.2g}") + " (enough at this point)"
+    if spec_tol:
+        default = g.default(label, check.ops)
+        if passes(default):
+            return (f"{head} This value is {label}; its default tolerance, {tolerance_text(default, label, ops)}, "
+                    f"would pass: remove rtol and atol from the check, or set {rtol_fix}.")
+        return f"{head} Set {rtol_fix} if the difference is rounding, else fix the expect expression or the solution."
+    # the half dtypes whose tolerance would pass, those whose numbers the value holds first (a float32 value that went
+    # through bfloat16 holds bfloat16 numbers); then the tighter first
+    made = [h for h in ("bfloat16", "float16") if all(_is_number_of(o, h) for o, _, _ in nums)]
+    halves = [h for h in dict.fromkeys(made + ["float16", "bfloat16"])
+              if DTYPE_EPS[h] > DTYPE_EPS.get(label, 0.0) and passes(g.default(h, check.ops))]
+    if halves and not check.dtype:
+        h = halves[0]
+        seen = f"Its numbers are all {h} numbers: the difference is {h}'s rounding" if h in made else \
+            f"That is the rounding of {h}"
+        return (f"{head} {seen}. If the value is computed in {h} (autocast, or a {h} tensor cast back to {dtype}), "
+                f"declare it with dtype = \"{h}\" on the check; {h}'s default tolerance, "
+                f"{tolerance_text(g.default(h, check.ops), h, ops)}, would pass. Or set {rtol_fix}.")
+    eps = DTYPE_EPS.get(label)
+    if eps:
+        spread = max(abs(o - x) / (1 + abs(x)) for o, x, _ in nums)
+        n = max(ops + 1, math.ceil(spread / eps - 1e-9))
+        if n <= MAX_OPS_ADVISED:
+            return (f"{head} The difference is {spread / eps:.3g} roundings of {label} (eps = 2^{int(math.log2(eps))}): if the "
+                    f"value is computed in that many steps, set ops = {n} on the check ({label}'s tolerance is then "
+                    f"{tolerance_text(g.default(label, n), label, n)}); or set {rtol_fix}. Otherwise fix the expect "
+                    f"expression or the solution.")
+    return f"{head} No floating dtype's rounding explains the difference. {handler(check).advice(key, check)}"
+
+
+def _first_miss(key: Key, check: Check, obs: wire.Observations, points: list[Point]
+                ) -> tuple[Point, dict[str, Any], list[tuple[float, float, str]]] | None:
+    """The first point where the run's value of `check` misses sympy's in its numbers alone: (the point, the observed
+    Value, its finite numbers with sympy's and their dtypes); None where the first miss is of another kind (kind,
+    dtype, shape, nan), or a call did not return."""
+    e = check.expectation
+    ex = key.exercise(check.exercise)
+    for p, point in enumerate(points):
+        rec = obs.calls.get((check.function, p))
+        observed = observed_value(check, rec) if rec is not None and rec.status == "returned" else None
+        if observed is None:
+            return None
+        expected = fill(e.form, e.answer, ex.values(point))
+        c = compare_produced(expected, observed, lambda dtype: key.grading.produced(check, dtype))
+        if c.ok:
+            continue
+        nums = _numbers(expected, observed)
+        if c.reason != "values" or not nums or not all(math.isfinite(o) and math.isfinite(x) for o, x, _ in nums):
+            return None
+        return point, observed, nums
+    return None
 
 
 class ConventionHandler(ValueHandler):
@@ -580,6 +775,8 @@ def fill(form: dict[str, Any] | None, answer: Any, values: Point) -> dict[str, A
         return {"t": "bool", "v": answer.value}
     if isinstance(answer, ClassAnswer):
         return {"t": "class", "name": answer.name}
+    if isinstance(answer, DtypeAnswer):
+        return {"t": "dtype", "name": answer.name}
     if isinstance(answer, SeqAnswer):
         items = form["items"] if form else [None] * len(answer.items)
         return {"t": "seq", "kind": form["kind"] if form else answer.kind,
@@ -773,7 +970,8 @@ def judge_production(key: Key, check: Check, evidence: Evidence, points: list[Po
     h = handler(check)
     fn, target = check.function, check.observe
     call_text = ex.call_text(fn)
-    what = "returned by " + call_text if target == "returned" else f"{target} after {call_text}"
+    what = ("returned by " + call_text if target == "returned" else
+            "the dtype of what " + call_text + " returns" if target == "returned.dtype" else f"{target} after {call_text}")
     base = _base(check)
     warnings_seen: list[str] = []
     first: Outcome | None = None

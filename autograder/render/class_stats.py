@@ -153,12 +153,40 @@ def _shown_right(o: Outcome) -> bool:
                                      for a, b in pairs)
 
 
+_DTYPE = re.compile(r", dtype=(\w+)")   # how compare.show writes a tensor's dtype (float32's is not written)
+
+
+def _dtype_shown(text: str) -> str | None:
+    """The dtype of the tensor a shown value is ("tensor([1.], dtype=bfloat16)": "bfloat16"; "tensor(1.)": "float32"),
+    or None for anything but one tensor."""
+    if not (text.startswith("tensor(") and text.endswith(")")) or text.count("tensor(") != 1:
+        return None
+    m = _DTYPE.search(text)
+    return m.group(1) if m else "float32"
+
+
+def _right_but_dtype(observed: str, expected: str) -> str | None:
+    """The dtype of a shown tensor that holds the expected numbers (within 4 %, the rounding of a half dtype) in
+    another dtype than the expected one's ("float32" for a learner who forgot autocast); else None."""
+    mine, theirs = _dtype_shown(observed), _dtype_shown(expected)
+    if mine is None or theirs is None or mine == theirs:
+        return None
+    pairs = _number_pairs(_DTYPE.sub("", observed), _DTYPE.sub("", expected))
+    if pairs is None or not all(math.isclose(float(a), float(b), rel_tol=0.04, abs_tol=1e-6) for a, b in pairs):
+        return None
+    return mine
+
+
 def wrong_answer(o: Outcome) -> str:
     """How an unnamed wrong answer is grouped: "2 × the answer" when every number in it is that multiple of
     the student's own expected value (a number, a tensor, a tuple of them), "within 1 % of the answer" when
-    it is close but outside the tolerance, else what it showed ("None", "(tensor(2.), 0.0)")."""
+    it is close but outside the tolerance, "the answer as float32" for the right numbers in a tensor of another
+    dtype than the expected one's, else what it showed ("None", "(tensor(2.), 0.0)")."""
     if o.observed is None:
         return "nothing observed"
+    dtype = _right_but_dtype(o.observed, o.expected) if o.expected is not None else None
+    if dtype is not None:
+        return f"the answer as {dtype}"
     ratio = _ratio(o.observed, o.expected) if o.expected is not None else None
     if ratio is None:
         return o.observed

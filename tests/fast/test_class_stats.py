@@ -75,3 +75,21 @@ def test_the_right_value_failed_for_another_reason_is_not_a_wrong_answer():
     p, q = class_stats(reports).checks
     assert p.unnamed == 0 and p.wrong_answers == ()
     assert q.unnamed == 1 and [(a.answer, a.count) for a in q.wrong_answers] == [("1.01 × the answer", 1)]
+
+
+def test_right_numbers_of_another_dtype_group_as_the_answer_in_that_dtype_unless_a_misconception_names_them():
+    """Issue 44: a learner who forgot autocast returns the right numbers as float32; unnamed, they are one group (not
+    one wrong answer per student), and named by a dtype misconception they are counted under it."""
+    forgot = "tensor([[2.622]], grad_fn=<MmBackward0>)"
+    right = "tensor([[2.6094]], dtype=bfloat16, grad_fn=<MmBackward0>)"
+    assert wrong_answer(outcome("1.v", "failed", forgot, right, kind="produce")) == "the answer as float32"
+    assert wrong_answer(outcome("1.v", "failed", "tensor([1.5, 2.], dtype=float64)", "tensor([1.5, 2.])")) == \
+        "the answer as float64"
+    assert wrong_answer(outcome("1.v", "failed", "tensor([[3.5]])", right)) == "tensor([[3.5]])"   # other numbers
+    reports = [report("a", [("1.v", "failed", forgot, right, None, "produce")]),
+               report("b", [("1.v", "failed", "tensor([[1.8]])", "tensor([[1.7969]], dtype=bfloat16)", None,
+                              "produce")]),
+               report("c", [("1.v", "failed", forgot, right, "forgot-autocast", "produce")])]
+    (v,) = class_stats(reports).checks
+    assert [(m.id, m.count) for m in v.misconceptions] == [("forgot-autocast", 1)]
+    assert v.unnamed == 2 and [(a.answer, a.count) for a in v.wrong_answers] == [("the answer as float32", 2)]

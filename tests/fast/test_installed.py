@@ -120,7 +120,7 @@ MISCONCEPTION = ('\n[[exercise.misconception]]\nid = "m"\nname = "m"\nchecks = [
      "objects must be a list of distinct dotted names of torch"),
     (lambda t: t + MISCONCEPTION, "a misconception's value is fixed"),
     (lambda t: t.replace('observe = "returned"', 'observe = "fn.grad"'),
-     "observe must be \"returned\" (exercise '1' has no tensor argument whose .grad could be observed)"),
+     "observe must be \"returned\" or \"returned.dtype\" (exercise '1' has no tensor argument whose .grad could be observed)"),
 ])
 def test_a_spec_that_asks_for_an_installed_fact_wrongly_is_refused_with_the_fix(tmp_path, edit, message):
     with pytest.raises(SpecError) as e:

@@ -30,6 +30,8 @@ def test_a_stream_cut_by_a_kill_keeps_the_records_before_the_cut():
 @pytest.mark.parametrize("data, phrase", [
     (b"", "hello"),
     (stream({**HELLO, "v": 99}), "expected autograd-lab"),
+    (stream({**HELLO, "v": 3}), "expected autograd-lab"),
+    (stream({**HELLO, "v": True}), "expected autograd-lab"),
     (b'garbage\n' + stream(HELLO), "hello"),
 ])
 def test_a_stream_without_the_probes_hello_is_refused(data, phrase):
@@ -85,3 +87,16 @@ def test_a_bare_nan_or_infinity_is_not_a_wire_number():
         with pytest.raises(WireError):
             check_value({"t": "tensor", "dtype": "float32", "shape": [1], "data": [v]})
     check_value({"t": "float", "v": "nan"})
+
+
+def test_a_dtype_value_is_read_and_a_stream_of_version_4_still_is():
+    """Version 5 adds {"t": "dtype", "name": ...} (issue 44); a v4 stream (a learner's older install sending its
+    kernel's results to a course service) holds nothing a v5 reader lacks, so it is read as it was."""
+    dtype = {"t": "dtype", "name": "bfloat16"}
+    obs = wire.parse_results(stream(HELLO, {"k": "name", "name": "p", "value": dtype}, {"k": "done"}))
+    assert obs.names["p"] == dtype and obs.rejected == 0
+    old = wire.parse_results(stream({**HELLO, "v": 4}, {"k": "name", "name": "p", "value": {"t": "int", "v": 1}},
+                                    {"k": "done"}))
+    assert old.complete and old.names["p"] == {"t": "int", "v": 1}
+    bad = wire.parse_results(stream(HELLO, {"k": "name", "name": "p", "value": {"t": "dtype", "name": "a b"}}))
+    assert bad.rejected == 1 and "p" not in bad.names   # not a dtype name: not a line the probe wrote

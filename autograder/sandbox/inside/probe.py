@@ -144,6 +144,8 @@ def encode(obj: Any, depth: int = 0) -> dict[str, Any]:
         return {"t": "complex", "re": wire.encode_float(c.real), "im": wire.encode_float(c.imag)}
     if isinstance(obj, str):
         return {"t": "str", "v": wire.clip(str.__str__(obj))}
+    if type(obj) is torch.dtype:   # a C type: neither subclassed nor given another __str__ by a submission
+        return {"t": "dtype", "name": wire.clip(str(obj).removeprefix("torch."), 40)}
     if isinstance(obj, type):
         return {"t": "class", "name": wire.clip(obj.__name__, 200)}
     if isinstance(obj, torch.Tensor):
@@ -482,7 +484,8 @@ def observe_name(ns: dict[str, Any], name: str, timeout: float = 5.0) -> dict[st
 
 class _ExerciseState:
     """Around one exercise's calls: afterwards the notebook's top-level names and torch's global modes
-    (grad mode, default dtype, anomaly detection, deterministic algorithms) are as they were, so that what
+    (grad mode, default dtype, anomaly detection, deterministic algorithms, CPU autocast and its dtype) are as they
+    were, so that what
     one exercise's calls leave behind reaches neither later cells nor the next exercise. The notebook's
     self-check and the grader both observe through this, so they see the same state."""
 
@@ -495,6 +498,7 @@ class _ExerciseState:
         self.names = dict.copy(self.ns)
         self.modes = (torch.is_grad_enabled(), torch.get_default_dtype(), torch.is_anomaly_enabled(),
                       torch.is_anomaly_check_nan_enabled(), torch.are_deterministic_algorithms_enabled())
+        self.autocast = (torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu"))
 
     def __exit__(self, *exc: object) -> None:
         import torch
@@ -504,6 +508,8 @@ class _ExerciseState:
             torch.set_grad_enabled(grad)
             torch.set_default_dtype(dtype)
             torch.autograd.set_detect_anomaly(anomaly, check_nan)
+            torch.set_autocast_enabled("cpu", self.autocast[0])   # an autocast region entered and never left
+            torch.set_autocast_dtype("cpu", self.autocast[1])
             if torch.are_deterministic_algorithms_enabled() != deterministic:   # the setter's first call imports
                 torch.use_deterministic_algorithms(deterministic)                # for about 1 s: only when needed
         except Exception:   # a torch patched by the submission: its own problem, not the observation's
