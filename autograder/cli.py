@@ -6,7 +6,8 @@ or the notebook is not gradable; 2 usage, spec, key or build error (the message 
 
 May import: stdlib, autograder.version, autograder.model; inside a subcommand: autograder.keyfile,
 autograder.report, autograder.grading.notebook, autograder.grading.intake, autograder.grading.grade, autograder.grading.batch,
-autograder.grading.identity, autograder.authoring.release, autograder.authoring.spec, autograder.authoring.scaffold, autograder.student.selfcheck,
+autograder.grading.identity, autograder.authoring.release, autograder.authoring.spec, autograder.authoring.scaffold,
+autograder.authoring.sweep (release's domain budgets), autograder.student.selfcheck,
 autograder.render.terminal, autograder.render.gradebook, autograder.render.html, autograder.render.gradescope,
 autograder.integrations.nbgrader, autograder.integrations.gradescope, autograder.integrations.dask,
 autograder.sandbox.client (to start the worker early), autograder.service.commands, autograder.judging.worked (its
@@ -109,6 +110,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="seconds to check, per sample student, that the solution's predictions are worked out "
                    "(default: 10; release tries once more with three times as long before it gives up, which is a "
                    "busy machine's fault, never the spec's)")
+    r.add_argument("--domain", choices=("full", "quick"), default="full",
+                   help="check the solution at every point a student can draw (full: enumerated up to a million "
+                   "points per exercise, else 100,000 draws plus the edges and the points near poles; about a minute "
+                   "or a few) or at a few thousand (quick: for drafts; release with full before students get it)")
     r.add_argument("--course", metavar="URL", help="also release for the course service at URL: upload the full key "
                    "(a staff token: $AUTOGRAD_LAB_TOKEN or `autograder login`) and write the course's student folder, "
                    "build/<id>/course/: the notebook and course.json, with no answer in it")
@@ -754,6 +759,7 @@ def _new(args: argparse.Namespace) -> int:
 
 
 def _release(args: argparse.Namespace) -> int:
+    from autograder.authoring import sweep
     from autograder.authoring.release import BuildError, release
     from autograder.authoring.spec import SpecError
     from autograder.judging.worked import MAX_SECONDS
@@ -765,7 +771,8 @@ def _release(args: argparse.Namespace) -> int:
 
     try:
         r = release(args.solution, args.assignments, args.build, force=args.force, progress=progress,
-                    trace_timeout=args.trace_timeout or MAX_SECONDS)
+                    trace_timeout=args.trace_timeout or MAX_SECONDS,
+                    domain_budget={"full": sweep.FULL, "quick": sweep.QUICK}[args.domain])
     except (SpecError, BuildError) as e:
         return _fail(f"not released: {e}")
     except OSError as e:   # the sandbox that grades the solution could not start: the machine's fault
@@ -788,6 +795,7 @@ def _release(args: argparse.Namespace) -> int:
     print(f"released {r.assignment}: {r.checks} checks, solution {r.solution_score:g}/{r.max_score:g}, "
           f"blank copy {r.blank_score:g}/{r.max_score:g} ({time.monotonic() - start:.1f} s)\n"
           f"  misconceptions    {r.misconceptions.text}\n"
+          f"  {r.domain.text.replace('domain check: ', 'domain check      ', 1)}\n"
           + (f"  completed         {'; '.join(r.completed)} (from the spec: see {Path(r.key).parent / 'source'})\n"
              if r.completed else "") +
           f"  student notebook  {r.student_notebook}\n  public key        {r.public_key}\n  full key          {r.key}"

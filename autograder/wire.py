@@ -257,7 +257,7 @@ def _call(rec: dict[str, Any]) -> CallResult:
 _DECODE = json.JSONDecoder().decode   # one decoder for every line (json.loads makes its own and sniffs the encoding)
 
 
-def parse_results(data: bytes) -> Observations:
+def parse_results(data: bytes, limit: int = MAX_RESULT_BYTES) -> Observations:
     """Parse the probe's JSON-lines stream into Observations.
 
     The first line must be the probe's hello (the submission's code only runs after it). Any later
@@ -266,11 +266,12 @@ def parse_results(data: bytes) -> Observations:
     `duplicated` (the probe reports each once), and the grader must not trust it.
 
     Args:
-        data: the raw bytes from the results pipe (at most MAX_RESULT_BYTES are read).
+        data: the raw bytes from the results pipe (at most `limit` are read: MAX_RESULT_BYTES but for release's
+            sweep of the instructor's solution, authoring.sweep).
     Raises:
         WireError: no hello record first, or another schema or version.
     """
-    lines = data[:MAX_RESULT_BYTES].split(b"\n")
+    lines = data[:limit].split(b"\n")
     try:
         hello = json.loads(lines[0])
     except ValueError:

@@ -21,6 +21,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -32,7 +33,7 @@ def differences(assignment: str, rounds: int, fresh: int) -> int:
     from autograder.keyfile import load_key
 
     with tempfile.TemporaryDirectory() as tmp:
-        key = load_key(release(ROOT / "solutions" / assignment, Path(tmp) / "a", Path(tmp) / "b").key)
+        key = load_key(release(ROOT / "solutions" / assignment, Path(tmp) / "a", Path(tmp) / "b", domain_budget=None).key)
     folder = ROOT / "examples" / "submissions" / assignment
     found = 0
     for _ in range(rounds):

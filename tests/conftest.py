@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from servers.postgres import postgres_url  # noqa: F401 (a fixture: a real PostgreSQL server, one per test process)
+from autograder.authoring.sweep import QUICK   # the domain check at a few thousand points: its full run is benchmarks/release_domain.py's
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "01-backward-vs-grad"
@@ -41,7 +42,7 @@ def released(tmp_path_factory, worker):
     from autograder.authoring.release import release
 
     base = tmp_path_factory.mktemp("release")
-    r = release(SOLUTION, base / "assignments", base / "build", worker=worker)
+    r = release(SOLUTION, base / "assignments", base / "build", worker=worker, domain_budget=QUICK)
     return base / "assignments" / ASSIGNMENT, Path(r.key)
 
 
@@ -64,7 +65,7 @@ def release_once(assignment: str, tmp_path_factory, worker) -> tuple:
 
     if assignment not in _RELEASES:
         base = tmp_path_factory.mktemp(f"release-{assignment}")
-        r = release(ROOT / "solutions" / assignment, base / "assignments", base / "build", worker=worker)
+        r = release(ROOT / "solutions" / assignment, base / "assignments", base / "build", worker=worker, domain_budget=QUICK)
         _RELEASES[assignment] = (r, load_key(r.key))
     return _RELEASES[assignment]
 

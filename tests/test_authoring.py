@@ -13,6 +13,7 @@ from autograder.authoring.spec import load_spec
 from autograder.model import ExprAnswer, ValueExpectation
 
 from conftest import ROOT, run_cli
+from autograder.authoring.sweep import QUICK   # the domain check at a few thousand points: its full run is benchmarks/release_domain.py's
 
 
 def test_new_writes_an_assignment_that_releases_at_once_and_self_checks(tmp_path):
@@ -29,7 +30,9 @@ def test_new_writes_an_assignment_that_releases_at_once_and_self_checks(tmp_path
                      "release: checking the expectations over the parameters' ranges, and the misconceptions",
                      "release: starting the sandbox worker",
                      *(f"release: running the solution for sample student reference-{s}" for s in "abc"),
+                     "release: checking the solution at every point a student can draw",   # the full domain check
                      "release: running the blank student copy"], p.stderr
+    assert "domain check      the solution passes 1 check at 402 points (every drawable point; 1 sandboxed run," in p.stdout, p.stdout
     student = nbformat.read(tmp_path / "assignments/13-hooks/hooks.ipynb", as_version=4)
     sources = [c.source for c in student.cells]
     assert "# PREDICT 1\np1_grad = ...   # x.grad after y = x**3 and y.backward()\n" in sources
@@ -80,7 +83,7 @@ def test_a_shipped_assignment_written_once_releases_to_the_same_student_copy(tmp
     src = ROOT / "solutions/02-accumulation"
     shutil.copytree(src, tmp_path / "solutions/02-accumulation")
     _stripped(tmp_path / "solutions/02-accumulation/accumulation.ipynb")
-    r = release(tmp_path / "solutions/02-accumulation", tmp_path / "a", tmp_path / "b", worker=worker)
+    r = release(tmp_path / "solutions/02-accumulation", tmp_path / "a", tmp_path / "b", worker=worker, domain_budget=QUICK)
     assert (r.solution_score, r.blank_score, r.max_score) == (39.0, 0.0, 39.0)
     made = nbformat.read(r.student_notebook, as_version=4)
     shipped = nbformat.read(ROOT / "assignments/02-accumulation/accumulation.ipynb", as_version=4)
@@ -189,7 +192,7 @@ def test_a_matrix_expect_for_a_function_returning_a_tuple_says_to_list_the_items
     assert m, "05 has a produce check of a returned tuple"
     spec.write_text(text[:m.start(1)] + '"Matrix([x0, x1, x2])"' + text[m.end(1):])
     with pytest.raises(BuildError) as e:
-        release(folder, tmp_path / "a", tmp_path / "b", worker=worker)
+        release(folder, tmp_path / "a", tmp_path / "b", worker=worker, domain_budget=QUICK)
     assert "expect is one value ('Matrix([x0, x1, x2])'), but the reference torch run of the solution's" in str(e.value)
     assert "write expect = [...] with one expression per item of the tuple" in str(e.value)
     assert "elements could be compared" not in str(e.value)
@@ -201,7 +204,7 @@ def test_a_solution_prediction_computed_with_autograd_names_the_grading_rule(tmp
         "p5_x_grad = P.y0", "_x = torch.tensor(P.x0, requires_grad=True)\n"
         "p5_x_grad = torch.autograd.grad(_x * P.y0, _x)[0].item()"))
     with pytest.raises(BuildError) as e:
-        release(folder, tmp_path / "a", tmp_path / "b", worker=worker)
+        release(folder, tmp_path / "a", tmp_path / "b", worker=worker, domain_budget=QUICK)
     assert "check '5.predict.x_grad': the solution notebook computes p5_x_grad by running code (" in str(e.value)
     assert 'set predictions = "any" in [grading] to accept computed predictions' in str(e.value)
     assert "disagree" not in str(e.value)
@@ -213,7 +216,7 @@ def test_a_function_whose_body_is_outside_its_solution_region_is_told_so(tmp_pat
         line for line in src.splitlines() if "SOLUTION" not in line and "NotImplementedError" not in line
     ).replace("\n\n", "\n### BEGIN SOLUTION\n### END SOLUTION\n", 1))
     with pytest.raises(BuildError) as e:
-        release(folder, tmp_path / "a", tmp_path / "b", worker=worker)
+        release(folder, tmp_path / "a", tmp_path / "b", worker=worker, domain_budget=QUICK)
     assert "instead of raising NotImplementedError: put its body between ### BEGIN SOLUTION and ### END SOLUTION" \
            in str(e.value)
     assert "put that cell's answer inside" not in str(e.value)
@@ -223,7 +226,7 @@ def test_a_cell_that_raises_in_the_solution_is_named_by_its_grade_id(tmp_path, w
     folder = _copy(tmp_path)
     _edit(folder / "backward-vs-grad.ipynb", "p5_x_grad = P.y0", "p5_x_grad = P.y0 / 0")
     with pytest.raises(BuildError) as e:
-        release(folder, tmp_path / "a", tmp_path / "b", worker=worker)
+        release(folder, tmp_path / "a", tmp_path / "b", worker=worker, domain_budget=QUICK)
     assert re.search(r"code cell \d+ \('ex5-predict'\) of the solution error: ZeroDivisionError", str(e.value)), \
         str(e.value)
 
@@ -254,14 +257,14 @@ def test_a_cell_the_author_marked_as_a_solution_ships_blank_and_a_grade_cell_of_
     helper = "def ex1_reference(x):\n    return 3 * x ** 2   # MODEL ANSWER"
     folder = _scaffold(tmp_path, {6: helper}, metadata={6: {"solution": True, "grade": False, "locked": False,
                                                              "grade_id": "helper", "schema_version": 3}})
-    r = release(folder, tmp_path / "a", tmp_path / "b", worker=worker)
+    r = release(folder, tmp_path / "a", tmp_path / "b", worker=worker, domain_budget=QUICK)
     student = nbformat.read(r.student_notebook, as_version=4)
     cell = next(c for c in student.cells if c.metadata["nbgrader"]["grade_id"] == "helper")
     assert "MODEL ANSWER" not in cell.source and cell.metadata["nbgrader"]["solution"] is True
     folder = _scaffold(tmp_path / "2", {6: "Explain why."}, metadata={6: {
         "solution": True, "grade": True, "points": 2, "locked": False, "grade_id": "explain", "schema_version": 3}})
     with pytest.raises(BuildError) as e:
-        release(folder, tmp_path / "a2", tmp_path / "b2", worker=worker)
+        release(folder, tmp_path / "a2", tmp_path / "b2", worker=worker, domain_budget=QUICK)
     assert "cell 7 ('explain') is an nbgrader grade cell" in str(e.value) and "its points would be lost" in str(e.value)
 
 
@@ -271,7 +274,7 @@ def test_marker_words_outside_a_marker_line_are_refused(tmp_path, worker):
                "# SECRET-WORKING: 3 x**2\n### END SOLUTION")
     folder = _scaffold(tmp_path, {4: predict})
     with pytest.raises(BuildError) as e:
-        release(folder, tmp_path / "a", tmp_path / "b", worker=worker)
+        release(folder, tmp_path / "a", tmp_path / "b", worker=worker, domain_budget=QUICK)
     assert "cell 5, line 4: '# (everything up to END SOLUTION is hidden)' holds the words of a solution marker" \
            in str(e.value)
 
@@ -282,7 +285,7 @@ def test_a_solution_that_leaves_a_grad_none_is_refused_rather_than_expected(tmp_
                '    ### END SOLUTION')
     folder = _scaffold(tmp_path, {5: produce})
     with pytest.raises(BuildError) as e:
-        release(folder, tmp_path / "a", tmp_path / "b", worker=worker)
+        release(folder, tmp_path / "a", tmp_path / "b", worker=worker, domain_budget=QUICK)
     assert "check '1.produce.grad': expect is a number ('diff(x**3, x)'), but the reference torch run of the " \
            "solution's ex1_grad left x.grad as None (did the solution call backward()?)" in str(e.value)
 
@@ -292,7 +295,7 @@ def test_given_code_after_a_region_gets_no_early_return(tmp_path, worker):
                '    ### END SOLUTION\n    y.backward()   # given')
     folder = _scaffold(tmp_path, {5: produce})
     with pytest.raises(BuildError) as e:   # the solution passes (backward() runs); the blank copy cannot be a stub
-        release(folder, tmp_path / "a", tmp_path / "b", worker=worker)
+        release(folder, tmp_path / "a", tmp_path / "b", worker=worker, domain_budget=QUICK)
     assert "in the student copy ex1_grad runs (raised) instead of raising NotImplementedError" in str(e.value)
 
 
@@ -300,7 +303,7 @@ def test_a_hidden_prediction_gets_a_placeholder_that_says_nothing_of_it(tmp_path
     folder = _scaffold(tmp_path, spec_edit=lambda t: t.replace(
         'why = "backward() stores dy/dx = 3x**2 in the .grad of the leaf x."',
         'why = "backward() stores dy/dx = 3x**2 in the .grad of the leaf x."\nvisibility = "hidden"'))
-    r = release(folder, tmp_path / "a", tmp_path / "b", worker=worker)
+    r = release(folder, tmp_path / "a", tmp_path / "b", worker=worker, domain_budget=QUICK)
     text = (tmp_path / "a/13-hooks/hooks.ipynb").read_text()
     assert "p1_grad = ...   # your prediction (a hidden check)" in nbformat.read(r.student_notebook, as_version=4) \
         .cells[4].source and "y = x**3 and y.backward()" not in text
@@ -349,7 +352,7 @@ def test_a_spec_typo_is_said_before_any_sandbox_worker_starts(tmp_path):
     steps = []
     with pytest.raises(SpecError, match=r"spec.toml \[grading\], line \d+: unknown key 'fresh_pionts' \(did you mean "
                                         r"'fresh_points'\?\)"):
-        release(folder, tmp_path / "a", tmp_path / "b", progress=steps.append)   # no worker given: it would start one
+        release(folder, tmp_path / "a", tmp_path / "b", progress=steps.append, domain_budget=QUICK)   # no worker given: it would start one
     assert steps == ["reading the spec and the notebook"]
     p = run_cli("release", "solutions/13-hooks", cwd=tmp_path)
     assert p.returncode == 2 and "unknown key 'fresh_pionts'" in p.stderr, p.stderr
@@ -360,7 +363,7 @@ def test_a_spec_typo_is_said_before_any_sandbox_worker_starts(tmp_path):
         'expect = "diff(x**3, x)"\nwhy = "y.backward()', 'expect = "1/(x - 1)"\nwhy = "y.backward()'))
     steps = []
     with pytest.raises(BuildError, match=r"check '1.produce.grad': expect has no finite value at x0 = 1.0"):
-        release(folder, tmp_path / "a2", tmp_path / "b2", progress=steps.append)
+        release(folder, tmp_path / "a2", tmp_path / "b2", progress=steps.append, domain_budget=QUICK)
     assert steps == ["reading the spec and the notebook",
                      "checking the expectations over the parameters' ranges, and the misconceptions"]
     assert not (tmp_path / "a2").exists() and not (tmp_path / "b2").exists()
@@ -373,20 +376,20 @@ def test_the_first_release_after_the_scaffold_needs_no_force_and_a_later_change_
     from autograder.keyfile import load_key
 
     folder = _scaffold(tmp_path)
-    release(folder, tmp_path / "a", tmp_path / "b", worker=worker)   # the scaffold as it is
+    release(folder, tmp_path / "a", tmp_path / "b", worker=worker, domain_budget=QUICK)   # the scaffold as it is
     spec = folder / "spec.toml"
     spec.write_text(spec.read_text().replace("high = 2.5", "high = 3.5")
                     .replace('title = "backward() fills x.grad"', 'title = "x.grad after backward()"'))
-    r = release(folder, tmp_path / "a", tmp_path / "b", worker=worker)   # no --force: it replaces the scaffold's key
+    r = release(folder, tmp_path / "a", tmp_path / "b", worker=worker, domain_budget=QUICK)   # no --force: it replaces the scaffold's key
     assert load_key(r.key).parameters["x0"].high == 3.5 and load_key(r.key).exercises[0].title == \
         "x.grad after backward()"
     spec.write_text(spec.read_text().replace("high = 3.5", "high = 3.0"))   # now a change to a real release
     steps = []
     with pytest.raises(BuildError) as e:
-        release(folder, tmp_path / "a", tmp_path / "b", worker=worker, progress=steps.append)
+        release(folder, tmp_path / "a", tmp_path / "b", worker=worker, progress=steps.append, domain_budget=QUICK)
     assert steps == ["reading the spec and the notebook"]   # said first, before the long checks
     assert "key.json was released before, and this release changes what its students see or are graded on: the " \
            "parameters (x0) of " in str(e.value) and "Release with --force to go ahead" in str(e.value)
     assert load_key(r.key).parameters["x0"].high == 3.5   # nothing written
-    forced = release(folder, tmp_path / "a", tmp_path / "b", worker=worker, force=True)
+    forced = release(folder, tmp_path / "a", tmp_path / "b", worker=worker, force=True, domain_budget=QUICK)
     assert load_key(forced.key).parameters["x0"].high == 3.0

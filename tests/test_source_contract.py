@@ -12,6 +12,7 @@ import nbformat
 from autograder.grading.grade import grade_notebook
 
 from conftest import ROOT, edited_notebook, release_once
+from autograder.authoring.sweep import QUICK   # the domain check at a few thousand points: its full run is benchmarks/release_domain.py's
 
 ID = "13-source-contract"
 ADA = ROOT / "examples" / "submissions" / ID / "ada.ipynb"
@@ -88,7 +89,7 @@ def test_release_refuses_an_object_that_is_misspelled_a_module_or_without_python
         spec = folder / "spec.toml"
         spec.write_text(spec.read_text().replace('"torch.autograd.gradcheck"', f'"{wrong}"'))
         try:
-            release(folder, tmp_path / wrong / "assignments", tmp_path / wrong / "build", worker=worker)
+            release(folder, tmp_path / wrong / "assignments", tmp_path / wrong / "build", worker=worker, domain_budget=QUICK)
         except SpecError as e:
             assert f"spec.toml [[exercise]] id='1': argument 'fn': object '{wrong}'" in str(e) and phrase in str(e)
         else:

@@ -14,7 +14,7 @@ from autograder.authoring.discrimination import ENUMERATE, distribution, express
 from autograder.judging import analytic, judge
 from autograder.model import Answer, Number, Parameter
 
-__all__ = ["nonfinite_points"]
+__all__ = ["joint_columns", "nonfinite_points"]
 SAMPLES = 100_000   # random joint draws for a grid larger than ENUMERATE
 PROBES = 20_000     # draws of the other parameters at each root found symbolically
 HUGE = 1e12         # a float64 value beyond this is checked exactly (a pole that float64 rounding misses)
@@ -74,6 +74,42 @@ def _roots(entries: list[Any], used: list[str]) -> list[tuple[str, Any]]:
     return out
 
 
+def joint_columns(parameters: dict[str, Parameter], used: list[str], entries: list[Any], seed: int = 0,
+                  enumerate_up_to: int = ENUMERATE, samples: int = SAMPLES, probes: int = PROBES) -> tuple[dict[str, Any], bool]:
+    """The joint points of the `used` parameters that release searches: every drawable combination where there are
+    at most `enumerate_up_to`, else `samples` random draws (weighed as plan.draw_point draws) plus `probes` draws at
+    each root of `entries` (sympy expressions: where a denominator, or the argument of a log or of a fractional power,
+    is 0), the root's own parameter rounded onto its grid.
+
+    Returns:
+        (name -> numpy float64 array of the points' values, all of one length; whether the grid was enumerated).
+    """
+    import numpy as np
+
+    dists = {name: distribution(parameters[name]) for name in used}
+    exact = prod(len(v) for v, _ in dists.values()) <= enumerate_up_to
+    rng = np.random.default_rng(seed)
+    if exact:
+        grids = np.meshgrid(*(v for v, _ in dists.values()), indexing="ij")
+        return {name: g.ravel() for name, g in zip(used, grids, strict=True)}, True
+    columns = {name: rng.choice(v, size=samples, p=w) for name, (v, w) in dists.items()}
+    for name, solution in _roots(entries, used):   # each root: the others drawn, this one rounded onto its grid
+        others = {o: rng.choice(dists[o][0], size=probes, p=dists[o][1]) for o in used if o != name}
+        f = _lambdify(solution, others)
+        if f is None:
+            continue
+        grid = dists[name][0]
+        with np.errstate(all="ignore"):
+            at = np.asarray(f(), dtype=np.float64) * np.ones(probes)
+        p = parameters[name]
+        at = np.round(at, int(p.decimals)) if p.kind == "real" else np.round(at)
+        keep = np.isin(at, grid)
+        for o in others:
+            columns[o] = np.concatenate([columns[o], others[o][keep]])
+        columns[name] = np.concatenate([columns[name], at[keep]])
+    return columns, False
+
+
 def nonfinite_points(parameters: dict[str, Parameter], used: list[str], answer: Answer, symbols: tuple[str, ...],
                      base: dict[str, Number], values: Any, seed: int = 0, limit: int = 3) -> tuple[list[dict], bool]:
     """Points a student can draw (`base` with the `used` parameters at drawable values) where `answer` has no finite
@@ -92,28 +128,7 @@ def nonfinite_points(parameters: dict[str, Parameter], used: list[str], answer: 
     entries = _entries([e.expr for e in expressions(answer)], symbols)
     if not entries or len(used) < 2:
         return [], True
-    dists = {name: distribution(parameters[name]) for name in used}
-    exact = prod(len(v) for v, _ in dists.values()) <= ENUMERATE
-    rng = np.random.default_rng(seed)
-    if exact:
-        grids = np.meshgrid(*(v for v, _ in dists.values()), indexing="ij")
-        columns = {name: g.ravel() for name, g in zip(used, grids, strict=True)}
-    else:
-        columns = {name: rng.choice(v, size=SAMPLES, p=w) for name, (v, w) in dists.items()}
-        for name, solution in _roots(entries, used):   # each root: the others drawn, this one rounded onto its grid
-            others = {o: rng.choice(dists[o][0], size=PROBES, p=dists[o][1]) for o in used if o != name}
-            f = _lambdify(solution, others)
-            if f is None:
-                continue
-            grid = dists[name][0]
-            with np.errstate(all="ignore"):
-                at = np.asarray(f(), dtype=np.float64) * np.ones(PROBES)
-            p = parameters[name]
-            at = np.round(at, int(p.decimals)) if p.kind == "real" else np.round(at)
-            keep = np.isin(at, grid)
-            for o in others:
-                columns[o] = np.concatenate([columns[o], others[o][keep]])
-            columns[name] = np.concatenate([columns[name], at[keep]])
+    columns, exact = joint_columns(parameters, used, entries, seed)
     n = len(next(iter(columns.values())))
     full = {s: np.full(n, float(base[s])) for s in base}
     full.update(columns)

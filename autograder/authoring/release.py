@@ -13,6 +13,7 @@ autograder.authoring.domain, autograder.authoring.discrimination, autograder.gra
 autograder.grading.grade, autograder.judging.sources, autograder.judging.judge, autograder.judging.analytic,
 autograder.judging.worked,
 autograder.sandbox.inside.installed (torch: the spec's object arguments, checked before the reference run),
+autograder.authoring.sweep,
 autograder.judging.compare, autograder.sandbox.client.
 """
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from autograder import wire
-from autograder.authoring import discrimination, domain
+from autograder.authoring import discrimination, domain, sweep
 from autograder.authoring.domain import _finite
 from autograder.authoring.prepare import PrepareError, prepare
 from autograder.authoring.spec import Assignment, SpecError, load_spec, parse_spec
@@ -117,6 +118,7 @@ class Release:
     misconceptions: MisconceptionSummary = MisconceptionSummary()
     completed: tuple[str, ...] = ()   # what release added to the solution notebook (authoring.prepare), in words
     course: str = ""                  # with `release --course`: the course's course.json (autograder.grading.coursefile)
+    domain: sweep.Summary = sweep.Summary()   # the solution checked over the drawable domain (authoring.sweep)
 
 
 def _skeleton(v: dict[str, Any]) -> dict[str, Any]:
@@ -774,7 +776,8 @@ def what_changes(old: Key, new: Key) -> list[str]:
 
 def release(solution_dir: str | Path, assignments_dir: str | Path | None = None,
             build_dir: str | Path | None = None, worker: sandbox.Worker | None = None, force: bool = False,
-            trace_timeout: float = worked.MAX_SECONDS, progress: Callable[[str], None] | None = None) -> Release:
+            trace_timeout: float = worked.MAX_SECONDS, progress: Callable[[str], None] | None = None,
+            domain_budget: sweep.Budget | None = sweep.FULL) -> Release:
     """Build the key, check the blank student copy scores 0, and write the release.
 
     Writes `<assignments_dir>/<id>/<notebook>` (the student copy, with the assignment id in its
@@ -791,7 +794,8 @@ def release(solution_dir: str | Path, assignments_dir: str | Path | None = None,
     misconceptions (check_domain, check_on_cuda, check_misconceptions); only then does a sandbox worker start, and
     the solution run (build_key) and the blank copy. `trace_timeout`: seconds to trace each sample student's
     predictions in (`_judged`). `progress`: called with each step, in words, as it starts ("starting the sandbox
-    worker").
+    worker"). `domain_budget`: the points, besides the sample students', at which the solution must pass its own
+    checks, after the reference run (authoring.sweep: sweep.FULL; sweep.QUICK for a draft; None: none).
 
     Raises SpecError or BuildError (TraceTimeout: the machine's fault) (nothing is written then).
     """
@@ -806,11 +810,11 @@ def release(solution_dir: str | Path, assignments_dir: str | Path | None = None,
     say("checking the expectations over the parameters' ranges, and the misconceptions")
     misconceptions = _spec_checks(base, str(solution_dir / "spec.toml"))
     if worker is not None:
-        return _release(src, misconceptions, root, assignments_dir, kdir, worker, trace_timeout, say)
+        return _release(src, misconceptions, root, assignments_dir, kdir, worker, trace_timeout, say, domain_budget)
     conceal = [str(solution_dir.parent), str(root / "build"), *([str(build_dir)] if build_dir else [])]
     say("starting the sandbox worker")
     with sandbox.Worker(conceal) as worker:
-        return _release(src, misconceptions, root, assignments_dir, kdir, worker, trace_timeout, say)
+        return _release(src, misconceptions, root, assignments_dir, kdir, worker, trace_timeout, say, domain_budget)
 
 
 def _spec_checks(key: Key, source: str) -> MisconceptionSummary:
@@ -869,11 +873,23 @@ def _may_replace(path: Path, key: Key, force: bool) -> None:
 
 
 def _release(src: Source, misconceptions: MisconceptionSummary, root: Path, assignments_dir: str | Path | None,
-             kdir: Path, worker: sandbox.Worker, trace_timeout: float, say: Callable[[str], None]) -> Release:
+             kdir: Path, worker: sandbox.Worker, trace_timeout: float, say: Callable[[str], None],
+             domain_budget: sweep.Budget | None = sweep.FULL) -> Release:
     import nbformat
 
     key, solution_score = _build(src, worker, trace_timeout, say)
     nb, solution_dir = src.nb, src.nb_path.parent
+    swept = sweep.Summary()
+    if domain_budget is not None:   # the sample points pass (_build): now every point a student can draw
+        say("checking the solution at every point a student can draw")
+        cells = code_cells(nb)
+        positions = {e: p.after for e, p in sources.Facts.of(cells).positions(key).items()}
+        try:
+            problems, swept = sweep.sweep(key, cells, positions, worker, str(solution_dir / "spec.toml"),
+                                          domain_budget)
+        except RuntimeError as e:
+            raise BuildError(f"{src.nb_path}: {e}") from None
+        _refuse(problems)
     try:
         blank = student_copy(nb)
     except RuntimeError as e:   # nbgrader: a solution region outside a solution cell, or unbalanced markers
@@ -907,4 +923,4 @@ def _release(src: Source, misconceptions: MisconceptionSummary, root: Path, assi
     nbformat.write(nb, str(kdir / "source" / key.notebook))
     return Release(key.assignment, str(nb_out), str(out / "public_key.json"), str(kdir / "key.json"),
                    len(key.checks), solution_score, float(sum(o.score for o in outcomes)), key.max_score,
-                   misconceptions, src.added)
+                   misconceptions, src.added, domain=swept)

@@ -73,11 +73,11 @@ def bwrap_status() -> tuple[str | None, str]:
 
 
 class _Reader(threading.Thread):
-    """Reads the probe's results pipe while it runs (keeps at most wire.MAX_RESULT_BYTES)."""
+    """Reads the probe's results pipe while it runs (keeps at most `limit` bytes: wire.MAX_RESULT_BYTES)."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, limit: int = wire.MAX_RESULT_BYTES) -> None:
         super().__init__(daemon=True)
-        self.fd, self.chunks, self.size, self.stop = fd, [], 0, threading.Event()
+        self.fd, self.chunks, self.size, self.stop, self.limit = fd, [], 0, threading.Event(), limit
 
     def run(self) -> None:
         import select
@@ -89,12 +89,12 @@ class _Reader(threading.Thread):
             data = os.read(self.fd, 1 << 16)
             if not data:
                 return
-            if self.size < wire.MAX_RESULT_BYTES:
+            if self.size < self.limit:
                 self.chunks.append(data)
             self.size += len(data)
 
     def result(self) -> tuple[bytes, bool]:
-        return b"".join(self.chunks)[: wire.MAX_RESULT_BYTES], self.size > wire.MAX_RESULT_BYTES
+        return b"".join(self.chunks)[: self.limit], self.size > self.limit
 
 
 class Worker:
@@ -181,12 +181,15 @@ class Worker:
                                                      self._no_filter)
                 + policy.memory_line(self.huge_pages))
 
-    def run(self, request: dict[str, Any], limits: Limits = Limits()) -> ProbeRun:
+    def run(self, request: dict[str, Any], limits: Limits = Limits(),
+            max_results: int = wire.MAX_RESULT_BYTES) -> ProbeRun:
         """Run the probe on `request` in a fresh child of the worker.
 
         Args:
             request: a probe request (`plan.probe_request`); JSON-native, no expected values.
             limits: wall/CPU seconds and memory/file/output bytes for this run.
+            max_results: bytes of the results stream kept (more sets `results_cut`); larger than
+                wire.MAX_RESULT_BYTES only for release's sweep of the instructor's solution (authoring.sweep).
         Returns:
             ProbeRun. A timeout kills the run's processes and sets `timed_out`; the records
             written before are kept. Results come through a pipe of their own, so the submission
@@ -195,7 +198,7 @@ class Worker:
             OSError: the worker stopped and could not be restarted (a grader fault).
         """
         try:
-            return self._run(request, limits)
+            return self._run(request, limits, max_results)
         except _WorkerGone:
             with self._lock:   # one restart: the next submission must not pay for this one
                 if self._proc is not None:
@@ -205,7 +208,7 @@ class Worker:
                     self._start()
             raise OSError("the sandbox worker stopped during this run") from None
 
-    def _run(self, request: dict[str, Any], limits: Limits) -> ProbeRun:
+    def _run(self, request: dict[str, Any], limits: Limits, max_results: int = wire.MAX_RESULT_BYTES) -> ProbeRun:
         req = tempfile.TemporaryFile()
         out = tempfile.TemporaryFile()
         results_r, results_w = os.pipe()
@@ -223,7 +226,7 @@ class Worker:
             sent = time.monotonic()
             header = json.dumps({"wall": limits.wall_seconds, "limits": asdict(limits), "dirs": dirs,
                                  "warm": [str(w) for w in request.get("warm", [])], "sent": sent}).encode()
-            reader = _Reader(results_r)
+            reader = _Reader(results_r, max_results)
             reader.start()
             try:
                 with self._lock:

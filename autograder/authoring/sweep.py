@@ -1,0 +1,398 @@
+"""sweep: release's check of the solution over the whole domain a student can draw, at the check's tolerance: for
+every produce check whose expectation is a sympy expression, the reference torch run of the solution against sympy at
+every drawable point of the parameters its exercise's calls use (enumerated up to `Budget.enumerate_up_to` points,
+else `Budget.draws` random draws plus each parameter's edges and the joint points `domain` searches near poles), in
+sandboxed runs of many points each. A right solution that fails its own check anywhere a student can draw would cost
+that student a point for right work; the sample points alone miss it (issue 44: 24 of 1.63 M points, 3.2 % off at an
+rtol of 0.03).
+
+May import: stdlib, numpy, sympy, autograder.wire, autograder.model, autograder.authoring.domain,
+autograder.authoring.discrimination, autograder.grading.plan, autograder.judging.analytic, autograder.judging.compare,
+autograder.judging.judge, autograder.sandbox.client.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from math import prod
+from typing import Any, Iterator
+
+from autograder import wire
+from autograder.authoring import domain
+from autograder.authoring.discrimination import distribution
+from autograder.grading import plan
+from autograder.judging import analytic, judge
+from autograder.model import (Check, Exercise, ExprAnswer, InstalledExpectation, Key, Number, ValueExpectation,
+                              answer_items)
+from autograder.sandbox import client as sandbox
+
+__all__ = ["FULL", "QUICK", "Budget", "Summary", "sweep"]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How many points the sweep calls the solution at, per exercise: every drawable combination of the parameters
+    its calls use where there are at most `enumerate_up_to`, else `draws` random draws (as plan.draw_point draws)
+    plus, for each parameter, `edges` draws at each of its edge values (its lowest and highest value, and the
+    values nearest 0 of each sign) and the joint points near poles that `domain.joint_columns` searches. Each sandboxed
+    run makes at most `batch_calls` calls; `parallel` runs go at once (one per core)."""
+
+    enumerate_up_to: int = 1_000_000
+    draws: int = 100_000
+    edges: int = 64
+    batch_calls: int = 60_000
+    parallel: int = 2
+
+
+FULL = Budget()   # what `autograder release` runs
+QUICK = Budget(enumerate_up_to=2_000, draws=1_000, edges=4)   # `release --domain quick` and the test suite
+MAX_RESULTS = 256 * 2**20   # bytes of one sweep run's results (the instructor's solution, not a student's code)
+SHOWN = 3                   # failing points named per check
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What the sweep did: how many produce checks it judged, at how many points in all (a point of one exercise
+    counts once per check), of how many exercises, how many of those were enumerated whole (else sampled), in how
+    many sandboxed runs, and how long it took (seconds, wall clock)."""
+
+    checks: int = 0
+    points: int = 0
+    exercises: int = 0
+    enumerated: int = 0
+    runs: int = 0
+    seconds: float = 0.0
+
+    @property
+    def text(self) -> str:
+        """One line for the release summary."""
+        if not self.checks:
+            return "domain check: no produce check has a sympy expectation"
+        how = ("every drawable point" if self.enumerated == self.exercises else
+               f"every drawable point of {self.enumerated} of {self.exercises} exercises, sampled for the others"
+               if self.enumerated else "sampled points, edges and points near poles")
+        checks, runs = f"{self.checks} check{'s' * (self.checks != 1)}", f"{self.runs} sandboxed run{'s' * (self.runs != 1)}"
+        return f"domain check: the solution passes {checks} at {self.points:,} points ({how}; {runs}, {self.seconds:.0f} s)"
+
+
+@dataclass(frozen=True)
+class _Target:
+    """One exercise's share of the sweep: the checks judged, the parameters varied, and their points as numpy
+    columns (name -> float64 array), all of length `n`."""
+
+    exercise: Exercise
+    checks: tuple[Check, ...]
+    used: tuple[str, ...]
+    columns: dict[str, Any]
+    n: int
+    exact: bool
+    drawable: int
+
+    def points(self, key: Key, base: dict[str, Number], lo: int, hi: int) -> list[dict[str, Number]]:
+        """Points lo..hi-1 as plan.draw_point gives them (a real rounded to its decimals, an integer an int)."""
+        import numpy as np
+
+        cols = []
+        for name in self.used:
+            p, v = key.parameters[name], self.columns[name][lo:hi]
+            cols.append(np.round(v, int(p.decimals)).tolist() if p.kind == "real" else
+                        [int(x) for x in np.round(v)])
+        return [{**base, **dict(zip(self.used, row, strict=True))} for row in zip(*cols, strict=True)] if cols \
+            else [dict(base) for _ in range(hi - lo)]
+
+
+def swept(check: Check) -> bool:
+    """Is `check` judged by the sweep: a produce check whose expectation holds a sympy expression (an installed
+    fact, an exception or a warning has no formula to compare with)."""
+    e = check.expectation
+    return (check.kind == "produce" and isinstance(e, ValueExpectation) and not isinstance(e, InstalledExpectation)
+            and any(isinstance(a, ExprAnswer) for a in answer_items(e.answer)))
+
+
+def _used(key: Key, ex: Exercise, checks: list[Check], symbols: tuple[str, ...]) -> list[str]:
+    """The parameters a call of the exercise's functions or one of its checks' expressions depends on."""
+    names = {p for a in ex.args for p in ([a.param] if a.param else []) + list(a.params or ()) + ([a.grad] if a.grad
+                                                                                                 else [])}
+    for check in checks:
+        for a in (i for i in answer_items(check.expectation.answer) if isinstance(i, ExprAnswer)):
+            names |= {str(s) for s in analytic.parse(a.expr, symbols).free_symbols if str(s) in key.parameters}
+    return sorted(n for n in names if key.parameters[n].kind != "fixed")
+
+
+def _edges(key: Key, used: list[str], budget: Budget, rng: Any) -> dict[str, Any]:
+    """For each parameter: its edge values (lowest, highest, nearest 0 of each sign), each with `budget.edges` draws
+    of the others; and every corner (each parameter at its lowest or highest) where there are at most 4,096."""
+    import itertools
+
+    import numpy as np
+
+    dists = {n: distribution(key.parameters[n]) for n in used}
+    cols: dict[str, list[Any]] = {n: [] for n in used}
+    for name in used:
+        grid = np.sort(dists[name][0])
+        ends = {grid[0], grid[-1]}
+        neg, pos = grid[grid < 0], grid[grid > 0]
+        ends |= ({neg[-1]} if len(neg) else set()) | ({pos[0]} if len(pos) else set())
+        for v in sorted(ends):
+            for o in used:
+                cols[o].append(np.full(budget.edges, v) if o == name else
+                               rng.choice(dists[o][0], size=budget.edges, p=dists[o][1]))
+    if 2 ** len(used) <= 4096:
+        corners = np.array(list(itertools.product(*([dists[n][0].min(), dists[n][0].max()] for n in used))))
+        for j, n in enumerate(used):
+            cols[n].append(corners[:, j])
+    return {n: np.concatenate(c) for n, c in cols.items()}
+
+
+def targets(key: Key, budget: Budget, base: dict[str, Number]) -> list[_Target]:
+    """Each exercise with a swept check, and the points it is called at (see Budget)."""
+    import numpy as np
+
+    out = []
+    for ex in key.exercises:
+        checks = [c for c in key.checks if c.exercise == ex.id and swept(c)]
+        if not checks or any(a.objects for a in ex.args):
+            continue
+        symbols = tuple(ex.values(base))
+        used = _used(key, ex, checks, symbols)
+        drawable = prod(len(distribution(key.parameters[n])[0]) for n in used)
+        seed = int.from_bytes(hashlib.sha256(f"{key.assignment}\0{ex.id}".encode()).digest()[:4], "big")
+        if not used:
+            out.append(_Target(ex, tuple(checks), (), {}, 1, True, 1))
+            continue
+        entries = domain._entries([e for c in checks for e in judge.expressions(c)], symbols)
+        columns, exact = domain.joint_columns(key.parameters, used, entries, seed, budget.enumerate_up_to,
+                                              budget.draws, max(1, min(domain.PROBES, budget.draws // 5)))
+        if not exact:
+            edges = _edges(key, used, budget, np.random.default_rng(seed + 1))
+            columns = {n: np.concatenate([columns[n], edges[n]]) for n in used}
+            rows = np.unique(np.stack([columns[n] for n in used], axis=1), axis=0)   # each point once
+            columns = {n: rows[:, j] for j, n in enumerate(used)}
+        out.append(_Target(ex, tuple(checks), tuple(used), columns, len(columns[used[0]]), exact, drawable))
+    return out
+
+
+def _requests(key: Key, cells: list[str], positions: dict[str, int], base: dict[str, Number], found: list[_Target],
+              budget: Budget) -> Iterator[tuple[dict[str, Any], dict[str, tuple[int, int]]]]:
+    """Sweep requests (plan.probe_request's form, with each call's "targets": what its checks read) and, per
+    exercise, the range of its points each holds: each request as full as `budget.batch_calls` allows, exercise after
+    exercise, since every request runs the notebook's cells once."""
+    pplan = plan.ProbePlan.of(key)
+    done = {t.exercise.id: 0 for t in found}
+    while any(done[t.exercise.id] < t.n for t in found):
+        observe, ranges, room = [], {}, budget.batch_calls
+        for t in found:
+            wanted = _functions(t)
+            lo = done[t.exercise.id]
+            take = min(t.n - lo, room // len(wanted))
+            if take <= 0:
+                continue
+            hi = done[t.exercise.id] = lo + take
+            room -= take * len(wanted)
+            entry = plan.observation(pplan, t.exercise, t.points(key, base, lo, hi),
+                                     positions.get(t.exercise.id, len(cells) - 1))
+            entry["names"] = []
+            entry["calls"] = [dict(c, targets=sorted(wanted[c["function"]])) for c in entry["calls"]
+                              if c["function"] in wanted]
+            observe.append(entry)
+            ranges[t.exercise.id] = (lo, hi)
+        observe.sort(key=lambda entry: entry["after"])
+        yield ({"v": 2, "cells": cells, "skip": {}, "observe": observe, "parameters": base,
+                "call_timeout": float(key.limits.call_timeout), "cell_timeout": float(key.limits.cell_timeout),
+                "warm": plan.warm_ups(cells)}, ranges)
+
+
+def _functions(t: _Target) -> dict[str, set[str]]:
+    """function -> what its checks read of a call ("returned", or a tensor argument's name)."""
+    out: dict[str, set[str]] = {}
+    for c in t.checks:
+        out.setdefault(c.function, set()).add("returned" if c.observe == "returned" else c.observe.split(".")[0])
+    return out
+
+
+@dataclass
+class _Misses:
+    """One check's failures found so far: how many, the first few (point, expected, observed, detail), and the
+    largest relative difference of a numeric failure (None: a failure that no tolerance would pass)."""
+
+    count: int = 0
+    shown: list[tuple[dict[str, Number], str, str, str]] | None = None
+    worst: float | None = 0.0
+
+    def add(self, point: dict[str, Number], expected: str, observed: str, detail: str, rel: float | None) -> None:
+        self.count += 1
+        if self.shown is None:
+            self.shown = []
+        if len(self.shown) < SHOWN:
+            self.shown.append((point, expected, observed, detail))
+        self.worst = None if rel is None or self.worst is None else max(self.worst, rel)
+
+
+def _numbers(v: dict[str, Any] | None) -> list[Any] | None:
+    if v is None:
+        return None
+    if v.get("t") in ("float", "int"):
+        return [v["v"]]
+    if v.get("t") in ("tensor", "array") and not v.get("truncated"):
+        return list(v["data"])
+    return None
+
+
+def _expected_columns(check: Check, ex: Exercise, points: list[dict[str, Number]]) -> Any:
+    """Sympy's value of a one-expression check at every point, in float64 (numpy; an array of shape (points,
+    entries)), or None where it cannot be evaluated so: only a first look, which `_quick_pass` uses with half the
+    tolerance, so that a point it passes passes judge's exact (50-digit) evaluation too."""
+    import numpy as np
+    import sympy as sp
+
+    answer = check.expectation.answer
+    if not isinstance(answer, ExprAnswer) or not points:
+        return None
+    names = {s: np.array([p[s] for p in points], dtype=np.float64) for s in points[0]}
+    named = ex.values(names)
+    try:
+        expr = analytic.parse(answer.expr, tuple(named))
+        entries = list(expr) if isinstance(expr, sp.MatrixBase) else [expr]
+        order = sorted(named)
+        f = sp.lambdify([sp.Symbol(n, real=True) for n in order], entries, modules="numpy")
+        with np.errstate(all="ignore"):
+            out = [np.broadcast_to(np.asarray(v, dtype=np.float64), (len(points),))
+                   for v in f(*(np.asarray(named[n], dtype=np.float64) for n in order))]
+    except Exception:   # not vectorisable (a function numpy lacks, a complex value): judge decides at each point
+        return None
+    return np.stack(out, axis=1)
+
+
+def _quick_pass(key: Key, check: Check, expected: Any, observed: dict[str, Any] | None) -> bool:
+    """A cheap first look: True where `observed` is within half the check's tolerance of `expected` (a row of
+    `_expected_columns`) at every number (then the exact judgement passes too); False sends the point to judge's exact
+    judgement."""
+    nums = _numbers(observed)
+    if expected is None or nums is None or len(nums) != len(expected) or any(isinstance(x, (str, bool)) for x in nums):
+        return False
+    tol = key.grading.produced(check, str(observed.get("dtype", "float32")) if observed.get("t") == "tensor"
+                               else "float64")
+    return all(abs(o - e) <= 0.5 * (tol.atol + tol.rtol * abs(e)) for o, e in zip(nums, expected.tolist(), strict=True))
+
+
+def _relative(expected: dict[str, Any], observed: dict[str, Any] | None) -> float | None:
+    """The largest |observed - expected| / |expected| over the numbers of two values of one form (None: no number to
+    compare, or a value that is not finite)."""
+    e, o = _numbers(expected), _numbers(observed)
+    if e is None or o is None or len(e) != len(o) or any(isinstance(x, (str, bool)) for x in e + o):
+        return None
+    return max((abs(a - b) / abs(b) if b else (0.0 if a == b else math.inf)) for a, b in zip(o, e, strict=True))
+
+
+def _judge_run(key: Key, obs: wire.Observations, found: list[_Target], ranges: dict[str, tuple[int, int]],
+               base: dict[str, Number], misses: dict[str, _Misses]) -> int:
+    """Judge one run's calls; return how many (check, point) pairs were judged."""
+    judged = 0
+    for t in found:
+        if t.exercise.id not in ranges:
+            continue
+        lo, hi = ranges[t.exercise.id]
+        ex = t.exercise
+        points = t.points(key, base, lo, hi)
+        for check in t.checks:
+            h = judge.handler(check)
+            columns = _expected_columns(check, ex, points)
+            for j, point in enumerate(points):
+                rec = obs.calls.get((check.function, j))
+                judged += 1
+                if rec is None or rec.status in ("timeout", "skipped", "undefined"):
+                    why = {"timeout": f"did not return within {key.limits.call_timeout:g} s",
+                           "skipped": f"was not called (an earlier call did not return within "
+                                      f"{key.limits.call_timeout:g} s)",
+                           "undefined": "was not defined"}.get(rec.status if rec else "", "was not observed")
+                    misses.setdefault(check.id, _Misses()).add(point, "", "", f"{check.function} {why}", None)
+                    continue
+                target = rec.returned if check.observe == "returned" else \
+                    rec.tensors.get(check.observe.split(".")[0], {}).get("grad")
+                if rec.status == "returned" and columns is not None and _quick_pass(key, check, columns[j], target):
+                    continue
+                v = h.produced(key, check, ex, rec, point, ex.call_text(check.function), obs.installed)
+                if isinstance(v, judge.Stop):
+                    misses.setdefault(check.id, _Misses()).add(point, "", v.observed or "", v.message, None)
+                elif not v.comparison.ok:
+                    expected = h.expected_at(key, check, ex, point, obs.installed)
+                    misses.setdefault(check.id, _Misses()).add(point, v.expected, v.observed, v.comparison.detail,
+                                                                _relative(expected, target))
+    return judged
+
+
+def _problem(key: Key, check: Check, m: _Misses, t: _Target, source: str) -> str:
+    """The refusal's text for one check: where, both values, and the tolerance that would pass."""
+    point, expected, observed, detail = (m.shown or [({}, "", "", "")])[0]
+    ex = t.exercise
+    of = (f"{m.count:,} of its {t.n:,} drawable points" if t.exact else
+          f"{m.count:,} of {t.n:,} points drawn from its {t.drawable:,} drawable ones")
+    also = "; also at " + "; ".join(ex.where(p) for p, *_ in (m.shown or [])[1:]) if m.count > 1 else ""
+    values = (f": sympy expects {expected}, the reference torch {key.torch_version} run of the solution gives "
+              f"{observed} ({detail})" if expected else f": {detail}")
+    text = (f"{source} check {check.id!r}: the solution fails its own check at {of}, at {ex.where(point)}{values}"
+            f"{also}. A student drawn there would lose the check's points for right work.")
+    dtypes = judge._dtypes(check.expectation.form) or {"float64"}
+    tol = key.grading.produced(check, sorted(dtypes)[0])
+    if m.worst is not None and math.isfinite(m.worst) and m.worst > 0:
+        needed = float(f"{m.worst * 1.05:.2g}")
+        advice = judge.handler(check).advice(key, check)
+        text += (f" Its tolerance is rtol = {tol.rtol:g}, atol = {tol.atol:g} ({'/'.join(sorted(dtypes))}): "
+                 f"rtol = {needed:g} would pass at every point found. If the difference is rounding (a "
+                 f"low-precision dtype, a long computation), set rtol = {needed:g} on the check; else "
+                 f"{advice[0].lower()}{advice[1:]}")
+    else:
+        text += " " + judge.handler(check).advice(key, check)
+    return text
+
+
+def sweep(key: Key, cells: list[str], positions: dict[str, int], worker: sandbox.Worker, source: str,
+          budget: Budget = FULL, student: str = "reference-a") -> tuple[list[str], Summary]:
+    """Judge the solution (its code cells, observed after the cells `positions` names, as grading observes them) at
+    the points of `Budget`, the parameters no call uses at `student`'s own point.
+
+    Returns:
+        (the problems, one per check that fails somewhere, each naming the spec file, the check, the point, both
+        values and the tolerance that would pass; what the sweep did).
+    Raises:
+        RuntimeError: a sweep run did not finish (the message says why and shows the output's end).
+    """
+    start = time.monotonic()
+    base = plan.draw_point(key.parameters, key.assignment, student, "own")
+    found = targets(key, budget, base)
+    if not found:
+        return [], Summary()
+    limits = replace(key.limits, submission_timeout=max(float(key.limits.submission_timeout), 3600.0))
+    misses: dict[str, _Misses] = {}
+    judged, runs = 0, 0
+
+    def settle(future: Any) -> None:
+        nonlocal judged, runs
+        result, ranges = future.result()
+        runs += 1
+        try:
+            obs = wire.parse_results(result.results, MAX_RESULTS)
+        except wire.WireError as e:
+            raise RuntimeError(f"a run of the domain check did not start the probe ({e}); output:\n"
+                               f"{result.output_tail[-1500:]}") from None
+        if not obs.complete:
+            raise RuntimeError(f"a run of the domain check did not finish (timed out: {result.timed_out}, results "
+                               f"cut: {result.results_cut}); output:\n{result.output_tail[-1500:]}")
+        judged += _judge_run(key, obs, found, ranges, base, misses)
+
+    with ThreadPoolExecutor(max(1, budget.parallel)) as pool:   # at most `parallel` requests built at a time
+        pending: list[Any] = []
+        for request, ranges in _requests(key, cells, positions, base, found, budget):
+            if len(pending) >= max(1, budget.parallel):
+                settle(pending.pop(0))
+            pending.append(pool.submit(lambda r=request, g=ranges: (worker.run(r, limits, max_results=MAX_RESULTS), g)))
+        for future in pending:
+            settle(future)
+    by_id = {c.id: t for t in found for c in t.checks}
+    problems = [_problem(key, key.check(cid), m, by_id[cid], source)
+                for cid, m in sorted(misses.items(), key=lambda kv: [c.id for c in key.checks].index(kv[0]))]
+    return problems, Summary(sum(len(t.checks) for t in found), judged, len(found),
+                             sum(t.exact for t in found), runs, time.monotonic() - start)
