@@ -221,6 +221,7 @@ class _Misses:
     count: int = 0
     shown: list[tuple[dict[str, Number], str, str, str]] | None = None
     worst: float | None = 0.0
+    advice: str | None = None   # judge.release_advice at the first point: the dtype's tolerance, ops, or an rtol
 
     def add(self, point: dict[str, Number], expected: str, observed: str, detail: str, rel: float | None) -> None:
         self.count += 1
@@ -310,8 +311,7 @@ def _judge_run(key: Key, obs: wire.Observations, found: list[_Target], ranges: d
                            "undefined": "was not defined"}.get(rec.status if rec else "", "was not observed")
                     misses.setdefault(check.id, _Misses()).add(point, "", "", f"{check.function} {why}", None)
                     continue
-                target = rec.returned if check.observe == "returned" else \
-                    rec.tensors.get(check.observe.split(".")[0], {}).get("grad")
+                target = judge.observed_value(check, rec) if rec.status == "returned" else None
                 if rec.status == "returned" and columns is not None and _quick_pass(key, check, columns[j], target):
                     continue
                 v = h.produced(key, check, ex, rec, point, ex.call_text(check.function), obs.installed)
@@ -319,8 +319,11 @@ def _judge_run(key: Key, obs: wire.Observations, found: list[_Target], ranges: d
                     misses.setdefault(check.id, _Misses()).add(point, "", v.observed or "", v.message, None)
                 elif not v.comparison.ok:
                     expected = h.expected_at(key, check, ex, point, obs.installed)
-                    misses.setdefault(check.id, _Misses()).add(point, v.expected, v.observed, v.comparison.detail,
-                                                                _relative(expected, target))
+                    m = misses.setdefault(check.id, _Misses())
+                    if not m.count:   # what the dtype's tolerance, ops or an rtol would do there, as release says it
+                        m.advice = judge.release_advice(key, check, replace(obs, calls={(check.function, 0): rec}),
+                                                        [point])
+                    m.add(point, v.expected, v.observed, v.comparison.detail, _relative(expected, target))
     return judged
 
 
@@ -337,15 +340,15 @@ def _problem(key: Key, check: Check, m: _Misses, t: _Target, source: str) -> str
             f"{also}. A student drawn there would lose the check's points for right work.")
     dtypes = judge._dtypes(check.expectation.form) or {"float64"}
     tol = key.grading.produced(check, sorted(dtypes)[0])
+    advice = judge.handler(check).advice(key, check)
     if m.worst is not None and math.isfinite(m.worst) and m.worst > 0:
         needed = float(f"{m.worst * 1.05:.2g}")
-        advice = judge.handler(check).advice(key, check)
         text += (f" Its tolerance is rtol = {tol.rtol:g}, atol = {tol.atol:g} ({'/'.join(sorted(dtypes))}): "
-                 f"rtol = {needed:g} would pass at every point found. If the difference is rounding (a "
-                 f"low-precision dtype, a long computation), set rtol = {needed:g} on the check; else "
-                 f"{advice[0].lower()}{advice[1:]}")
+                 f"rtol = {needed:g} would pass at every point found. ")
+        text += m.advice or (f"If the difference is rounding (a low-precision dtype, a long computation), set "
+                             f"rtol = {needed:g} on the check; else {advice[0].lower()}{advice[1:]}")
     else:
-        text += " " + judge.handler(check).advice(key, check)
+        text += " " + advice
     return text
 
 
