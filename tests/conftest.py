@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from servers.postgres import postgres_url  # noqa: F401 (a fixture: a real PostgreSQL server, one per test process)
-from autograder.authoring.sweep import QUICK   # the domain check at a few thousand points: its full run is benchmarks/release_domain.py's
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "01-backward-vs-grad"
@@ -40,6 +39,8 @@ def worker(tmp_path_factory):
 def released(tmp_path_factory, worker):
     """Release 01 into a temporary assignments/ and build/; returns (assignments_dir, key_path)."""
     from autograder.authoring.release import release
+    from autograder.authoring.sweep import QUICK   # the domain check at a few thousand points (the full one:
+                                                   # benchmarks/release_domain.py)
 
     base = tmp_path_factory.mktemp("release")
     r = release(SOLUTION, base / "assignments", base / "build", worker=worker, domain_budget=QUICK)
@@ -61,6 +62,7 @@ def release_once(assignment: str, tmp_path_factory, worker) -> tuple:
     """Release `assignment` once per session into a temporary folder: (Release, its full model.Key, with a
     new random fresh-point seed each session)."""
     from autograder.authoring.release import release
+    from autograder.authoring.sweep import QUICK
     from autograder.keyfile import load_key
 
     if assignment not in _RELEASES:
