@@ -352,3 +352,28 @@ def test_release_refuses_a_solution_that_fails_its_own_check_where_no_sample_poi
         release(solution_copy, tmp_path / "a", tmp_path / "b", worker=worker, domain_budget=QUICK)
     assert "'1.produce.grad'" in str(e.value) and "2.47" in str(e.value)
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_a_passed_domain_check_is_remembered_for_the_same_solution_key_and_grader_only(key, worker, tmp_path,
+                                                                                        monkeypatch):
+    from autograder.authoring import sweep
+    from autograder.authoring.prepare import prepare
+    from autograder.authoring.spec import load_spec
+    from autograder.grading.notebook import code_cells, read_notebook
+    from autograder.judging import sources
+
+    monkeypatch.setenv("AUTOGRAD_LAB_CACHE", str(tmp_path / "cache"))
+    folder = ROOT / "solutions" / ASSIGNMENT
+    a = load_spec(folder)
+    nb, _ = prepare(read_notebook(folder / a.notebook), a, "x")
+    cells = code_cells(nb)
+    positions = {e: p.after for e, p in sources.Facts.of(cells).positions(key).items()}
+    first = sweep.remembered(key, cells, positions, worker, "spec.toml", QUICK)[1]
+    again = sweep.remembered(key, cells, positions, worker, "spec.toml", QUICK)[1]
+    assert first.runs == 1 and not first.remembered and len(list((tmp_path / "cache").glob("*.json"))) == 1
+    assert again.remembered and again.points == first.points and "so it was not run again" in again.text
+    changed = [c + "\n# a comment" if "def ex1(" in c else c for c in cells]   # any change to the code: run again
+    assert not sweep.remembered(key, changed, positions, worker, "spec.toml", QUICK)[1].remembered
+    quick_again = sweep.remembered(replace(key, limits=replace(key.limits, call_timeout=9.0)), cells, positions,
+                                   worker, "spec.toml", QUICK)[1]
+    assert not quick_again.remembered   # a limit of the key is part of what was checked

@@ -885,8 +885,8 @@ def _release(src: Source, misconceptions: MisconceptionSummary, root: Path, assi
         cells = code_cells(nb)
         positions = {e: p.after for e, p in sources.Facts.of(cells).positions(key).items()}
         try:
-            problems, swept = sweep.sweep(key, cells, positions, worker, str(solution_dir / "spec.toml"),
-                                          domain_budget)
+            problems, swept = sweep.remembered(key, cells, positions, worker, str(solution_dir / "spec.toml"),
+                                               domain_budget)
         except RuntimeError as e:
             raise BuildError(f"{src.nb_path}: {e}") from None
         _refuse(problems)

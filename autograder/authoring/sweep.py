@@ -6,18 +6,21 @@ sandboxed runs of many points each. A right solution that fails its own check an
 that student a point for right work; the sample points alone miss it (issue 44: 24 of 1.63 M points, 3.2 % off at an
 rtol of 0.03).
 
-May import: stdlib, numpy, sympy, autograder.wire, autograder.model, autograder.authoring.domain,
+May import: stdlib, numpy, sympy, autograder.wire, autograder.model, autograder.keyfile, autograder.authoring.domain,
 autograder.authoring.discrimination, autograder.grading.plan, autograder.judging.analytic, autograder.judging.compare,
 autograder.judging.judge, autograder.sandbox.client.
 """
 from __future__ import annotations
 
 import hashlib
+import json
 import math
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from math import prod
+from pathlib import Path
 from typing import Any, Iterator
 
 from autograder import wire
@@ -29,7 +32,7 @@ from autograder.model import (Check, Exercise, ExprAnswer, InstalledExpectation,
                               answer_items)
 from autograder.sandbox import client as sandbox
 
-__all__ = ["FULL", "QUICK", "Budget", "Summary", "sweep"]
+__all__ = ["FULL", "QUICK", "Budget", "Summary", "fingerprint", "remembered", "sweep"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,37 @@ MAX_RESULTS = 256 * 2**20   # bytes of one sweep run's results (the instructor's
 SHOWN = 3                   # failing points named per check
 
 
+def cache_dir() -> Path:
+    """Where passed domain checks are remembered: $AUTOGRAD_LAB_CACHE, else $XDG_CACHE_HOME/autograd-lab/domain,
+    else ~/.cache/autograd-lab/domain."""
+    if os.environ.get("AUTOGRAD_LAB_CACHE"):
+        return Path(os.environ["AUTOGRAD_LAB_CACHE"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "autograd-lab" / "domain"
+
+
+def _code_digest() -> str:
+    """sha256 of the autograder package's own source (every .py file): a change to how grading judges is a
+    change to what a passed check said."""
+    h = hashlib.sha256()
+    root = Path(__file__).resolve().parent.parent
+    for f in sorted(root.rglob("*.py")):
+        h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def fingerprint(key: Key, cells: list[str], positions: dict[str, int], budget: Budget) -> str:
+    """What a domain check's outcome depends on, as a sha256 (hex): the key without its secret (parameters,
+    exercises, checks, tolerances, limits, the torch and sympy it was built with), the solution's code cells and where
+    each exercise is observed, the budget, and the grader's own code. The same fingerprint gives the same outcome."""
+    from autograder.keyfile import to_json
+
+    k = to_json(key)
+    k.pop("secret", None)
+    blob = json.dumps({"key": k, "cells": cells, "positions": positions, "budget": asdict(budget),
+                       "code": _code_digest()}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
 @dataclass(frozen=True)
 class Summary:
     """What the sweep did: how many produce checks it judged, at how many points in all (a point of one exercise
@@ -65,6 +99,7 @@ class Summary:
     enumerated: int = 0
     runs: int = 0
     seconds: float = 0.0
+    remembered: str = ""   # when the same check (`fingerprint`) passed before: its date; then nothing ran now
 
     @property
     def text(self) -> str:
@@ -75,6 +110,9 @@ class Summary:
                f"every drawable point of {self.enumerated} of {self.exercises} exercises, sampled for the others"
                if self.enumerated else "sampled points, edges and points near poles")
         checks, runs = f"{self.checks} check{'s' * (self.checks != 1)}", f"{self.runs} sandboxed run{'s' * (self.runs != 1)}"
+        if self.remembered:
+            return (f"domain check: the solution passes {checks} at {self.points:,} points ({how}; the same solution, "
+                    f"key and grader passed it on {self.remembered}, so it was not run again)")
         return f"domain check: the solution passes {checks} at {self.points:,} points ({how}; {runs}, {self.seconds:.0f} s)"
 
 
@@ -350,6 +388,30 @@ def _problem(key: Key, check: Check, m: _Misses, t: _Target, source: str) -> str
     else:
         text += " " + advice
     return text
+
+
+def remembered(key: Key, cells: list[str], positions: dict[str, int], worker: sandbox.Worker, source: str,
+               budget: Budget = FULL) -> tuple[list[str], Summary]:
+    """`sweep`, unless the same check (`fingerprint`) passed before on this machine (`cache_dir`): then its summary,
+    marked as remembered. Only a pass is remembered; a failure is found again each time. A cache that cannot be read
+    or written is not used."""
+    path = cache_dir() / f"{fingerprint(key, cells, positions, budget)}.json"
+    try:
+        kept = json.loads(path.read_text(encoding="utf-8"))
+        return [], replace(Summary(**{k: kept[k] for k in ("checks", "points", "exercises", "enumerated", "runs",
+                                                           "seconds")}), remembered=str(kept["date"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    problems, summary = sweep(key, cells, positions, worker, source, budget)
+    if not problems:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({**asdict(summary), "date": time.strftime("%Y-%m-%d %H:%M")}), encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError:
+            pass
+    return problems, summary
 
 
 def sweep(key: Key, cells: list[str], positions: dict[str, int], worker: sandbox.Worker, source: str,
