@@ -92,15 +92,64 @@ def cell_magic(source: str) -> tuple[str, str, str] | None:
     return name, line, "".join(lines[1:])
 
 
+MAX_MAGICS = 4   # cell magics one inside another that are read; more make the cell not Python here (each is a
+                 # pass over the rest of the cell: 42,000 nested %%time lines cost 35 s of the grader's CPU)
+
+
 def python_of(source: str) -> str | None:
     """The Python a cell runs in the notebook's namespace: the cell itself, or the body under %%time and %%capture
-    (also one inside the other); None under any other cell magic."""
-    while (magic := cell_magic(source)) is not None:
+    (also one inside the other, up to MAX_MAGICS); None under any other cell magic."""
+    for _ in range(MAX_MAGICS + 1):
+        magic = cell_magic(source)
+        if magic is None:
+            return source
         name, line, body = magic
         if name not in TRANSPARENT_MAGICS or (name == "time" and line.strip()):
             return None
         source = body
-    return source
+    return None
+
+
+def hidden_code(source: str) -> bool:
+    """Does the cell run code its syntax tree (`parse`) leaves out: a line magic or shell escape (`%time f()`,
+    `!cmd`), a help line (`x?`), which `_parse` blanks so that the rest can be read, or an expanded argument of a cell
+    magic (`%%capture {f()}`, `$x`: IPython evaluates it)? Such code can set any name, so what the cell sets is not
+    worked out by hand (autograder.judging.worked). A cell that is not Python here (`python_of` is None) is not
+    hidden: it reads as nothing at all."""
+    for _ in range(MAX_MAGICS + 1):
+        magic = cell_magic(source)
+        if magic is None:
+            break
+        name, line, body = magic
+        if name not in TRANSPARENT_MAGICS or (name == "time" and line.strip()):
+            return False
+        if "{" in line or "$" in line:
+            return True
+        source = body
+    else:
+        return False
+    text = "".join(cleaned_lines(source))
+    try:
+        ast.parse(text)
+        return False
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        pass
+    return any((line.lstrip().startswith(("%", "!")) or line.split("#")[0].rstrip().endswith("?"))
+               and not _harmless(line) for line in text.splitlines() if line.strip())
+
+
+# Line magics that run none of the cell's code (display settings, listings): a PREDICT cell may keep them.
+SAFE_LINE_MAGICS = frozenset({"precision", "matplotlib", "pprint", "xmode", "who", "whos", "lsmagic", "config"})
+
+
+def _harmless(line: str) -> bool:
+    """Is a line `_parse` blanks one that runs no code: a SAFE_LINE_MAGICS magic without an expanded argument
+    (IPython evaluates `{...}` and `$name` in a magic's line), or a help line (`name?`, `torch.tensor??`)?"""
+    text = line.strip()
+    if text.startswith("%") and not text.startswith("%%"):
+        name, _, rest = text[1:].partition(" ")
+        return name in SAFE_LINE_MAGICS and "{" not in rest and "$" not in rest
+    return re.fullmatch(r"[A-Za-z_][\w.]*\?{1,2}", text) is not None
 
 
 def _parse(source: str) -> ast.Module | None:
@@ -252,6 +301,11 @@ class Facts:
     trees: tuple[ast.Module | None, ...]
     checks: tuple[str | None, ...]
     sources: tuple[str, ...] = ()
+
+    @functools.cached_property
+    def hidden(self) -> tuple[bool, ...]:
+        """Per cell: does it run code its syntax tree leaves out (`hidden_code`)?"""
+        return tuple(hidden_code(c) if t is not None else False for c, t in zip(self.sources, self.trees))
 
     @classmethod
     def of(cls, cells: list[str]) -> Facts:

@@ -179,7 +179,9 @@ def _slice(stmts: list[ast.stmt], name: str, writes) -> tuple[list[ast.stmt], se
             break
     picked = [head[i] for i in sorted(chosen)]
     bound_here = set().union(*(facts[i][1] for i in chosen)) if chosen else set()
-    return picked, needed - bound_here - {name}, last
+    first = min((i for i in chosen if name in facts[i][2]), default=None)
+    earlier = {name} if first is not None and any(name in facts[i][0] for i in chosen if i <= first) else set()
+    return picked, (needed - bound_here - {name}) | earlier, last   # `p1 = p1 + 0`: p1 comes from outside too
 
 
 def _import_runs(n: ast.Import | ast.ImportFrom) -> str | None:
@@ -271,7 +273,9 @@ def finding(facts: Facts, name: str, after: int, produce: frozenset[str], predic
 def _finding(facts: Facts, name: str, after: int, produce: frozenset[str], predictions: frozenset[str],
              labels: tuple[str, ...]) -> Finding | None:
     scratch = facts.scratch   # shared by a notebook's predictions
-    bodies = [list(t.body) if t is not None else None for t in facts.trees]
+    # a cell that runs code its tree leaves out (a line magic, a shell escape, an expanded magic argument) is read as
+    # no tree at all: what it sets or changes cannot be traced
+    bodies = [list(t.body) if t is not None and not hidden else None for t, hidden in zip(facts.trees, facts.hidden)]
     if "worked.modules" not in scratch:
         scratch["worked.modules"] = frozenset(
             a.asname or a.name.split(".")[0] for b in bodies if b for st in b if isinstance(st, (ast.Import, ast.ImportFrom))
@@ -297,6 +301,10 @@ def _finding(facts: Facts, name: str, after: int, produce: frozenset[str], predi
     label = lambda i: labels[i] if i < len(labels) else f"code cell {i + 1}"
     produce_cells = {i for f in produce for i in facts.binding_cells(f)}
     home = facts.defining_cell(name, after)
+    if home is not None and facts.hidden[home]:
+        return Finding(f"{label(home)}, which sets {name}, also runs code the grader cannot read (a line magic such as "
+                       f"%time, a shell escape !, a help line ending in ?, or a {{...}} or $name in a cell magic's "
+                       f"line): keep a PREDICT cell to plain Python", home)
     if home is None or bodies[home] is None:
         return Finding(f"no plain top-level assignment sets {name} (a prediction is written as `{name} = ...` at "
                        f"the top of its PREDICT cell, not inside a block, a function or a cell magic other than %%time and %%capture)",
@@ -322,14 +330,17 @@ def _finding(facts: Facts, name: str, after: int, produce: frozenset[str], predi
             scratch["worked.out_of_time"] = True   # the clock's finding, not the code's (see out_of_time)
             return Finding(f"more code than the grader reads in the {seconds:g} s it has for a notebook's "
                            f"predictions", used_in)
-        if target == name:
+        if target == name and upto >= home:
             cells = [home]
-        else:
+        else:   # any other name, and the prediction's own earlier value (`p1 = p1 + 0`: where did that come from?)
             bound_at = next((i for i in range(upto, -1, -1) if target in per_cell[i][0]), None)
             if bound_at is None:
                 if target in produce:
                     return Finding(f"{target}, your PRODUCE function", used_in)
-                if hasattr(builtins, target) or target in predictions:   # a prediction not set: its own check says so
+                if target in predictions:   # another prediction that no cell visibly set by then: only code the
+                    # grader cannot read (exec, a magic) gives it a value here; unset, this cell raises NameError
+                    return Finding(f"{target}, which no cell visibly sets before {label(used_in)}", used_in)
+                if hasattr(builtins, target):
                     if target in HIDDEN:
                         return Finding(f"`{target}`", used_in)
                     continue

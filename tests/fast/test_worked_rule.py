@@ -23,7 +23,7 @@ def _finding(*cells: str, name: str, produce=("ex1",), predictions=("p1", "p2"))
 @pytest.mark.parametrize("cell", [
     "p1 = None", "p1 = (2.5, None)", "p1 = 'RuntimeError'", "p1 = RuntimeError", "p1 = math.nan",
     "p1 = float('inf')", "p1 = torch.nan", "p1 = torch.tensor(2.5)", "p1 = torch.Size([2])", "p1 = torch.float64",
-    "p1 = 2 * P.x0 * math.cos(P.x0)", "p1 = p2 * 3",
+    "p1 = 2 * P.x0 * math.cos(P.x0)",
     "X = np.array([[1., 2.], [3., 4.]])\nr = np.array([0.5, -1.])\np1 = 2 / 2 * r @ X",
     "def f(x):\n    return 3 * x ** 2\np1 = f(P.x0)",
     "grad = 2 * P.x0   # a name of my own\np1 = grad",
@@ -113,6 +113,7 @@ def test_what_hides_the_cell_that_sets_a_prediction_is_named(cells, what, cell):
     (["p1 = 2 * P.x0", "%%time\ndef ex1(x):\n    return x"], "p1"),
     (["r = {'returns': None, 'grad': 2 * P.x0}\np1 = r['grad']"], "p1"),
     (["%precision 4\np1 = 2 * P.x0   # is it 2x?"], "p1"),
+    (["p2 = 2 * P.x0", "torch.autograd.grad?\np1 = p2 * 3"], "p1"),   # another prediction, set before; a help line
 ])
 def test_honest_predictions_beside_other_code_are_predictions(cells, name):
     assert _finding(*cells, name=name) is None
@@ -281,3 +282,30 @@ def test_a_cell_under_a_cell_magic_is_read_as_ipython_runs_it(cell):
     except SyntaxError:   # IPython raises it when the cell runs: nothing is set
         expected = set()
     assert set(bindings(parse(cell))) == expected, (cell, runs)
+
+
+_SETUP = "import torch, math\nimport numpy as np\nfrom autograder import Lab\nlab = Lab('a', 'b')\nP = lab.parameters"
+_AUTOGRAD = "_x = torch.tensor(P.x0, requires_grad=True); (_x * _x).backward(); p1 = _x.grad.item()"
+
+
+@pytest.mark.parametrize("cells", [
+    ["p1 = 0.0\n%time " + _AUTOGRAD],                          # a line magic after the literal, in the same cell
+    ["p1 = 0.0", "%time " + _AUTOGRAD],                        # ... or in a later cell
+    ["%time " + _AUTOGRAD, "p1 = p1"],                         # ... or earlier, then carried
+    ["exec(" + repr(_AUTOGRAD) + ")", "p1 = p1"],              # exec, then carried
+    ["exec(" + repr(_AUTOGRAD.replace("p1 =", "p2 =")) + ")", "p1 = p2"],   # into another prediction's name
+    ["%%capture {get_ipython().user_ns.__setitem__('p2', 3.0)}\np1 = p2"],  # a cell magic's line is expanded: run
+    ["%precision 4\np1 = 0.0\n" + _AUTOGRAD + "; s = '?#'"],   # a line ending in ? before a # is blanked too
+])
+def test_code_the_syntax_tree_leaves_out_never_makes_a_prediction_worked_out(cells):
+    """A student's attack (issue 44's round): a line magic, a help line, an expanded magic argument or exec can set a
+    prediction with autograd while the tree shows a literal; each must fail closed."""
+    facts = sources.Facts.of([_SETUP, *cells])
+    found = worked.finding(facts, "p1", len(cells), frozenset({"ex1"}), frozenset({"p1", "p2"}))
+    assert found is not None, cells
+
+
+def test_nested_cell_magics_are_read_to_a_depth_of_four_in_linear_time():
+    deep = "%%time\n" * 42_000 + "p1 = 0.0\n"
+    assert sources.python_of(deep) is None and sources.parse(deep) is None   # not read: 35 s of CPU before
+    assert sources.python_of("%%time\n%%capture\n%%time\n%%capture\np1 = 0.0\n") == "p1 = 0.0\n"
