@@ -32,7 +32,7 @@ def test_new_writes_an_assignment_that_releases_at_once_and_self_checks(tmp_path
                      *(f"release: running the solution for sample student reference-{s}" for s in "abc"),
                      "release: checking the solution at every point a student can draw",   # the full domain check
                      "release: running the blank student copy"], p.stderr
-    assert "domain check      the solution passes 1 check at 402 points (every drawable point; " in p.stdout, p.stdout
+    assert "domain check      the solution passes its produce check with a sympy expectation at 402 points (every drawable point; " in p.stdout, p.stdout
     student = nbformat.read(tmp_path / "assignments/13-hooks/hooks.ipynb", as_version=4)
     sources = [c.source for c in student.cells]
     assert "# PREDICT 1\np1_grad = ...   # x.grad after y = x**3 and y.backward()\n" in sources

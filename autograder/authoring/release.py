@@ -91,8 +91,9 @@ class MisconceptionSummary:
         if not self.misconceptions:
             return "no named misconceptions"
         share = 100 * self.ambiguous / self.evaluated if self.evaluated else 0.0
-        line = (f"{self.misconceptions} named misconceptions on {self.checks} checks; ambiguous (so not used) in "
-                f"{self.ambiguous} of {self.evaluated} evaluations ({share:.1f} %)")
+        line = (f"{self.misconceptions} named misconception{'s' * (self.misconceptions != 1)} on {self.checks} "
+                f"check{'s' * (self.checks != 1)}; ambiguous (so not used) in {self.ambiguous} of {self.evaluated} "
+                f"evaluations ({share:.1f} %)")
         line += "; most often " + ", ".join(self.most_ambiguous) if self.most_ambiguous else ""
         worst = self.overlaps[0] if self.overlaps else None
         if worst is None or worst.share == 0:
@@ -819,11 +820,15 @@ def release(solution_dir: str | Path, assignments_dir: str | Path | None = None,
 
 def _spec_checks(key: Key, source: str) -> MisconceptionSummary:
     """check_domain, check_on_cuda and check_misconceptions of a key (they read the spec's expressions only: a key
-    before the reference run will do), every problem at once, not one per release.
+    before the reference run will do), every problem at once, not one per release. A dtype misconception of a value
+    check (judge.retyped: "the right numbers as float32") needs the reference run's form, so it is left out here and
+    checked after the reference run (`_release`).
 
     Raises:
         BuildError: every problem the three found.
     """
+    key = replace(key, checks=tuple(replace(c, misconceptions=tuple(m for m in c.misconceptions
+                                                                    if not judge.retyped(c, m))) for c in key.checks))
     problems, misconceptions = [], MisconceptionSummary()
     for step in (check_domain, check_on_cuda, check_misconceptions):
         try:
@@ -879,9 +884,13 @@ def _release(src: Source, misconceptions: MisconceptionSummary, root: Path, assi
 
     key, solution_score = _build(src, worker, trace_timeout, say)
     nb, solution_dir = src.nb, src.nb_path.parent
+    if any(judge.retyped(c, m) for c in key.checks for m in c.misconceptions):   # now with the reference run's form
+        say("checking the dtype misconceptions against the reference run's dtypes")
+        misconceptions = check_misconceptions(key, str(solution_dir / "spec.toml"))
     swept = sweep.Summary()
     if domain_budget is not None:   # the sample points pass (_build): now every point a student can draw
-        say("checking the solution at every point a student can draw")
+        say("checking the solution at every point a student can draw" if domain_budget.name == "full" else
+            f"checking the solution at a few thousand points an exercise (--domain {domain_budget.name})")
         cells = code_cells(nb)
         positions = {e: p.after for e, p in sources.Facts.of(cells).positions(key).items()}
         try:

@@ -48,10 +48,11 @@ class Budget:
     edges: int = 64
     batch_calls: int = 60_000
     parallel: int = 2
+    name: str = "full"
 
 
 FULL = Budget()   # what `autograder release` runs
-QUICK = Budget(enumerate_up_to=2_000, draws=1_000, edges=4)   # `release --domain quick` and the test suite
+QUICK = Budget(enumerate_up_to=2_000, draws=1_000, edges=4, name="quick")   # `release --domain quick` and the test suite
 MAX_RESULTS = 256 * 2**20   # bytes of one sweep run's results (the instructor's solution, not a student's code)
 SHOWN = 3                   # failing points named per check
 
@@ -100,20 +101,26 @@ class Summary:
     runs: int = 0
     seconds: float = 0.0
     remembered: str = ""   # when the same check (`fingerprint`) passed before: its date; then nothing ran now
+    budget: str = "full"   # Budget.name
 
     @property
     def text(self) -> str:
         """One line for the release summary."""
         if not self.checks:
             return "domain check: no produce check has a sympy expectation"
+        quick = (" (quick: a draft's check of a few thousand points an exercise; release without --domain quick before "
+                 "students get the notebook)" if self.budget == "quick" else "")
         how = ("every drawable point" if self.enumerated == self.exercises else
                f"every drawable point of {self.enumerated} of {self.exercises} exercises, sampled for the others"
                if self.enumerated else "sampled points, edges and points near poles")
-        checks, runs = f"{self.checks} check{'s' * (self.checks != 1)}", f"{self.runs} sandboxed run{'s' * (self.runs != 1)}"
+        checks = (f"its {self.checks} produce check{'s' * (self.checks != 1)} with a sympy expectation"
+                  if self.checks != 1 else "its produce check with a sympy expectation")
+        runs = f"{self.runs} sandboxed run{'s' * (self.runs != 1)}"
         if self.remembered:
-            return (f"domain check: the solution passes {checks} at {self.points:,} points ({how}; the same solution, "
-                    f"key and grader passed it on {self.remembered}, so it was not run again)")
-        return f"domain check: the solution passes {checks} at {self.points:,} points ({how}; {runs}, {self.seconds:.0f} s)"
+            return (f"domain check{quick}: the solution passes {checks} at {self.points:,} points ({how}; the same "
+                    f"solution, key and grader passed it on {self.remembered}, so it was not run again)")
+        return (f"domain check{quick}: the solution passes {checks} at {self.points:,} points ({how}; {runs}, "
+                f"{self.seconds:.0f} s)")
 
 
 @dataclass(frozen=True)
@@ -253,21 +260,30 @@ def _functions(t: _Target) -> dict[str, set[str]]:
 
 @dataclass
 class _Misses:
-    """One check's failures found so far: how many, the first few (point, expected, observed, detail), and the
-    largest relative difference of a numeric failure (None: a failure that no tolerance would pass)."""
+    """One check's failures found so far: how many, the first few (point, expected, observed, detail), the largest
+    relative and absolute differences of a numeric failure (None: a failure that no tolerance would pass), and, per
+    parameter varied, the one value every failure has so far (None once two differ)."""
 
     count: int = 0
     shown: list[tuple[dict[str, Number], str, str, str]] | None = None
     worst: float | None = 0.0
+    worst_abs: float = 0.0
     advice: str | None = None   # judge.release_advice at the first point: the dtype's tolerance, ops, or an rtol
+    single: dict[str, Number | None] | None = None
 
-    def add(self, point: dict[str, Number], expected: str, observed: str, detail: str, rel: float | None) -> None:
+    def add(self, point: dict[str, Number], used: tuple[str, ...], expected: str, observed: str, detail: str,
+            gap: tuple[float, float] | None) -> None:
         self.count += 1
         if self.shown is None:
-            self.shown = []
+            self.shown, self.single = [], {n: point[n] for n in used}
+        elif self.single is not None:
+            self.single = {n: v if point[n] == v else None for n, v in self.single.items()}
         if len(self.shown) < SHOWN:
             self.shown.append((point, expected, observed, detail))
-        self.worst = None if rel is None or self.worst is None else max(self.worst, rel)
+        if gap is None or self.worst is None:
+            self.worst = None
+        else:
+            self.worst, self.worst_abs = max(self.worst, gap[0]), max(self.worst_abs, gap[1])
 
 
 def _numbers(v: dict[str, Any] | None) -> list[Any] | None:
@@ -317,13 +333,14 @@ def _quick_pass(key: Key, check: Check, expected: Any, observed: dict[str, Any] 
     return all(abs(o - e) <= 0.5 * (tol.atol + tol.rtol * abs(e)) for o, e in zip(nums, expected.tolist(), strict=True))
 
 
-def _relative(expected: dict[str, Any], observed: dict[str, Any] | None) -> float | None:
-    """The largest |observed - expected| / |expected| over the numbers of two values of one form (None: no number to
-    compare, or a value that is not finite)."""
+def _gap(expected: dict[str, Any], observed: dict[str, Any] | None) -> tuple[float, float] | None:
+    """The largest |observed - expected| / |expected| and |observed - expected| over the numbers of two values of one
+    form (None: no number to compare, or a value that is not finite)."""
     e, o = _numbers(expected), _numbers(observed)
     if e is None or o is None or len(e) != len(o) or any(isinstance(x, (str, bool)) for x in e + o):
         return None
-    return max((abs(a - b) / abs(b) if b else (0.0 if a == b else math.inf)) for a, b in zip(o, e, strict=True))
+    rel = max((abs(a - b) / abs(b) if b else (0.0 if a == b else math.inf)) for a, b in zip(o, e, strict=True))
+    return rel, max(abs(a - b) for a, b in zip(o, e, strict=True))
 
 
 def _judge_run(key: Key, obs: wire.Observations, found: list[_Target], ranges: dict[str, tuple[int, int]],
@@ -347,21 +364,21 @@ def _judge_run(key: Key, obs: wire.Observations, found: list[_Target], ranges: d
                            "skipped": f"was not called (an earlier call did not return within "
                                       f"{key.limits.call_timeout:g} s)",
                            "undefined": "was not defined"}.get(rec.status if rec else "", "was not observed")
-                    misses.setdefault(check.id, _Misses()).add(point, "", "", f"{check.function} {why}", None)
+                    misses.setdefault(check.id, _Misses()).add(point, t.used, "", "", f"{check.function} {why}", None)
                     continue
                 target = judge.observed_value(check, rec) if rec.status == "returned" else None
                 if rec.status == "returned" and columns is not None and _quick_pass(key, check, columns[j], target):
                     continue
                 v = h.produced(key, check, ex, rec, point, ex.call_text(check.function), obs.installed)
                 if isinstance(v, judge.Stop):
-                    misses.setdefault(check.id, _Misses()).add(point, "", v.observed or "", v.message, None)
+                    misses.setdefault(check.id, _Misses()).add(point, t.used, "", v.observed or "", v.message, None)
                 elif not v.comparison.ok:
                     expected = h.expected_at(key, check, ex, point, obs.installed)
                     m = misses.setdefault(check.id, _Misses())
                     if not m.count:   # what the dtype's tolerance, ops or an rtol would do there, as release says it
                         m.advice = judge.release_advice(key, check, replace(obs, calls={(check.function, 0): rec}),
                                                         [point])
-                    m.add(point, v.expected, v.observed, v.comparison.detail, _relative(expected, target))
+                    m.add(point, t.used, v.expected, v.observed, v.comparison.detail, _gap(expected, target))
     return judged
 
 
@@ -378,13 +395,20 @@ def _problem(key: Key, check: Check, m: _Misses, t: _Target, source: str) -> str
             f"{also}. A student drawn there would lose the check's points for right work.")
     dtypes = judge._dtypes(check.expectation.form) or {"float64"}
     tol = key.grading.produced(check, sorted(dtypes)[0])
+    label = check.dtype or "/".join(sorted(dtypes))
+    fixed = [f"{n} = {v}" for n, v in (m.single or {}).items() if v is not None]
+    if m.count > 1 and fixed and len(fixed) < len(t.used):
+        text += (f" Every failing point has {' and '.join(fixed)}: a solution right elsewhere that fails only there "
+                 f"is likely wrong there (a branch, a special case), not rounded.")
     advice = judge.handler(check).advice(key, check)
     if m.worst is not None and math.isfinite(m.worst) and m.worst > 0:
-        needed = float(f"{m.worst * 1.05:.2g}")
-        text += (f" Its tolerance is rtol = {tol.rtol:g}, atol = {tol.atol:g} ({'/'.join(sorted(dtypes))}): "
-                 f"rtol = {needed:g} would pass at every point found. ")
+        rtol, atol = float(f"{m.worst * 1.05:.2g}"), float(f"{m.worst_abs * 1.05:.2g}")
+        passes = (f"rtol = {rtol:g} (or atol = {atol:g}) would pass at every point found" if rtol <= 0.5 else
+                  f"atol = {atol:g} would pass at every point found (no rtol would: sympy's value is near 0 there, "
+                  f"where rounding is absolute, as when terms cancel)")
+        text += f" Its tolerance is rtol = {tol.rtol:g}, atol = {tol.atol:g} ({label}): {passes}. "
         text += m.advice or (f"If the difference is rounding (a low-precision dtype, a long computation), set "
-                             f"rtol = {needed:g} on the check; else {advice[0].lower()}{advice[1:]}")
+                             f"{passes.split(' would')[0]} on the check; else {advice[0].lower()}{advice[1:]}")
     else:
         text += " " + advice
     return text
@@ -399,7 +423,7 @@ def remembered(key: Key, cells: list[str], positions: dict[str, int], worker: sa
     try:
         kept = json.loads(path.read_text(encoding="utf-8"))
         return [], replace(Summary(**{k: kept[k] for k in ("checks", "points", "exercises", "enumerated", "runs",
-                                                           "seconds")}), remembered=str(kept["date"]))
+                                                           "seconds", "budget")}), remembered=str(kept["date"]))
     except (OSError, ValueError, KeyError, TypeError):
         pass
     problems, summary = sweep(key, cells, positions, worker, source, budget)
@@ -434,18 +458,28 @@ def sweep(key: Key, cells: list[str], positions: dict[str, int], worker: sandbox
     misses: dict[str, _Misses] = {}
     judged, runs = 0, 0
 
-    def settle(future: Any) -> None:
-        nonlocal judged, runs
-        result, ranges = future.result()
-        runs += 1
+    def finished(run: Any) -> wire.Observations | None:
         try:
-            obs = wire.parse_results(result.results, MAX_RESULTS)
-        except wire.WireError as e:
-            raise RuntimeError(f"a run of the domain check did not start the probe ({e}); output:\n"
-                               f"{result.output_tail[-1500:]}") from None
-        if not obs.complete:
-            raise RuntimeError(f"a run of the domain check did not finish (timed out: {result.timed_out}, results "
-                               f"cut: {result.results_cut}); output:\n{result.output_tail[-1500:]}")
+            obs = wire.parse_results(run.results, MAX_RESULTS)
+        except wire.WireError:
+            return None
+        return obs if obs.complete else None
+
+    def settle(item: tuple[Any, dict[str, Any], dict[str, tuple[int, int]]]) -> None:
+        nonlocal judged, runs
+        future, request, ranges = item
+        result = future.result()
+        runs += 1
+        obs = finished(result)
+        if obs is None:   # a busy machine (a step that outlasted its alarm): once more, on its own
+            result = worker.run(request, limits, max_results=MAX_RESULTS)
+            runs += 1
+            obs = finished(result)
+        if obs is None:
+            raise RuntimeError(f"a run of the domain check did not finish, twice (exit {result.exit_code}, timed out: "
+                               f"{result.timed_out}, a step outlasted its alarm: {result.stalled}, over its memory: "
+                               f"{result.over_memory}, results cut: {result.results_cut}); release again, or with "
+                               f"--domain quick while you draft; output:\n{result.output_tail[-1500:]}")
         judged += _judge_run(key, obs, found, ranges, base, misses)
 
     with ThreadPoolExecutor(max(1, budget.parallel)) as pool:   # at most `parallel` requests built at a time
@@ -453,11 +487,11 @@ def sweep(key: Key, cells: list[str], positions: dict[str, int], worker: sandbox
         for request, ranges in _requests(key, cells, positions, base, found, budget):
             if len(pending) >= max(1, budget.parallel):
                 settle(pending.pop(0))
-            pending.append(pool.submit(lambda r=request, g=ranges: (worker.run(r, limits, max_results=MAX_RESULTS), g)))
-        for future in pending:
-            settle(future)
+            pending.append((pool.submit(worker.run, request, limits, MAX_RESULTS), request, ranges))
+        for item in pending:
+            settle(item)
     by_id = {c.id: t for t in found for c in t.checks}
     problems = [_problem(key, key.check(cid), m, by_id[cid], source)
                 for cid, m in sorted(misses.items(), key=lambda kv: [c.id for c in key.checks].index(kv[0]))]
     return problems, Summary(sum(len(t.checks) for t in found), judged, len(found),
-                             sum(t.exact for t in found), runs, time.monotonic() - start)
+                             sum(t.exact for t in found), runs, time.monotonic() - start, budget=budget.name)
