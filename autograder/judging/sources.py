@@ -305,7 +305,9 @@ class Facts:
     @functools.cached_property
     def hidden(self) -> tuple[bool, ...]:
         """Per cell: does it run code its syntax tree leaves out (`hidden_code`)?"""
-        return tuple(hidden_code(c) if t is not None else False for c, t in zip(self.sources, self.trees))
+        if len(self.sources) != len(self.trees):   # facts made without their sources: nothing to read
+            return (False,) * len(self.trees)
+        return tuple(hidden_code(c) if t is not None else False for c, t in zip(self.sources, self.trees, strict=True))
 
     @classmethod
     def of(cls, cells: list[str]) -> Facts:

@@ -275,7 +275,8 @@ def _finding(facts: Facts, name: str, after: int, produce: frozenset[str], predi
     scratch = facts.scratch   # shared by a notebook's predictions
     # a cell that runs code its tree leaves out (a line magic, a shell escape, an expanded magic argument) is read as
     # no tree at all: what it sets or changes cannot be traced
-    bodies = [list(t.body) if t is not None and not hidden else None for t, hidden in zip(facts.trees, facts.hidden)]
+    bodies = [list(t.body) if t is not None and not hidden else None
+              for t, hidden in zip(facts.trees, facts.hidden, strict=True)]
     if "worked.modules" not in scratch:
         scratch["worked.modules"] = frozenset(
             a.asname or a.name.split(".")[0] for b in bodies if b for st in b if isinstance(st, (ast.Import, ast.ImportFrom))
