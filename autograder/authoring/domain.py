@@ -100,7 +100,10 @@ def joint_columns(parameters: dict[str, Parameter], used: list[str], entries: li
             continue
         grid = dists[name][0]
         with np.errstate(all="ignore"):
-            at = np.asarray(f(), dtype=np.float64) * np.ones(probes)
+            raw = np.asarray(f(), dtype=np.complex128) * np.ones(probes)
+        # a complex root is no point a student can draw (its real part alone is no root): left out, and no
+        # ComplexWarning on the instructor's terminal
+        at = np.where(np.abs(raw.imag) <= 1e-12 * (1 + np.abs(raw.real)), raw.real, np.nan)
         p = parameters[name]
         at = np.round(at, int(p.decimals)) if p.kind == "real" else np.round(at)
         keep = np.isin(at, grid)
