@@ -129,13 +129,14 @@ def hidden_code(source: str) -> bool:
     else:
         return False
     text = "".join(cleaned_lines(source))
+    if not any((line.lstrip().startswith(("%", "!")) or line.split("#")[0].rstrip().endswith("?"))
+               and not _harmless(line) for line in text.splitlines() if line.strip()):
+        return False   # no line `_parse` would blank but a harmless one (most cells: no second parse)
     try:
-        ast.parse(text)
+        ast.parse(text)   # Python as it stands (such a line inside a string): nothing was blanked
         return False
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        pass
-    return any((line.lstrip().startswith(("%", "!")) or line.split("#")[0].rstrip().endswith("?"))
-               and not _harmless(line) for line in text.splitlines() if line.strip())
+        return True
 
 
 # Line magics that run none of the cell's code (display settings, listings): a PREDICT cell may keep them.
