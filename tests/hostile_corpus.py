@@ -734,7 +734,9 @@ CASES: list[Case] = [
                    "ex6-predict": "p6_strict = 'RuntimeError'\np6_allow_unused = [4.177, None]\n"
                                   "p6_materialize = (4.177, 0.0)",
                    "ex2-produce": "def ex2(x):\n    return list(torch.autograd.grad(x**2 * torch.sin(x), x))"}),
-         {"2.predict.returns": "failed", "6.predict.allow_unused": "failed", "2.produce.returns": "failed"},
+         # a one-item tuple (torch's own container) stays the lesson; a pair written as a list passes (issue 44)
+         {"2.predict.returns": "failed", "6.predict.allow_unused": ("passed", "p6_allow_unused = [4.177, None]"),
+          "2.produce.returns": "failed"},
          phrase="got a list"),
     Case("tensors-that-require-grad",
          notebook({"ex1-predict": "p1_returns = None\np1_grad = torch.tensor(-2.36, requires_grad=True)",
