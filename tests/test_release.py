@@ -378,3 +378,29 @@ def test_a_passed_domain_check_is_remembered_for_the_same_solution_key_and_grade
     quick_again = sweep.remembered(replace(key, limits=replace(key.limits, call_timeout=9.0)), cells, positions,
                                    worker, "spec.toml", QUICK)[1]
     assert not quick_again.remembered   # a limit of the key is part of what was checked
+
+
+def test_a_refusal_names_the_one_value_every_failure_shares_and_offers_atol_near_zero(key):
+    """The domain check's refusal (sweep._problem) from what it found: failures that all have y = 3.33 read as a
+    branch, not rounding; failures where sympy's value is near 0 get an atol, since no rtol would pass."""
+    from autograder.authoring import sweep
+
+    check = key.check("5.produce.x_grad")
+    ex = key.exercise(check.exercise)
+    target = sweep._Target(ex, (check,), ("x0", "y0"), {}, 1000, False, 282_204)
+    m = sweep._Misses()
+    for x in (0.5, 1.25, -2.0):
+        m.add({"x0": x, "y0": 3.33, "u0": 1.0, "g0": 5.0, "k": 2}, target.used, "tensor(3.33)", "tensor(3.663)",
+              "3.663 instead of 3.33", (0.1, 0.333))
+    text = sweep._problem(key, check, m, target, "spec.toml")
+    assert "fails its own check at 3 of 1,000 points drawn from its 282,204 drawable ones" in text, text
+    assert "Every failing point has y0 = 3.33: a solution right elsewhere that fails only there is likely wrong" in text
+    assert "rtol = 0.11 (or atol = 0.35) would pass at every point found" in text
+    near = sweep._Misses()
+    near.add({"x0": 0.5, "y0": 1.0, "u0": 1.0, "g0": 5.0, "k": 2}, target.used, "tensor(0.0001)", "tensor(0.05)",
+             "0.05 instead of 0.0001", (499.0, 0.0499))
+    near.add({"x0": 0.7, "y0": 2.0, "u0": 1.0, "g0": 5.0, "k": 2}, target.used, "tensor(0.0002)", "tensor(0.06)",
+             "0.06 instead of 0.0002", (299.0, 0.0598))
+    text = sweep._problem(key, check, near, target, "spec.toml")
+    assert "atol = 0.063 would pass at every point found (no rtol would: sympy's value is near 0 there" in text, text
+    assert "Every failing point has" not in text
