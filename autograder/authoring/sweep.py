@@ -221,9 +221,9 @@ def targets(key: Key, budget: Budget, base: dict[str, Number]) -> list[_Target]:
 
 
 def _requests(key: Key, cells: list[str], positions: dict[str, int], base: dict[str, Number], found: list[_Target],
-              budget: Budget) -> Iterator[tuple[dict[str, Any], dict[str, tuple[int, int]]]]:
+              budget: Budget) -> Iterator[tuple[dict[str, Any], dict[str, tuple[int, list[dict[str, Number]]]]]]:
     """Sweep requests (plan.probe_request's form, with each call's "targets": what its checks read) and, per
-    exercise, the range of its points each holds: each request as full as `budget.batch_calls` allows, exercise after
+    exercise, the first index and the points each holds: each request as full as `budget.batch_calls` allows, exercise after
     exercise, since every request runs the notebook's cells once."""
     pplan = plan.ProbePlan.of(key)
     done = {t.exercise.id: 0 for t in found}
@@ -237,13 +237,14 @@ def _requests(key: Key, cells: list[str], positions: dict[str, int], base: dict[
                 continue
             hi = done[t.exercise.id] = lo + take
             room -= take * len(wanted)
-            entry = plan.observation(pplan, t.exercise, t.points(key, base, lo, hi),
+            points = t.points(key, base, lo, hi)   # built once: the request's calls and the judging read them
+            entry = plan.observation(pplan, t.exercise, points,
                                      positions.get(t.exercise.id, len(cells) - 1))
             entry["names"] = []
             entry["calls"] = [dict(c, targets=sorted(wanted[c["function"]])) for c in entry["calls"]
                               if c["function"] in wanted]
             observe.append(entry)
-            ranges[t.exercise.id] = (lo, hi)
+            ranges[t.exercise.id] = (lo, points)
         observe.sort(key=lambda entry: entry["after"])
         yield ({"v": 2, "cells": cells, "skip": {}, "observe": observe, "parameters": base,
                 "call_timeout": float(key.limits.call_timeout), "cell_timeout": float(key.limits.cell_timeout),
@@ -343,16 +344,15 @@ def _gap(expected: dict[str, Any], observed: dict[str, Any] | None) -> tuple[flo
     return rel, max(abs(a - b) for a, b in zip(o, e, strict=True))
 
 
-def _judge_run(key: Key, obs: wire.Observations, found: list[_Target], ranges: dict[str, tuple[int, int]],
+def _judge_run(key: Key, obs: wire.Observations, found: list[_Target], ranges: dict[str, tuple[int, list[dict[str, Number]]]],
                base: dict[str, Number], misses: dict[str, _Misses]) -> int:
     """Judge one run's calls; return how many (check, point) pairs were judged."""
     judged = 0
     for t in found:
         if t.exercise.id not in ranges:
             continue
-        lo, hi = ranges[t.exercise.id]
+        lo, points = ranges[t.exercise.id]
         ex = t.exercise
-        points = t.points(key, base, lo, hi)
         for check in t.checks:
             h = judge.handler(check)
             columns = _expected_columns(check, ex, points)
@@ -465,7 +465,7 @@ def sweep(key: Key, cells: list[str], positions: dict[str, int], worker: sandbox
             return None
         return obs if obs.complete else None
 
-    def settle(item: tuple[Any, dict[str, Any], dict[str, tuple[int, int]]]) -> None:
+    def settle(item: tuple[Any, dict[str, Any], dict[str, tuple[int, list[dict[str, Number]]]]]) -> None:
         nonlocal judged, runs
         future, request, ranges = item
         result = future.result()
