@@ -9,6 +9,12 @@ import numpy as np
 
 from make_submissions import sig, vec, tup
 
+# The solution's ex4_anomaly, which the scenarios below replace: anomaly mode around the forward line too.
+ANOMALY_SOLUTION = ("def ex4_anomaly(a):\n    with torch.autograd.detect_anomaly():\n"
+                    "        b = a * 2\n        c = b * b\n        b[1] = 2.0\n        try:\n"
+                    "            c.sum().backward()\n        except RuntimeError:\n"
+                    "            pass\n")
+
 
 def numbers(p: dict) -> dict:
     """The numbers a student works out by hand."""
@@ -174,10 +180,7 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
     pred["ex4-predict"] = (f"p4_version = (0, 0)   # only methods ending in _ count\np4_error = \"RuntimeError\"\n"
                            f"p4_line = 3   # the edit\np4_fixed = {vec([8 * p['a0'], 8 * p['a1'], 8 * p['a2']])}")
     code = dict(CODE, **{"ex4-produce": replaced(CODE["ex4-produce"],
-                                                 "def ex4_anomaly(a):\n    with torch.autograd.detect_anomaly():\n"
-                                                 "        b = a * 2\n        c = b * b\n        b[1] = 2.0\n        try:\n"
-                                                 "            c.sum().backward()\n        except RuntimeError:\n"
-                                                 "            pass\n",
+                                                 ANOMALY_SOLUTION,
                                                  "def ex4_anomaly(a):\n    b = a * 2\n    c = b * b\n    b[1] = 2.0\n"
                                                  "    try:\n        c.sum().backward()\n    except RuntimeError as e:\n"
                                                  "        print(e)   # the error is enough\n")})
@@ -189,10 +192,7 @@ def scenarios(params) -> dict[str, tuple[str, dict[str, str], dict[str, str]]]:
 
     p = params("kai")
     code = dict(CODE, **{"ex4-produce": replaced(CODE["ex4-produce"],
-                                                 "def ex4_anomaly(a):\n    with torch.autograd.detect_anomaly():\n"
-                                                 "        b = a * 2\n        c = b * b\n        b[1] = 2.0\n        try:\n"
-                                                 "            c.sum().backward()\n        except RuntimeError:\n"
-                                                 "            pass\n",
+                                                 ANOMALY_SOLUTION,
                                                  "def ex4_anomaly(a):\n    b = a * 2\n    c = b * b\n    b[1] = 2.0\n"
                                                  "    with torch.autograd.detect_anomaly():   # around the line that fails\n"
                                                  "        try:\n            c.sum().backward()\n"
