@@ -19,6 +19,16 @@ A *Value* is a tagged JSON object describing one Python object the probe saw:
 
 Non-finite floats are strings ("nan", "inf", "-inf") so that every document is strict JSON.
 The probe writes one JSON object per line (a *record*); see `RECORD_KINDS`.
+
+A *form* is a Value with its numbers left out: {"t": "float"}, {"t": "int"}, {"t": "none"}, a tensor or array without "data" and
+with "n" (how many numbers it holds), a seq of forms. A "columns" record (release's sweep only: calls with
+"targets") holds many calls of one function whose read values have the same forms, as rows of numbers:
+
+    {"k": "columns", "call": "ex1_grad", "forms": {"returned": <form>, "x": {"grad": <form>, "requires_grad": bool,
+     "is_leaf": bool}}, "points": [0, 1, ...], "rows": [[<number>, ...], ...]}
+
+A row holds every target's numbers, targets in sorted order, each in its Value's order (finite numbers only: a call
+with a non-finite number, a bool or anything else is written as a "call" record).
 """
 from __future__ import annotations
 
@@ -35,9 +45,11 @@ VERSION = 5   # 2: cell records may be "skipped" (a cell an earlier run of the s
 #               record says whether the run had CUDA ("cuda": bool), a call record how many times the call ran
 #               torch.autograd.backward ("backward_calls": int); 4: the hello record may hold "installed": {fact
 #               name: Value}, facts of the installed torch read before the submission's code ran (model.INSTALLED_FACTS);
-#               5: a Value may be a torch dtype, {"t": "dtype", "name": "bfloat16"}
-READS = (4, VERSION)   # versions parse_results reads: 5 only adds a Value tag, so a kernel of 4 (a learner's older
-#                        install, talking to a course service) is still read
+#               5: a Value may be a torch dtype, {"t": "dtype", "name": "bfloat16"}; 6: a "columns" record holds the
+#               numbers of many calls of one function whose values have one form (release's sweep of the solution only)
+READS = (4, 5, VERSION)   # versions parse_results reads: 5 and 6 only add a Value tag and a record that only release's
+#                           sweep asks for, so a kernel of 4 or 5 (a learner's older install, talking to a course
+#                           service) is still read
 MAX_FACTS = 64                 # installed facts a hello record may hold
 
 MAX_RESULT_BYTES = 2_000_000   # whole results stream read by the grader (bytes)
@@ -47,7 +59,8 @@ MAX_STR = 2000                 # characters of a string, repr or message
 MAX_DEPTH = 8                  # nesting of sequences
 MAX_INT = 2**63                # the probe sends an int at least this large as a float
 
-RECORD_KINDS = ("hello", "cell", "name", "call", "done")
+RECORD_KINDS = ("hello", "cell", "name", "call", "columns", "done")
+MAX_COLUMN_POINTS = 4096       # points of one "columns" record
 CallStatus = Literal["returned", "raised", "undefined", "timeout", "skipped"]
 
 VALUE_TAGS = frozenset(
@@ -207,6 +220,7 @@ class Observations:
     timing: dict[str, float] = field(default_factory=dict)   # a profiled run's own timings (untrusted; profile only)
     cuda: bool | None = None   # torch.cuda.is_available() in the run (None: not reported)
     installed: dict[str, dict[str, Any]] = field(default_factory=dict)   # fact name -> Value, read before student code
+    columns: tuple[Columns, ...] = ()   # release's sweep: calls whose values came as rows of numbers (Columns)
 
 
 def _check_exception(e: Any) -> dict[str, Any]:
@@ -254,6 +268,105 @@ def _call(rec: dict[str, Any]) -> CallResult:
                       runs if isinstance(runs, int) and not isinstance(runs, bool) and runs >= 0 else None)
 
 
+def form_width(form: Any, depth: int = 0) -> int:
+    """How many numbers a form holds (see the module docstring). Raises WireError for anything but a form."""
+    if depth > MAX_DEPTH + 1 or not isinstance(form, dict):
+        raise WireError("not a form")
+    t = form.get("t")
+    if t in ("float", "int") and "v" not in form:
+        return 1
+    if t == "none" and len(form) == 1:
+        return 0
+    if t in ("tensor", "array") and "data" not in form and isinstance(form.get("n"), int) \
+            and not isinstance(form["n"], bool) and 0 <= form["n"] <= MAX_ELEMENTS:
+        return form["n"]
+    if t == "seq" and isinstance(form.get("items"), list) and len(form["items"]) <= MAX_ITEMS:
+        return sum(form_width(i, depth + 1) for i in form["items"])
+    raise WireError(f"not a form: {str(form)[:80]}")
+
+
+def fill(form: dict[str, Any], numbers: list[Any], at: int = 0) -> tuple[dict[str, Any], int]:
+    """The Value of `form` with the numbers from `numbers[at:]`, and where the next form's numbers start."""
+    t = form["t"]
+    if t == "none":
+        return {"t": "none"}, at
+    if t in ("float", "int"):
+        return {**form, "v": numbers[at]}, at + 1
+    if t in ("tensor", "array"):
+        n = form["n"]
+        value = {k: v for k, v in form.items() if k != "n"}
+        value["data"] = list(numbers[at:at + n])
+        return value, at + n
+    items = []
+    for item in form["items"]:
+        v, at = fill(item, numbers, at)
+        items.append(v)
+    return {**form, "items": items}, at
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Calls of one produce function at many points (release's sweep) whose read values have the same forms:
+    `forms` maps each target ("returned", or a tensor argument's name: {"grad": form, "requires_grad", "is_leaf"}) to
+    its form; `rows[i]` holds the numbers of every target (sorted order) of the call at `points[i]`."""
+
+    call: str
+    forms: dict[str, dict[str, Any]]
+    points: tuple[int, ...]
+    rows: tuple[list[float | int], ...]
+
+    def offsets(self) -> dict[str, tuple[int, int]]:
+        """target -> (first, end) of its numbers in a row."""
+        out, at = {}, 0
+        for target in sorted(self.forms):
+            f = self.forms[target]
+            n = form_width(f if target == "returned" else f["grad"])
+            out[target], at = (at, at + n), at + n
+        return out
+
+    def record(self, i: int) -> CallResult:
+        """The call record of `points[i]`, as a "call" record would have given it."""
+        row, returned, tensors = self.rows[i], None, {}
+        for target, (first, _) in self.offsets().items():
+            f = self.forms[target]
+            if target == "returned":
+                returned = fill(f, row, first)[0]
+            else:
+                tensors[target] = {**f, "grad": fill(f["grad"], row, first)[0]}
+        return CallResult(self.call, self.points[i], "returned",
+                          returned if returned is not None else {"t": "object", "type": "?", "repr": "<not read>"},
+                          tensors=tensors)
+
+
+def _columns(rec: dict[str, Any]) -> Columns:
+    call, forms, points, rows = rec.get("call"), rec.get("forms"), rec.get("points"), rec.get("rows")
+    if not (isinstance(call, str) and isinstance(forms, dict) and forms and isinstance(points, list)
+            and isinstance(rows, list) and len(points) == len(rows) <= MAX_COLUMN_POINTS):
+        raise WireError("bad columns record")
+    width = 0
+    for target, f in forms.items():
+        if not isinstance(target, str):
+            raise WireError("bad columns target")
+        if target != "returned" and not (isinstance(f, dict) and isinstance(f.get("requires_grad"), bool)
+                                         and isinstance(f.get("is_leaf"), bool) and set(f) == {"grad", "requires_grad",
+                                                                                                "is_leaf"}):
+            raise WireError("bad tensor state form")
+        n = form_width(f if target == "returned" else f["grad"])
+        check_value(fill(f if target == "returned" else f["grad"], [0] * n)[0])
+        width += n
+    for p in points:
+        if not isinstance(p, int) or isinstance(p, bool) or p < 0:
+            raise WireError("bad columns point")
+    for row in rows:
+        if not isinstance(row, list) or len(row) != width:
+            raise WireError("bad columns row")
+        for x in row:
+            t = type(x)
+            if not ((t is float and math.isfinite(x)) or (t is int and abs(x) < 2**53)):
+                raise WireError("a columns row holds a finite number or an int below 2**53 only")
+    return Columns(call, forms, tuple(points), tuple(rows))
+
+
 _DECODE = json.JSONDecoder().decode   # one decoder for every line (json.loads makes its own and sniffs the encoding)
 
 
@@ -289,6 +402,7 @@ def parse_results(data: bytes, limit: int = MAX_RESULT_BYTES) -> Observations:
     rejected = 0
     complete = False
     timing: dict[str, float] = {}
+    columns: list[Columns] = []
     for i, raw in enumerate(lines[1:], start=2):
         if not raw.strip():
             continue
@@ -313,6 +427,8 @@ def parse_results(data: bytes, limit: int = MAX_RESULT_BYTES) -> Observations:
                 if (call.call, call.point) in calls:
                     duplicated.add((call.call, call.point))
                 calls[(call.call, call.point)] = call
+            elif rec["k"] == "columns":
+                columns.append(_columns(rec))
             else:
                 complete = True
                 raw_timing = rec.get("timing")
@@ -325,7 +441,7 @@ def parse_results(data: bytes, limit: int = MAX_RESULT_BYTES) -> Observations:
     cuda = hello.get("cuda")
     return Observations(str(hello.get("torch", "unknown"))[:40], tuple(cells), names, calls, complete, count,
                         frozenset(duplicated), rejected, timing, cuda if isinstance(cuda, bool) else None,
-                        _installed(hello.get("installed")))
+                        _installed(hello.get("installed")), tuple(columns))
 
 
 def _installed(raw: Any) -> dict[str, dict[str, Any]]:

@@ -324,7 +324,7 @@ def test_the_domain_check_finds_where_a_solution_fails_its_own_check_and_the_tol
     assert "Its tolerance is rtol = 1e-05, atol = 1e-05 (float32): rtol = 0.032 (or atol = 0.16) would pass at every point found" in text
     assert "Every failing point has" not in text   # x = 2.47 and x = -2.47: no one value of x
     assert 'declare it with dtype = "bfloat16" on the check' in text   # judge.release_advice: a 3 % miss is bf16's
-    assert summary.checks == 9 and summary.exercises == 6 and summary.runs == 1
+    assert summary.checks == 9 and summary.exercises == 6 and summary.runs == 2   # one run per core, of one size
     assert summary.enumerated == 3 and summary.points == 9063   # three of 01's six within 2,000 points: enumerated
 
 
@@ -355,6 +355,42 @@ def test_release_refuses_a_solution_that_fails_its_own_check_where_no_sample_poi
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
 
 
+_OTHER_FORM_AT_ONE_VALUE = ("    return derivative\n",
+                            "    if abs(round(x.item(), 2)) == 2.5:\n"
+                            "        return derivative.item()\n"
+                            "    return derivative\n")
+
+
+def test_the_domain_check_judges_the_form_too_where_the_numbers_are_right(key, solution_copy, worker):
+    """A solution that returns the right number as a Python float instead of a tensor at x = +-2.5 only (an edge of x0: drawn in every budget): its numbers
+    pass everywhere, its form does not there. The sweep's calls come back as rows of numbers grouped by form
+    (wire.Columns); each group's first point is judged whole, so the float's group is judged point by point and
+    refused, where a look at the numbers alone would pass it."""
+    from autograder.authoring import sweep
+    from autograder.authoring.prepare import prepare
+    from autograder.authoring.spec import load_spec
+    from autograder.grading.notebook import code_cells, read_notebook
+    from autograder.judging import sources
+
+    notebook = solution_copy / "backward-vs-grad.ipynb"
+    nb = nbformat.read(notebook, as_version=4)
+    cell = next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "ex3-produce")
+    assert _OTHER_FORM_AT_ONE_VALUE[0] in cell.source
+    cell.source = cell.source.replace(*_OTHER_FORM_AT_ONE_VALUE, 1)
+    nbformat.write(nb, notebook)
+    nb, _ = prepare(read_notebook(notebook), load_spec(solution_copy), str(notebook))
+    cells = code_cells(nb)
+    positions = {e: p.after for e, p in sources.Facts.of(cells).positions(key).items()}
+    problems, summary = sweep.sweep(key, cells, positions, worker, "spec.toml", QUICK)
+    assert len(problems) == 1, problems
+    assert problems[0].startswith("spec.toml check '3.produce.derivative': the solution fails its own check at "), \
+        problems[0]
+    assert "at x=-2.5, x.grad preset to 5.0: sympy expects tensor(-2.01479), the reference torch 2.13.0 run of the " \
+           "solution gives -2.01479 (expected a float32 tensor of shape (), got a float); also at x=2.5" in problems[0]
+    assert "would pass" not in problems[0]   # no tolerance passes a float where a tensor is asked for
+    assert summary.checks == 9
+
+
 def test_a_passed_domain_check_is_remembered_for_the_same_solution_key_and_grader_only(key, worker, tmp_path,
                                                                                         monkeypatch):
     from autograder.authoring import sweep
@@ -371,7 +407,7 @@ def test_a_passed_domain_check_is_remembered_for_the_same_solution_key_and_grade
     positions = {e: p.after for e, p in sources.Facts.of(cells).positions(key).items()}
     first = sweep.remembered(key, cells, positions, worker, "spec.toml", QUICK)[1]
     again = sweep.remembered(key, cells, positions, worker, "spec.toml", QUICK)[1]
-    assert first.runs == 1 and not first.remembered and len(list((tmp_path / "cache").glob("*.json"))) == 1
+    assert first.runs == 2 and not first.remembered and len(list((tmp_path / "cache").glob("*.json"))) == 1
     assert again.remembered and again.points == first.points and "so it was not run again" in again.text
     changed = [c + "\n# a comment" if "def ex1(" in c else c for c in cells]   # any change to the code: run again
     assert not sweep.remembered(key, changed, positions, worker, "spec.toml", QUICK)[1].remembered

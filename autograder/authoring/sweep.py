@@ -28,8 +28,8 @@ from autograder.authoring import domain
 from autograder.authoring.discrimination import distribution
 from autograder.grading import plan
 from autograder.judging import analytic, judge
-from autograder.model import (Check, Exercise, ExprAnswer, InstalledExpectation, Key, Number, ValueExpectation,
-                              answer_items)
+from autograder.model import (Check, Exercise, ExprAnswer, InstalledExpectation, Key, NoneAnswer, Number,
+                              ValueExpectation, answer_items)
 from autograder.sandbox import client as sandbox
 
 __all__ = ["FULL", "QUICK", "Budget", "Summary", "fingerprint", "remembered", "sweep"]
@@ -222,13 +222,17 @@ def targets(key: Key, budget: Budget, base: dict[str, Number]) -> list[_Target]:
 
 def _requests(key: Key, cells: list[str], positions: dict[str, int], base: dict[str, Number], found: list[_Target],
               budget: Budget) -> Iterator[tuple[dict[str, Any], dict[str, tuple[int, list[dict[str, Number]]]]]]:
-    """Sweep requests (plan.probe_request's form, with each call's "targets": what its checks read) and, per
+    """Sweep requests (plan.probe_request's form, an observation as plan.observation makes it but of the functions
+    with swept checks only, each call with "targets": what its checks read) and, per
     exercise, the first index and the points each holds: each request as full as `budget.batch_calls` allows, exercise after
     exercise, since every request runs the notebook's cells once."""
-    pplan = plan.ProbePlan.of(key)
     done = {t.exercise.id: 0 for t in found}
+    total = sum(t.n * len(_functions(t)) for t in found)
+    runs = max(1, budget.parallel) * math.ceil(total / (max(1, budget.parallel) * budget.batch_calls))
+    size = max(math.ceil(total / runs), max(len(_functions(t)) for t in found))   # runs of one size, a multiple of
+    #                                                                   `parallel` of them: none runs alone at the end
     while any(done[t.exercise.id] < t.n for t in found):
-        observe, ranges, room = [], {}, budget.batch_calls
+        observe, ranges, room = [], {}, size
         for t in found:
             wanted = _functions(t)
             lo = done[t.exercise.id]
@@ -238,12 +242,11 @@ def _requests(key: Key, cells: list[str], positions: dict[str, int], base: dict[
             hi = done[t.exercise.id] = lo + take
             room -= take * len(wanted)
             points = t.points(key, base, lo, hi)   # built once: the request's calls and the judging read them
-            entry = plan.observation(pplan, t.exercise, points,
-                                     positions.get(t.exercise.id, len(cells) - 1))
-            entry["names"] = []
-            entry["calls"] = [dict(c, targets=sorted(wanted[c["function"]])) for c in entry["calls"]
-                              if c["function"] in wanted]
-            observe.append(entry)
+            args = [{"args": plan.call_args(t.exercise, p)} for p in points]   # each function's calls share them
+            observe.append({"exercise": t.exercise.id, "after": positions.get(t.exercise.id, len(cells) - 1),
+                            "names": [], "calls": [{"call": fn, "function": fn, "points": args,
+                                                    "targets": sorted(wanted[fn])}
+                                                   for fn in t.exercise.functions if fn in wanted]})
             ranges[t.exercise.id] = (lo, points)
         observe.sort(key=lambda entry: entry["after"])
         yield ({"v": 2, "cells": cells, "skip": {}, "observe": observe, "parameters": base,
@@ -294,24 +297,36 @@ def _numbers(v: dict[str, Any] | None) -> list[Any] | None:
         return [v["v"]]
     if v.get("t") in ("tensor", "array") and not v.get("truncated"):
         return list(v["data"])
+    if v.get("t") == "seq" and not v.get("truncated"):
+        out: list[Any] = []
+        for item in v["items"]:
+            nums = _numbers(item)
+            if nums is None:
+                return None
+            out += nums
+        return out
     return None
 
 
 def _expected_columns(check: Check, ex: Exercise, points: list[dict[str, Number]]) -> Any:
-    """Sympy's value of a one-expression check at every point, in float64 (numpy; an array of shape (points,
-    entries)), or None where it cannot be evaluated so: only a first look, which `_quick_pass` uses with half the
-    tolerance, so that a point it passes passes judge's exact (50-digit) evaluation too."""
+    """Sympy's value of a check whose answer is one expression, or a tuple of them, at every point, in float64 (numpy;
+    an array of shape (points, numbers), a tuple's items' numbers one after another), or None where it cannot be
+    evaluated so: only a first look, which `_judge_columns` uses with half the tolerance, so that a point it passes
+    passes judge's exact (50-digit) evaluation too."""
     import numpy as np
     import sympy as sp
 
     answer = check.expectation.answer
-    if not isinstance(answer, ExprAnswer) or not points:
+    items = answer_items(answer)
+    if not points or not all(isinstance(a, (ExprAnswer, NoneAnswer)) for a in items):
         return None
     names = {s: np.array([p[s] for p in points], dtype=np.float64) for s in points[0]}
     named = ex.values(names)
     try:
-        expr = analytic.parse(answer.expr, tuple(named))
-        entries = list(expr) if isinstance(expr, sp.MatrixBase) else [expr]
+        entries = []
+        for a in (i for i in items if isinstance(i, ExprAnswer)):   # None holds no number
+            expr = analytic.parse(a.expr, tuple(named))
+            entries += list(expr) if isinstance(expr, sp.MatrixBase) else [expr]
         order = sorted(named)
         f = sp.lambdify([sp.Symbol(n, real=True) for n in order], entries, modules="numpy")
         with np.errstate(all="ignore"):
@@ -320,18 +335,6 @@ def _expected_columns(check: Check, ex: Exercise, points: list[dict[str, Number]
     except Exception:   # not vectorisable (a function numpy lacks, a complex value): judge decides at each point
         return None
     return np.stack(out, axis=1)
-
-
-def _quick_pass(key: Key, check: Check, expected: Any, observed: dict[str, Any] | None) -> bool:
-    """A cheap first look: True where `observed` is within half the check's tolerance of `expected` (a row of
-    `_expected_columns`) at every number (then the exact judgement passes too); False sends the point to judge's exact
-    judgement."""
-    nums = _numbers(observed)
-    if expected is None or nums is None or len(nums) != len(expected) or any(isinstance(x, (str, bool)) for x in nums):
-        return False
-    tol = key.grading.produced(check, str(observed.get("dtype", "float32")) if observed.get("t") == "tensor"
-                               else "float64")
-    return all(abs(o - e) <= 0.5 * (tol.atol + tol.rtol * abs(e)) for o, e in zip(nums, expected.tolist(), strict=True))
 
 
 def _gap(expected: dict[str, Any], observed: dict[str, Any] | None) -> tuple[float, float] | None:
@@ -344,41 +347,96 @@ def _gap(expected: dict[str, Any], observed: dict[str, Any] | None) -> tuple[flo
     return rel, max(abs(a - b) for a, b in zip(o, e, strict=True))
 
 
+def _form_dtypes(form: dict[str, Any]) -> set[str]:
+    """The dtypes of a form's numbers (wire): a tensor's or array's own, "float64" for a Python number."""
+    if form["t"] in ("tensor", "array"):
+        return {str(form.get("dtype"))}
+    if form["t"] == "seq":
+        return {d for item in form["items"] for d in _form_dtypes(item)}
+    return {"float64"} if form["t"] in ("float", "int") else set()
+
+
+class _Judging:
+    """One run's judging of one exercise's checks: each point's call record, exact (judge's own handlers) or, for
+    calls that came as columns of numbers (wire.Columns), a numpy first look at half the tolerance after the
+    group's first point passed the exact judgement (then its form, which every point of the group shares, is
+    right)."""
+
+    def __init__(self, key: Key, obs: wire.Observations, t: _Target, points: list[dict[str, Number]],
+                 misses: dict[str, _Misses]) -> None:
+        self.key, self.obs, self.t, self.points, self.misses = key, obs, t, points, misses
+
+    def exact(self, check: Check, j: int, rec: wire.CallResult | None) -> bool:
+        """Judge the call at point `j` as grading does; keep a failure. True: it passed."""
+        key, ex, point = self.key, self.t.exercise, self.points[j]
+        if rec is None or rec.status in ("timeout", "skipped", "undefined"):
+            why = {"timeout": f"did not return within {key.limits.call_timeout:g} s",
+                   "skipped": f"was not called (an earlier call did not return within {key.limits.call_timeout:g} s)",
+                   "undefined": "was not defined"}.get(rec.status if rec else "", "was not observed")
+            self.misses.setdefault(check.id, _Misses()).add(point, self.t.used, "", "", f"{check.function} {why}", None)
+            return False
+        v = judge.handler(check).produced(key, check, ex, rec, point, ex.call_text(check.function), self.obs.installed)
+        if isinstance(v, judge.Stop):
+            self.misses.setdefault(check.id, _Misses()).add(point, self.t.used, "", v.observed or "", v.message, None)
+            return False
+        if v.comparison.ok:
+            return True
+        expected = judge.handler(check).expected_at(key, check, ex, point, self.obs.installed)
+        m = self.misses.setdefault(check.id, _Misses())
+        if not m.count:   # what the dtype's tolerance, ops or an rtol would do there, as release says it
+            m.advice = judge.release_advice(key, check, replace(self.obs, calls={(check.function, 0): rec}), [point])
+        target = judge.observed_value(check, rec) if rec.status == "returned" else None
+        gap = _gap(expected, target) if v.comparison.reason == "values" else None   # no tolerance passes another form
+        m.add(point, self.t.used, v.expected, v.observed, v.comparison.detail, gap)
+        return False
+
+    def check(self, check: Check) -> int:
+        """Judge `check` at every point of this run; return how many points."""
+        import numpy as np
+
+        n = len(self.points)
+        seen = np.zeros(n, dtype=bool)
+        expected: Any = ...   # computed when first needed
+        target = (check.observe or "returned").split(".")[0]
+        for cols in self.obs.columns:
+            if cols.call != check.function or target not in cols.forms:
+                continue
+            idx = np.asarray(cols.points, dtype=np.int64)
+            if len(idx) and (idx.max() >= n or seen[idx].any()):   # not this run's points, or a point twice
+                continue
+            seen[idx] = True
+            if not self.exact(check, int(idx[0]), cols.record(0)):   # its form (and first numbers) failed
+                for i in range(1, len(idx)):
+                    self.exact(check, int(idx[i]), cols.record(i))
+                continue
+            if expected is ...:
+                expected = _expected_columns(check, self.t.exercise, self.points)
+            first, end = cols.offsets()[target]
+            form = cols.forms[target] if target == "returned" else cols.forms[target]["grad"]
+            rest = np.arange(1, len(idx))
+            if expected is not None and expected.shape[1] == end - first and len(rest):
+                observed = np.asarray(cols.rows, dtype=np.float64)[1:, first:end]
+                want = expected[idx[1:]]
+                tols = [self.key.grading.produced(check, d) for d in sorted(_form_dtypes(form))]
+                rtol, atol = min(t.rtol for t in tols), min(t.atol for t in tols)   # the strictest: a first look
+                with np.errstate(all="ignore"):
+                    near = np.abs(observed - want) <= 0.5 * (atol + rtol * np.abs(want))
+                rest = rest[~(near.all(axis=1) & np.isfinite(want).all(axis=1))]
+            for i in rest:
+                self.exact(check, int(idx[i]), cols.record(int(i)))
+        for j in np.flatnonzero(~seen):
+            self.exact(check, int(j), self.obs.calls.get((check.function, int(j))))
+        return n
+
+
 def _judge_run(key: Key, obs: wire.Observations, found: list[_Target], ranges: dict[str, tuple[int, list[dict[str, Number]]]],
                base: dict[str, Number], misses: dict[str, _Misses]) -> int:
     """Judge one run's calls; return how many (check, point) pairs were judged."""
     judged = 0
     for t in found:
-        if t.exercise.id not in ranges:
-            continue
-        lo, points = ranges[t.exercise.id]
-        ex = t.exercise
-        for check in t.checks:
-            h = judge.handler(check)
-            columns = _expected_columns(check, ex, points)
-            for j, point in enumerate(points):
-                rec = obs.calls.get((check.function, j))
-                judged += 1
-                if rec is None or rec.status in ("timeout", "skipped", "undefined"):
-                    why = {"timeout": f"did not return within {key.limits.call_timeout:g} s",
-                           "skipped": f"was not called (an earlier call did not return within "
-                                      f"{key.limits.call_timeout:g} s)",
-                           "undefined": "was not defined"}.get(rec.status if rec else "", "was not observed")
-                    misses.setdefault(check.id, _Misses()).add(point, t.used, "", "", f"{check.function} {why}", None)
-                    continue
-                target = judge.observed_value(check, rec) if rec.status == "returned" else None
-                if rec.status == "returned" and columns is not None and _quick_pass(key, check, columns[j], target):
-                    continue
-                v = h.produced(key, check, ex, rec, point, ex.call_text(check.function), obs.installed)
-                if isinstance(v, judge.Stop):
-                    misses.setdefault(check.id, _Misses()).add(point, t.used, "", v.observed or "", v.message, None)
-                elif not v.comparison.ok:
-                    expected = h.expected_at(key, check, ex, point, obs.installed)
-                    m = misses.setdefault(check.id, _Misses())
-                    if not m.count:   # what the dtype's tolerance, ops or an rtol would do there, as release says it
-                        m.advice = judge.release_advice(key, check, replace(obs, calls={(check.function, 0): rec}),
-                                                        [point])
-                    m.add(point, t.used, v.expected, v.observed, v.comparison.detail, _gap(expected, target))
+        if t.exercise.id in ranges:
+            judging = _Judging(key, obs, t, ranges[t.exercise.id][1], misses)
+            judged += sum(judging.check(check) for check in t.checks)
     return judged
 
 

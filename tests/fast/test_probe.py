@@ -83,3 +83,45 @@ def test_a_warnings_traceback_keeps_only_the_submissions_own_frames():
         '  File "<ipython-input-1-29bb0c656f13>", line 19, in ex4_anomaly\n    c = b * b\n'
         " (Triggered internally at /pytorch/torch/csrc/autograd/python_anomaly_mode.cpp:127.)")
     assert probe._own_frames("a plain warning") == "a plain warning"
+
+
+def test_release_s_lean_calls_come_back_as_columns_and_anything_else_as_its_own_call_record():
+    """probe._lean_calls (release's sweep): values of one form as rows of numbers, in the Value a call record would
+    hold (wire.Columns.record); a NaN, a raise and a timeout each as a call record; after a timeout the rest are
+    skipped."""
+    import json
+    import time
+
+    import torch
+
+    from autograder import wire
+
+    shell = probe.prepare()
+
+    def grad_of_square(x):
+        if x.item() == 3.0:
+            return float("nan")
+        if x.item() == 4.0:
+            raise ValueError("four")
+        if x.item() == 5.0:
+            time.sleep(3)
+        (x * x).backward()
+        return (x.grad.clone(), None)
+
+    shell.user_ns["f"] = grad_of_square
+    arg = lambda v: {"args": [{"name": "x", "tensor": {"value": v, "dtype": "float32", "requires_grad": True,  # noqa: E731
+                                                         "grad": None}}]}
+    call = {"call": "f", "function": "f", "points": [arg(v) for v in (1.0, 2.0, 3.0, 4.0, 5.0, 6.0)],
+            "targets": ["returned", "x"]}
+    recs = list(probe.observe_calls(shell.user_ns, [call], 0.5))
+    data = b"".join(json.dumps(r).encode() + b"\n" for r in [
+        {"k": "hello", "schema": wire.SCHEMA, "v": wire.VERSION, "torch": "2.13.0", "cells": 0}, *recs, {"k": "done"}])
+    obs = wire.parse_results(data)
+    (cols,) = obs.columns
+    assert cols.points == (0, 1) and cols.rows == ([2.0, 2.0], [4.0, 4.0])   # the returned grad, then x.grad
+    assert cols.record(1).returned == probe.encode((torch.tensor(4.0), None))
+    assert cols.record(1).tensors["x"] == {"grad": probe.encode(torch.tensor(4.0)), "requires_grad": True,
+                                           "is_leaf": True}
+    assert obs.calls[("f", 2)].returned == {"t": "float", "v": "nan"}
+    assert obs.calls[("f", 3)].status == "raised" and obs.calls[("f", 3)].exception["message"] == "four"
+    assert obs.calls[("f", 4)].status == "timeout" and obs.calls[("f", 5)].status == "skipped"

@@ -100,3 +100,39 @@ def test_a_dtype_value_is_read_and_a_stream_of_version_4_still_is():
     assert old.complete and old.names["p"] == {"t": "int", "v": 1}
     bad = wire.parse_results(stream(HELLO, {"k": "name", "name": "p", "value": {"t": "dtype", "name": "a b"}}))
     assert bad.rejected == 1 and "p" not in bad.names   # not a dtype name: not a line the probe wrote
+
+
+def test_a_columns_record_gives_each_point_the_call_record_a_call_record_would():
+    """Release's sweep (wire v6): many calls of one function whose values share a form, as rows of numbers; each
+    row filled into its form is the Value a "call" record would have held."""
+    tensor = {"t": "tensor", "dtype": "float32", "shape": [2], "requires_grad": False, "is_leaf": True,
+              "grad_fn": None, "truncated": False, "n": 2}
+    forms = {"returned": {"t": "seq", "kind": "tuple", "items": [{"t": "float"}, {"t": "none"}], "truncated": False},
+             "x": {"grad": tensor, "requires_grad": True, "is_leaf": True}}
+    rec = {"k": "columns", "call": "f", "forms": forms, "points": [0, 3], "rows": [[1.5, 2.0, 3.0], [-1, 0.25, 7.0]]}
+    obs = wire.parse_results(stream(HELLO, rec, {"k": "done"}))
+    (cols,) = obs.columns
+    assert cols.points == (0, 3) and cols.offsets() == {"returned": (0, 1), "x": (1, 3)}
+    second = cols.record(1)
+    assert second.call == "f" and second.point == 3 and second.status == "returned"
+    assert second.returned == {"t": "seq", "kind": "tuple", "items": [{"t": "float", "v": -1}, {"t": "none"}],
+                               "truncated": False}
+    assert second.tensors["x"]["grad"]["data"] == [0.25, 7.0] and second.tensors["x"]["requires_grad"] is True
+    assert "n" not in second.tensors["x"]["grad"]
+
+
+@pytest.mark.parametrize("change, why", [
+    ({"rows": [[1.5, 2.0, 3.0], [float("nan"), 0.25, 7.0]]}, "a NaN (written bare; the probe writes a call record)"),
+    ({"rows": [[1.5, 2.0, 3.0], [True, 0.25, 7.0]]}, "a bool"),
+    ({"rows": [[1.5, 2.0, 3.0], [0.25, 7.0]]}, "a row of another width"),
+    ({"points": [0]}, "fewer points than rows"),
+    ({"forms": {"returned": {"t": "float", "v": 1.0}}}, "a Value, not a form"),
+    ({"forms": {"x": {"grad": {"t": "float"}}}}, "a tensor state form without its flags"),
+])
+def test_a_malformed_columns_record_is_rejected_not_read(change, why):
+    rec = {"k": "columns", "call": "f", "forms": {"returned": {"t": "float"}, "x": {"grad": {"t": "tensor",
+           "dtype": "float32", "shape": [2], "requires_grad": False, "is_leaf": True, "grad_fn": None,
+           "truncated": False, "n": 2}, "requires_grad": True, "is_leaf": True}}, "points": [0, 3],
+           "rows": [[1.5, 2.0, 3.0], [-1, 0.25, 7.0]]}
+    obs = wire.parse_results(stream(HELLO, {**rec, **change}, {"k": "done"}))
+    assert obs.columns == () and obs.rejected == 1, why
