@@ -27,8 +27,8 @@ with "n" (how many numbers it holds), a seq of forms. A "columns" record (releas
     {"k": "columns", "call": "ex1_grad", "forms": {"returned": <form>, "x": {"grad": <form>, "requires_grad": bool,
      "is_leaf": bool}}, "points": [0, 1, ...], "rows": [[<number>, ...], ...]}
 
-A row holds every target's numbers, targets in sorted order, each in its Value's order (finite numbers only: a call
-with a non-finite number, a bool or anything else is written as a "call" record).
+A row holds every target's numbers, targets in sorted order, each in its Value's order, as a Value writes them (a
+call whose value holds a bool, a string or anything but numbers and None is written as a "call" record).
 """
 from __future__ import annotations
 
@@ -338,6 +338,9 @@ class Columns:
                           tensors=tensors)
 
 
+_NONFINITE = frozenset({"nan", "inf", "-inf"})
+
+
 def _columns(rec: dict[str, Any]) -> Columns:
     call, forms, points, rows = rec.get("call"), rec.get("forms"), rec.get("points"), rec.get("rows")
     if not (isinstance(call, str) and isinstance(forms, dict) and forms and isinstance(points, list)
@@ -362,8 +365,9 @@ def _columns(rec: dict[str, Any]) -> Columns:
             raise WireError("bad columns row")
         for x in row:
             t = type(x)
-            if not ((t is float and math.isfinite(x)) or (t is int and abs(x) < 2**53)):
-                raise WireError("a columns row holds a finite number or an int below 2**53 only")
+            if not ((t is float and math.isfinite(x)) or (t is int and abs(x) < 2**53) or (t is str and x in _NONFINITE)):
+                raise WireError("a columns row holds numbers only: floats (\"nan\", \"inf\", \"-inf\" as strings) "
+                                "and ints below 2**53")
     return Columns(call, forms, tuple(points), tuple(rows))
 
 

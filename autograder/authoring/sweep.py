@@ -308,11 +308,12 @@ def _numbers(v: dict[str, Any] | None) -> list[Any] | None:
     return None
 
 
-def _expected_columns(check: Check, ex: Exercise, points: list[dict[str, Number]]) -> Any:
+def _expected_columns(check: Check, ex: Exercise, points: list[dict[str, Number]]) -> tuple[Any, Any] | None:
     """Sympy's value of a check whose answer is one expression, or a tuple of them, at every point, in float64 (numpy;
-    an array of shape (points, numbers), a tuple's items' numbers one after another), or None where it cannot be
-    evaluated so: only a first look, which `_judge_columns` uses with half the tolerance, so that a point it passes
-    passes judge's exact (50-digit) evaluation too."""
+    an array of shape (points, numbers), a tuple's items' numbers one after another), and which numbers are constants
+    (a bool array of shape (numbers,): their float64 value is sympy's, NaN and infinities too); or None where it
+    cannot be evaluated so. Only a first look, which `_Judging` uses with half the tolerance, so that a point it
+    passes passes judge's exact (50-digit) evaluation too."""
     import numpy as np
     import sympy as sp
 
@@ -323,10 +324,11 @@ def _expected_columns(check: Check, ex: Exercise, points: list[dict[str, Number]
     names = {s: np.array([p[s] for p in points], dtype=np.float64) for s in points[0]}
     named = ex.values(names)
     try:
-        entries = []
+        entries: list[Any] = []
         for a in (i for i in items if isinstance(i, ExprAnswer)):   # None holds no number
             expr = analytic.parse(a.expr, tuple(named))
             entries += list(expr) if isinstance(expr, sp.MatrixBase) else [expr]
+        constant = np.array([not e.free_symbols for e in entries], dtype=bool)
         order = sorted(named)
         f = sp.lambdify([sp.Symbol(n, real=True) for n in order], entries, modules="numpy")
         with np.errstate(all="ignore"):
@@ -334,7 +336,7 @@ def _expected_columns(check: Check, ex: Exercise, points: list[dict[str, Number]
                    for v in f(*(np.asarray(named[n], dtype=np.float64) for n in order))]
     except Exception:   # not vectorisable (a function numpy lacks, a complex value): judge decides at each point
         return None
-    return np.stack(out, axis=1)
+    return np.stack(out, axis=1), constant
 
 
 def _gap(expected: dict[str, Any], observed: dict[str, Any] | None) -> tuple[float, float] | None:
@@ -414,14 +416,17 @@ class _Judging:
             first, end = cols.offsets()[target]
             form = cols.forms[target] if target == "returned" else cols.forms[target]["grad"]
             rest = np.arange(1, len(idx))
-            if expected is not None and expected.shape[1] == end - first and len(rest):
-                observed = np.asarray(cols.rows, dtype=np.float64)[1:, first:end]
-                want = expected[idx[1:]]
+            if expected is not None and expected[0].shape[1] == end - first and len(rest):
+                observed = np.asarray(cols.rows, dtype=np.float64)[1:, first:end]   # "nan", "inf": numpy reads them
+                want, constant = expected[0][idx[1:]], expected[1]
                 tols = [self.key.grading.produced(check, d) for d in sorted(_form_dtypes(form))]
                 rtol, atol = min(t.rtol for t in tols), min(t.atol for t in tols)   # the strictest: a first look
                 with np.errstate(all="ignore"):
-                    near = np.abs(observed - want) <= 0.5 * (atol + rtol * np.abs(want))
-                rest = rest[~(near.all(axis=1) & np.isfinite(want).all(axis=1))]
+                    near = np.isfinite(want) & (np.abs(observed - want) <= 0.5 * (atol + rtol * np.abs(want)))
+                    # a constant NaN or infinity (the where trap's "nan") is sympy's own: the same one passes, as in
+                    # compare._close
+                    near |= constant & ((np.isnan(want) & np.isnan(observed)) | (np.isinf(want) & (observed == want)))
+                rest = rest[~near.all(axis=1)]
             for i in rest:
                 self.exact(check, int(idx[i]), cols.record(int(i)))
         for j in np.flatnonzero(~seen):

@@ -87,8 +87,8 @@ def test_a_warnings_traceback_keeps_only_the_submissions_own_frames():
 
 def test_release_s_lean_calls_come_back_as_columns_and_anything_else_as_its_own_call_record():
     """probe._lean_calls (release's sweep): values of one form as rows of numbers, in the Value a call record would
-    hold (wire.Columns.record); a NaN, a raise and a timeout each as a call record; after a timeout the rest are
-    skipped."""
+    hold (wire.Columns.record), a group per form; a bool, a raise and a timeout each as a call record; after a
+    timeout the function's later points are skipped."""
     import json
     import time
 
@@ -100,28 +100,32 @@ def test_release_s_lean_calls_come_back_as_columns_and_anything_else_as_its_own_
 
     def grad_of_square(x):
         if x.item() == 3.0:
-            return float("nan")
+            return True
         if x.item() == 4.0:
             raise ValueError("four")
-        if x.item() == 5.0:
+        if x.item() == 6.0:
             time.sleep(3)
+        if x.item() == 5.0:   # a NaN is a number: packed, written as a Value writes it
+            x.grad = torch.tensor(float("nan"))
+            return torch.tensor(float("nan"))
         (x * x).backward()
         return (x.grad.clone(), None)
 
     shell.user_ns["f"] = grad_of_square
     arg = lambda v: {"args": [{"name": "x", "tensor": {"value": v, "dtype": "float32", "requires_grad": True,  # noqa: E731
                                                          "grad": None}}]}
-    call = {"call": "f", "function": "f", "points": [arg(v) for v in (1.0, 2.0, 3.0, 4.0, 5.0, 6.0)],
+    call = {"call": "f", "function": "f", "points": [arg(v) for v in (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0)],
             "targets": ["returned", "x"]}
     recs = list(probe.observe_calls(shell.user_ns, [call], 0.5))
     data = b"".join(json.dumps(r).encode() + b"\n" for r in [
         {"k": "hello", "schema": wire.SCHEMA, "v": wire.VERSION, "torch": "2.13.0", "cells": 0}, *recs, {"k": "done"}])
     obs = wire.parse_results(data)
-    (cols,) = obs.columns
+    cols, nan = obs.columns
     assert cols.points == (0, 1) and cols.rows == ([2.0, 2.0], [4.0, 4.0])   # the returned grad, then x.grad
+    assert nan.points == (4,) and nan.rows == (["nan", "nan"],)   # another form: a group of its own
     assert cols.record(1).returned == probe.encode((torch.tensor(4.0), None))
     assert cols.record(1).tensors["x"] == {"grad": probe.encode(torch.tensor(4.0)), "requires_grad": True,
                                            "is_leaf": True}
-    assert obs.calls[("f", 2)].returned == {"t": "float", "v": "nan"}
+    assert obs.calls[("f", 2)].returned == {"t": "bool", "v": True}
     assert obs.calls[("f", 3)].status == "raised" and obs.calls[("f", 3)].exception["message"] == "four"
-    assert obs.calls[("f", 4)].status == "timeout" and obs.calls[("f", 5)].status == "skipped"
+    assert obs.calls[("f", 5)].status == "timeout" and obs.calls[("f", 6)].status == "skipped"

@@ -109,7 +109,7 @@ def test_a_columns_record_gives_each_point_the_call_record_a_call_record_would()
               "grad_fn": None, "truncated": False, "n": 2}
     forms = {"returned": {"t": "seq", "kind": "tuple", "items": [{"t": "float"}, {"t": "none"}], "truncated": False},
              "x": {"grad": tensor, "requires_grad": True, "is_leaf": True}}
-    rec = {"k": "columns", "call": "f", "forms": forms, "points": [0, 3], "rows": [[1.5, 2.0, 3.0], [-1, 0.25, 7.0]]}
+    rec = {"k": "columns", "call": "f", "forms": forms, "points": [0, 3], "rows": [[1.5, 2.0, 3.0], [-1, 0.25, "-inf"]]}
     obs = wire.parse_results(stream(HELLO, rec, {"k": "done"}))
     (cols,) = obs.columns
     assert cols.points == (0, 3) and cols.offsets() == {"returned": (0, 1), "x": (1, 3)}
@@ -117,12 +117,12 @@ def test_a_columns_record_gives_each_point_the_call_record_a_call_record_would()
     assert second.call == "f" and second.point == 3 and second.status == "returned"
     assert second.returned == {"t": "seq", "kind": "tuple", "items": [{"t": "float", "v": -1}, {"t": "none"}],
                                "truncated": False}
-    assert second.tensors["x"]["grad"]["data"] == [0.25, 7.0] and second.tensors["x"]["requires_grad"] is True
+    assert second.tensors["x"]["grad"]["data"] == [0.25, "-inf"] and second.tensors["x"]["requires_grad"] is True
     assert "n" not in second.tensors["x"]["grad"]
 
 
 @pytest.mark.parametrize("change, why", [
-    ({"rows": [[1.5, 2.0, 3.0], [float("nan"), 0.25, 7.0]]}, "a NaN (written bare; the probe writes a call record)"),
+    ({"rows": [[1.5, 2.0, 3.0], [float("nan"), 0.25, 7.0]]}, "a NaN written bare (a Value writes \"nan\")"),
     ({"rows": [[1.5, 2.0, 3.0], [True, 0.25, 7.0]]}, "a bool"),
     ({"rows": [[1.5, 2.0, 3.0], [0.25, 7.0]]}, "a row of another width"),
     ({"points": [0]}, "fewer points than rows"),

@@ -463,19 +463,18 @@ _FLOATS: dict[Any, str] = {}   # torch's floating dtypes -> their names (filled 
 
 def _sig(obj: Any, numbers: list[Any], depth: int = 0) -> tuple[Any, ...] | None:
     """The form of what `encode` would make of `obj` (wire; see `_form_of`) as a tuple, its numbers appended to
-    `numbers`; None where it is anything but None, a finite float, an int below 2**53, a floating tensor of at most
-    wire.MAX_ELEMENTS finite numbers, or a short tuple or list of these (then the call is written as a "call"
-    record). Reads what `encode` reads, the same way."""
+    `numbers` as `encode` writes them (a non-finite float as "nan", "inf" or "-inf"); None where it is anything but
+    None, a float, an int below 2**53, a floating tensor of at most wire.MAX_ELEMENTS numbers, or a tuple (a
+    namedtuple too) or list of at most wire.MAX_ITEMS of these (then the call is written as a "call" record). Reads
+    what `encode` reads, the same way."""
     import torch
 
     tp = type(obj)
     if obj is None:
         return ("none",)
     if tp is float:
-        if _isfinite(obj):
-            numbers.append(obj)
-            return ("float",)
-        return None
+        numbers.append(obj if _isfinite(obj) else wire.encode_float(obj))
+        return ("float",)
     if tp is int:
         if -2**53 < obj < 2**53:
             numbers.append(obj)
@@ -491,19 +490,22 @@ def _sig(obj: Any, numbers: list[Any], depth: int = 0) -> tuple[Any, ...] | None
             return None
         data = torch.Tensor.detach(obj).reshape(-1).tolist()
         if not all(map(_isfinite, data)):
-            return None
+            data = [x if _isfinite(x) else wire.encode_float(x) for x in data]
         numbers.extend(data)
         grad_fn = obj.grad_fn
         return ("tensor", dtype, tuple(int(n) for n in torch.Tensor.size(obj)), bool(obj.requires_grad),
                 bool(obj.is_leaf), type(grad_fn).__name__ if grad_fn is not None else None, numel)
-    if (tp is tuple or tp is list) and len(obj) <= wire.MAX_ITEMS and depth < wire.MAX_DEPTH:
-        items = []
-        for item in obj:
+    if isinstance(obj, (tuple, list)) and depth < wire.MAX_DEPTH:   # a namedtuple too (torch's UnpackedDualTensor)
+        items = list(tuple.__iter__(obj) if isinstance(obj, tuple) else list.__iter__(obj))
+        if len(items) > wire.MAX_ITEMS:
+            return None
+        sigs = []
+        for item in items:
             s = _sig(item, numbers, depth + 1)
             if s is None:
                 return None
-            items.append(s)
-        return ("seq", "tuple" if tp is tuple else "list", tuple(items))
+            sigs.append(s)
+        return ("seq", "tuple" if isinstance(obj, tuple) else "list", tuple(sigs))
     return None
 
 
