@@ -15,7 +15,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from autograder.authoring.collusion import functions_of
 from autograder.grading.plan import draw_point
+from autograder.keyfile import load_key
 from conftest import ASSIGNMENT, ROOT, run_cli
 from servers.course import call
 
@@ -226,3 +228,23 @@ def test_on_the_service_the_collusion_view_is_staff_only_with_a_csv(course, rele
     assert "unlikely by chance" in row.text
     assert browser.find_element(By.ID, "evidence-only").text.startswith("Evidence only")
     browser.delete_all_cookies()
+
+
+def _notebook(cells: dict[str, str]) -> bytes:
+    nb = nbformat.read(ROOT / "assignments" / ASSIGNMENT / NB, as_version=4)
+    for c in nb.cells:
+        gid = c.metadata.get("nbgrader", {}).get("grade_id")
+        if gid in cells:
+            c.source = cells[gid]
+    return nbformat.writes(nb).encode()
+
+
+def test_a_released_cell_left_as_it_was_is_not_evidence_and_a_hostile_function_cannot_break_the_view():
+    key = load_key(ROOT / "assignments" / ASSIGNMENT / "public_key.json")
+    deep = "def ex1(x):\n    return " + "+".join(["x"] * 1200) + "\n"   # 4,800 nodes, nested 1,200 deep
+    found = functions_of(_notebook({"ex1-produce": deep, "ex3-produce": (
+        "def ex3(x):\n    y = x ** 2 * torch.sin(x)\n    d, = torch.autograd.grad(y, x)\n    return d\n")}), "s.ipynb", key)
+    assert "ex3" in found   # written by the student
+    assert "ex1" not in found   # too deep to walk: left out, and nothing raised
+    assert not {"ex2", "ex5", "ex6_strict"} & set(found)   # as released (a stub, its nbgrader checksum unchanged)
+    assert functions_of(b"{not a notebook", "s.ipynb", key) == {}

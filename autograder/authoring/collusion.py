@@ -253,7 +253,7 @@ def prediction_pairs(reports: list[Report], key: Key) -> tuple[tuple[PredictionP
                 continue
             value = shown_value(o.observed)
             if value is None:
-                unread += 1
+                unread += o.observed is not None   # (a hidden check's report may show nothing: not compared)
                 continue
             own = at(r.student, check)
             if own is not None and compare_predicted(own, value, key.grading.prediction(check),
@@ -340,18 +340,21 @@ def _stub(fn: ast.FunctionDef) -> bool:
 
 
 def normal_form(fn: ast.FunctionDef) -> tuple[str, int] | None:
-    """(the sha256 of the function's normalised tree, its node count), or None for a stub or a tree of more than
-    MAX_NODES nodes. The function's own name is kept."""
+    """(the sha256 of the function's normalised tree, its node count), or None for a stub, a tree of more than
+    MAX_NODES nodes or one nested too deeply to walk. The function's own name is kept."""
     from autograder.judging import sources
 
     if _stub(fn):
         return None
-    nodes = sum(1 for _ in ast.walk(fn))
-    if nodes > MAX_NODES:
+    if sum(1 for _ in ast.walk(fn)) > MAX_NODES:
         return None
     free = sources.free_globals(fn) | {fn.name}
-    tree = _Normal(free).visit(ast.parse(ast.unparse(fn)).body[0])   # a copy: the cached tree is shared
-    text = ast.dump(tree, annotate_fields=False, include_attributes=False)
+    try:
+        tree = _Normal(free).visit(ast.parse(ast.unparse(fn)).body[0])   # a copy: the cached tree is shared
+        text = ast.dump(tree, annotate_fields=False, include_attributes=False)
+        nodes = sum(1 for _ in ast.walk(tree))   # as normalised: without its docstring
+    except (RecursionError, ValueError, SyntaxError, MemoryError):   # nested too deeply to walk: not compared
+        return None
     return hashlib.sha256(text.encode()).hexdigest(), nodes
 
 
