@@ -204,6 +204,11 @@ def test_on_the_service_the_collusion_view_is_staff_only_with_a_csv(course, rele
     r = run_cli("grade", "--service", course.svc.url, "--assignment", ASSIGNMENT, "--key", str(course.key_path),
                 "--out", str(tmp_path / "out"), env={"AUTOGRAD_LAB_TOKEN": course.staff}, timeout=600)
     assert r.returncode == 0, r.stderr
+    r = run_cli("collusion", str(tmp_path / "out"), "--key", str(course.key_path))   # from OUT/handins/, which grade
+    assert r.returncode == 0, r.stderr                                              # --service wrote
+    batch = json.loads((tmp_path / "out" / "collusion.json").read_text())
+    assert batch["cells_read"] == 3 and [(p["student"], p["source"]) for p in batch["prediction_pairs"]] == [
+        ("ben", "amy")]
     for url in (view, view + "?format=csv"):
         status, answer = call(url, course.tokens["amy"])
         assert status == 403 and "staff token" in answer["error"]
