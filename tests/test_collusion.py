@@ -55,7 +55,8 @@ def planted_class(released_nb: Path, key, folder: Path) -> dict[str, str]:
     """Write the planted class into `folder` (<student>.ipynb) and return what each student is. Honest students answer
     right at their own point but share one misconception (p4_after_k = 3x², one backward pass only) and write the
     usual produce code; src is honest; zed handed in src's predictions under zed's own id; pat and quin wrote exercise
-    4 one unusual way (quin renamed it); uma and val left exercises 5 and 6 as the release made them."""
+    4 one unusual way (quin renamed it); uma and val left exercises 5 and 6 as the release made them; wes's file is cut
+    off (not gradable, and not in `what`)."""
     answered, module = _scenarios()
     folder.mkdir(parents=True, exist_ok=True)
     what = {}
@@ -80,6 +81,8 @@ def planted_class(released_nb: Path, key, folder: Path) -> dict[str, str]:
         code = {k: v for k, v in module.CODE.items() if k not in ("ex5-produce", "ex6-produce")}
         write(s, {**module.predictions(_point(key, s)), **code})
         what[s] = "exercises 5 and 6 left as released"
+    text = (folder / "src.ipynb").read_text()
+    (folder / "wes.ipynb").write_text(text[: len(text) // 2])   # cut off: not gradable, so not compared (never a 0)
     return what
 
 
@@ -107,6 +110,8 @@ def test_copied_predictions_are_found_with_whose_wrong_answer_matched_whose_poin
     view = json.loads((out / "collusion.json").read_text())
     assert view["schema"] == "autograd-lab/collusion" and view["students"] == len(what) == 14
     assert view["pairs_compared"] == 14 * 13
+    assert view["notes"][0] == ("1 report(s) that do not count (not gradable, superseded, or waiting for staff to "
+                                "choose among a student's submissions) were not compared.")
     flagged = [(p["student"], p["source"]) for p in view["prediction_pairs"] if p["evidence"] == "unlikely by chance"]
     assert flagged == [("zed", "src")]   # zed's wrong answers are right at src's point; src's are right at their own
     zed = next(p for p in view["prediction_pairs"] if p["student"] == "zed" and p["source"] == "src")

@@ -459,14 +459,19 @@ def collusion(reports: list[Report], key: Key, notebooks: dict[str, bytes] | Non
     Raises:
         ValueError: no counted report of the key's assignment.
     """
-    counted = [r for r in reports if r.assignment == key.assignment and r.counted]
+    ours = [r for r in reports if r.assignment == key.assignment]
+    counted = [r for r in ours if r.counted]
     if not counted:
         raise ValueError(f"no counted report of {key.assignment} to compare")
+    left = len(ours) - len(counted)
     by_student: dict[str, Report] = {}
     for r in counted:   # a batch counts one report per student; the first is kept should two say the same id
         by_student.setdefault(r.student, r)
     counted = sorted(by_student.values(), key=lambda r: r.student)
     predictions, compared, notes = prediction_pairs(counted, key)
+    if left:
+        notes.insert(0, f"{left} report(s) that do not count (not gradable, superseded, or waiting for staff to choose "
+                        f"among a student's submissions) were not compared.")
     cells, read, common = cell_pairs(counted, key, notebooks or {})
     if not notebooks:
         notes.append("No handed-in notebook was at hand, so produce cells were not compared (pass the graded folder: "
