@@ -230,9 +230,11 @@ def test_on_the_service_the_collusion_view_is_staff_only_with_a_csv(course, rele
     browser.find_element(By.ID, "token").send_keys(course.tokens["amy"])   # a student's token signs in nobody
     browser.find_element(By.ID, "signin").click()
     WebDriverWait(browser, 60).until(lambda d: "That is not a staff token of this course." in d.page_source)
-    browser.get(f"{api}/login?next=/api/v1/assignments/{ASSIGNMENT}/collusion")
+    browser.get(f"{api}/login?next=/api/v1/assignments/{ASSIGNMENT}/stats")
     browser.find_element(By.ID, "token").send_keys(course.staff)
     browser.find_element(By.ID, "signin").click()
+    WebDriverWait(browser, 60).until(lambda d: d.current_url == f"{api}/assignments/{ASSIGNMENT}/stats")
+    browser.find_element(By.CSS_SELECTOR, "#collusion-link a").click()   # a page of the class view
     WebDriverWait(browser, 60).until(lambda d: d.current_url == view)
     row = browser.find_element(By.CSS_SELECTOR, "tr.agl-pair[data-student='ben'][data-source='amy']")
     assert "unlikely by chance" in row.text

@@ -844,7 +844,8 @@ def _stats_page(service: Service, assignment: str) -> str | None:
         stats = class_stats(reports, assignment, key)
         moved = service.course.handin_notes_of(assignment)
         page = to_html(dataclasses.replace(stats, notes=(*stats.notes, *_class_notes(students, handins, moved,
-                                                                                      set(graded)))))
+                                                                                      set(graded)))),
+                       collusion="collusion")   # the staff page beside this one: /assignments/<id>/collusion
     service.stats_pages[assignment] = (stamp, page)
     return page
 
