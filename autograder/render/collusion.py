@@ -65,7 +65,7 @@ class PredictionPair:
 class SharedFunction:
     """A produce function (`function`, of exercise `exercise`) that two students wrote as the same syntax tree after
     normalising names, literals and formatting; `nodes`: the size of that tree; `shared_by`: how many counted
-    students wrote it so (2, or a few: a form many share is a usual solution and is not listed)."""
+    students wrote it so (2: a form more share is a usual solution or mistake, and is not listed)."""
 
     function: str
     exercise: str
