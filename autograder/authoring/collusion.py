@@ -69,9 +69,13 @@ def _value(node: ast.expr) -> dict[str, Any] | None:
         return None
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         inner = _value(node.operand)
-        if inner is None or inner["t"] not in ("int", "float") or isinstance(inner["v"], str):
+        if inner is None or inner["t"] not in ("int", "float"):
             return None
-        return {**inner, "v": -inner["v"]} if isinstance(node.op, ast.USub) else inner
+        if isinstance(node.op, ast.UAdd):
+            return inner
+        x = -float(inner["v"])   # "inf" and "nan" (wire's strings) too
+        return {**inner, "v": x if math.isfinite(x) else ("nan" if math.isnan(x) else "-inf" if x < 0 else "inf")} \
+            if inner["t"] == "float" else {**inner, "v": -inner["v"]}
     if isinstance(node, (ast.Tuple, ast.List)):
         items = [_value(e) for e in node.elts[:64]]
         if any(i is None for i in items) or len(node.elts) > 64:
@@ -163,11 +167,15 @@ class _Chance:
     def of(self, check: Check, value: dict[str, Any]) -> float:
         """The chance (0..1) that `value` matches `check`'s right value at a random point, at the check's prediction
         tolerance (0 for a value whose numbers are not as many as the answer's). A sampled grid's estimate is at
-        least 1/GRID (a value seen at one point could be there)."""
+        least 1/GRID (a value seen at one point could be there). 1.0 (no evidence) where the answer cannot be evaluated
+        over the grid."""
         import numpy as np
 
         nums = _numbers(value)
-        entries, weight, size = self._grid(check)
+        try:
+            entries, weight, size = self._grid(check)
+        except (ValueError, TypeError, ArithmeticError, KeyError):   # an answer numpy cannot evaluate over the grid:
+            return 1.0                                               # its matches are never counted as evidence
         if nums is None or len(nums) != len(entries):
             return 0.0
         tol = self.key.grading.prediction(check)

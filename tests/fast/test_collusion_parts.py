@@ -24,6 +24,8 @@ def test_the_tail_is_the_chance_of_at_least_k_of_independent_events():
     ("(4.177, None)", {"t": "seq", "kind": "tuple", "items": [{"t": "float", "v": 4.177}, {"t": "none"}],
                        "truncated": False}),
     ("tensor(6.)", {"t": "float", "v": 6.0}),
+    ("(inf, -inf, nan)", {"t": "seq", "kind": "tuple", "truncated": False, "items": [
+        {"t": "float", "v": "inf"}, {"t": "float", "v": "-inf"}, {"t": "float", "v": "nan"}]}),
     ("RuntimeError", {"t": "class", "name": "RuntimeError"}),
     ("__import__('os').system('touch /tmp/pwned')", None),   # a call is no value: read, never run
     ("tensor([1., 2.], dtype=float64)", None),
