@@ -12,6 +12,7 @@ autograder.authoring.discrimination, autograder.render.collusion.
 from __future__ import annotations
 
 import ast
+import bisect
 import hashlib
 import math
 from collections import defaultdict
@@ -253,6 +254,14 @@ def prediction_pairs(reports: list[Report], key: Key) -> tuple[tuple[PredictionP
                 expected[student, check.id] = None
         return expected[student, check.id]
 
+    shown_numbers: dict[tuple[str, str], list[float] | None] = {}
+
+    def numbers_at(student: str, check: Check) -> list[float] | None:
+        if (student, check.id) not in shown_numbers:
+            there = at(student, check)
+            shown_numbers[student, check.id] = None if there is None else _numbers(there)
+        return shown_numbers[student, check.id]
+
     for r in reports:
         mine = []
         for o in r.outcomes:
@@ -271,23 +280,41 @@ def prediction_pairs(reports: list[Report], key: Key) -> tuple[tuple[PredictionP
         wrong[r.student] = _distinct(mine)
     n = len(reports)
     compared = n * (n - 1)
+    index: dict[str, tuple[list[float], list[str], list[str]]] = {}
+
+    def candidates(check: Check, mine: list[float] | None) -> list[str]:
+        """The students whose right value of `check` may match numbers `mine`: by the first number, through a sorted
+        index (loose by a factor of 4; compare_predicted decides), plus those whose value is no plain number list."""
+        if check.id not in index:
+            keyed = sorted((nums[0], r.student) for r in reports
+                           if (nums := numbers_at(r.student, check)) and math.isfinite(nums[0]))
+            rest = [r.student for r in reports if not (nums := numbers_at(r.student, check))
+                    or not math.isfinite(nums[0])]
+            index[check.id] = ([x for x, _ in keyed], [s for _, s in keyed], rest)
+        firsts, students, rest = index[check.id]
+        if not mine or not math.isfinite(mine[0]):
+            return [r.student for r in reports]
+        tol = key.grading.prediction(check)
+        d = 4 * (tol.atol + tol.rtol * abs(mine[0]))
+        return students[bisect.bisect_left(firsts, mine[0] - d):bisect.bisect_right(firsts, mine[0] + d)] + rest
+
+    by_name = {r.student: r for r in reports}
     pairs = []
     for a in reports:
         opportunities = wrong[a.student]
         if not opportunities:
             continue
         qs = [chance.of(w.check, w.value) for w in opportunities]
-        for b in reports:
-            if b.student == a.student:
-                continue
-            matches = []
-            for w, q in zip(opportunities, qs, strict=True):
-                there = at(b.student, w.check)
-                if there is not None and compare_predicted(there, w.value, key.grading.prediction(w.check),
-                                                           not container_is_lesson(w.check)).ok:
-                    matches.append(Match(w.check.id, w.shown, plain(there), max(q, 0.0)))
-            if not matches:
-                continue
+        found: dict[str, list[Match]] = defaultdict(list)
+        for w, q in zip(opportunities, qs, strict=True):
+            mine = _numbers(w.value)
+            for b in candidates(w.check, mine):
+                there = at(b, w.check)
+                if b != a.student and there is not None and compare_predicted(
+                        there, w.value, key.grading.prediction(w.check), not container_is_lesson(w.check)).ok:
+                    found[b].append(Match(w.check.id, w.shown, plain(there), max(q, 0.0)))
+        for name, matches in found.items():
+            b = by_name[name]
             p = tail(qs, len(matches))
             whole = min(1.0, p * compared)
             pairs.append(PredictionPair(a.student, b.student, a.submission, b.submission, tuple(matches),
