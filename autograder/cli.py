@@ -11,7 +11,7 @@ autograder.authoring.sweep (release's domain budgets), autograder.student.selfch
 autograder.render.terminal, autograder.render.gradebook, autograder.render.html, autograder.render.gradescope,
 autograder.integrations.nbgrader, autograder.integrations.gradescope, autograder.integrations.dask,
 autograder.sandbox.client (to start the worker early), autograder.service.commands, autograder.judging.worked (its
-time limit, as release's default).
+time limit, as release's default), autograder.authoring.collusion, autograder.render.collusion.
 """
 from __future__ import annotations
 
@@ -41,6 +41,8 @@ EXAMPLES = {
              "  autograder grade --service http://127.0.0.1:8750 --assignment 01-backward-vs-grad --out out/ "
              "--follow 600",
     "stats": "examples:\n  autograder stats out/\n  autograder stats out/ --key build/01-backward-vs-grad/key.json --json",
+    "collusion": "examples:\n  autograder collusion out/ --submissions submissions/\n"
+                 "  autograder collusion out/ --key build/01-backward-vs-grad/key.json --submissions submissions/",
 }
 EXAMPLES["gradescope-bundle"] = ("examples:\n  autograder gradescope-bundle 01-backward-vs-grad\n"
                                  "  autograder gradescope-bundle 01-backward-vs-grad --out ~/upload/01.zip")
@@ -57,6 +59,8 @@ EXIT_CODES = {
     "grade": "exit codes: 0 every report was written (whatever the scores, not-gradable submissions included); "
              "2 a usage or key error, or the sandbox could not start",
     "stats": "exit codes: 0 the class view was written; 2 no reports there, or reports of several assignments",
+    "collusion": "exit codes: 0 the collusion view was written (whatever it found); 2 no reports there, reports of "
+                 "several assignments, or no key",
     "serve": "exit codes: 0 stopped by Ctrl-C or SIGTERM; 2 the database cannot be opened, or the port is taken",
     "course": "exit codes: 0 done; 2 a bad name or roster, or no course database there",
     "login": "exit codes: 0 the token was saved; 2 no token, or the service refused it",
@@ -85,7 +89,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog="exit codes: 0 ok; 1 a check did not pass (check); 2 usage, spec, key or build error\n\n"
                + "examples:\n" + "\n".join(e.split("\n", 1)[1] for e in EXAMPLES.values()))
     p.add_argument("--version", action="store_true", help="print the version and exit")
-    sub = p.add_subparsers(dest="command", metavar="{new,release,check,grade,stats,gradescope-bundle,serve,course,login,submit}")
+    sub = p.add_subparsers(dest="command", metavar="{new,release,check,grade,stats,collusion,gradescope-bundle,serve,course,login,submit}")
     fmt = argparse.RawDescriptionHelpFormatter
     n = sub.add_parser("new", help="start an assignment: a spec and a solution notebook that release as they are",
                        epilog=_epilog("new"), formatter_class=fmt,
@@ -176,6 +180,16 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--key", help="the assignment's key, to list every misconception, also those no submission showed "
                    "(default: build/<assignment>/key.json if it is there)")
     t.add_argument("--json", action="store_true", help="print stats.json's content instead of the summary")
+    cu = sub.add_parser("collusion", help="evidence of copying in a graded batch (never changes a score)",
+                        epilog=_epilog("collusion"), formatter_class=fmt,
+                        description="Read the reports a `grade --out OUT` wrote and write OUT/collusion.html, "
+                        "OUT/collusion.csv and OUT/collusion.json: pairs of students where one's wrong predictions are "
+                        "right at the other's point (with the chance of that), and pairs whose produce functions are "
+                        "the same code after renaming (with --submissions). Evidence only: no score changes.")
+    cu.add_argument("out", help="a folder `autograder grade --out` wrote (it holds reports/)")
+    cu.add_argument("--key", help="the assignment's full key (default: build/<assignment>/key.json)")
+    cu.add_argument("--submissions", metavar="FOLDER", help="the folder that was graded, to compare produce cells "
+                    "(default: OUT/handins/ when `grade --service` wrote it)")
     b = sub.add_parser("gradescope-bundle", help="write the zip that runs this grader on Gradescope",
                        epilog=_epilog("gradescope-bundle"), formatter_class=fmt,
                        description="Write Gradescope's autograder zip for an assignment (setup.sh, run_autograder, "
@@ -856,6 +870,68 @@ def _stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _collusion(args: argparse.Namespace) -> int:
+    """`autograder collusion OUT`: the collusion view of a graded batch (autograder.authoring.collusion)."""
+    from autograder.authoring.collusion import collusion
+    from autograder.grading import intake
+    from autograder.grading.batch import batch_reports
+    from autograder.keyfile import is_assignment_id
+    from autograder.render.collusion import to_csv, to_html
+    from autograder.render.terminal import printable
+    from autograder.report import write_json_atomic, write_text_atomic
+
+    out = Path(args.out)
+    try:
+        reports, unusable, _ = batch_reports(out)
+    except (FileNotFoundError, ValueError) as e:
+        return _fail(str(e))
+    if not reports:
+        return _fail(f"no usable report in {out / 'reports'}")
+    assignments = sorted({r.assignment for r in reports})
+    if len(assignments) > 1:
+        return _fail(printable(f"the reports in {out / 'reports'} are of {len(assignments)} assignments "
+                               f"({', '.join(assignments)}): grade each into its own folder"))
+    named = assignments[0] if is_assignment_id(assignments[0]) else "?"   # a report's text: never a path
+    key_path = Path(args.key) if args.key else Path("build") / named / "key.json"
+    if not key_path.is_file():
+        return _fail(f"no key at {key_path}: the collusion view needs the assignment's full key (pass --key)")
+    key = _load_key(key_path, [])
+    if key is None:
+        return 2
+    digests = {r.key_digest for r in reports if r.key_digest}
+    if digests and key.digest not in digests:
+        return _fail(f"{key_path} (digest {key.digest}) is not the key these reports were graded with "
+                     f"({', '.join(sorted(digests))}): pass the key of that release with --key")
+    folder = Path(args.submissions) if args.submissions else out / "handins"
+    notebooks: dict[str, bytes] = {}
+    if args.submissions or folder.is_dir():
+        try:
+            found = intake.find([folder])
+        except FileNotFoundError as e:
+            return _fail(str(e))
+        wanted = {r.submission for r in reports}
+        for f in found:
+            if f.name in wanted and not f.problem:
+                try:
+                    notebooks[f.name] = intake.read(f)
+                except intake.Refused:
+                    pass
+    try:
+        view = collusion(reports, key, notebooks)
+    except ValueError as e:
+        return _fail(str(e))
+    write_json_atomic(out / "collusion.json", view.to_dict())
+    write_text_atomic(out / "collusion.csv", to_csv(view))
+    write_text_atomic(out / "collusion.html", to_html(view))
+    print(printable(f"{view.assignment}: {view.students} counted submissions compared; {len(view.flagged)} pair(s) of "
+                    f"wrong predictions unlikely by chance ({len(view.prediction_pairs)} with any match), "
+                    f"{len(view.cell_pairs)} pair(s) with the same produce code ({view.cells_read} notebooks read). "
+                    f"Evidence only: no score changed."
+                    + (f" {len(unusable)} unusable report file(s) left out." if unusable else "")
+                    + f"\n  {out / 'collusion.html'}\n  {out / 'collusion.csv'}\n  {out / 'collusion.json'}"))
+    return 0
+
+
 def _gradescope_bundle(args: argparse.Namespace) -> int:
     from autograder.integrations.gradescope import make_bundle
 
@@ -948,5 +1024,5 @@ def main(argv: list[str] | None = None) -> int:
             return {"add": commands.course_add, "list": commands.course_list, "revoke": commands.course_revoke,
                     "release-feedback": commands.feedback_release, "export": commands.export}[args.course_command](args)
         return {"serve": commands.serve, "login": commands.login, "submit": commands.submit}[args.command](args)
-    return {"new": _new, "release": _release, "check": _check, "grade": _grade, "stats": _stats,
+    return {"new": _new, "release": _release, "check": _check, "grade": _grade, "stats": _stats, "collusion": _collusion,
             "gradescope-bundle": _gradescope_bundle}[args.command](args)

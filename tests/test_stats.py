@@ -101,6 +101,21 @@ def test_autograder_stats_rewrites_the_view_from_the_reports(graded_class, relea
     assert p.returncode == 2 and "no reports in" in p.stderr
 
 
+def test_the_collusion_view_flags_no_one_in_a_class_of_200_honest_learners_with_planted_misconceptions(graded_class,
+                                                                                                       released):
+    """Misconceptions planted at known counts, wrong answers scaled, typical wrong produce code written alike by many:
+    chance matches at classmates' points happen, and none is unlikely by chance; no pair of produce functions."""
+    _, out = graded_class
+    p = run_cli("collusion", str(out), "--key", str(released[1]), "--submissions", str(out.parent / "subs"))
+    assert p.returncode == 0, p.stderr
+    view = json.loads((out / "collusion.json").read_text())
+    assert view["students"] == 195 and view["pairs_compared"] == 195 * 194 and view["cells_read"] == 195
+    assert len(view["prediction_pairs"]) > 20   # chance matches, each shown with its chance
+    assert [p for p in view["prediction_pairs"] if p["evidence"] != "consistent with chance"] == []
+    assert all(p["class_chance"] > 0.01 for p in view["prediction_pairs"])
+    assert view["cell_pairs"] == []
+
+
 def test_autograder_stats_leaves_out_what_is_not_a_usable_report_and_escapes_the_rest(graded_class, released,
                                                                                       tmp_path):
     import os

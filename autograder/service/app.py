@@ -9,6 +9,7 @@ Retry-After and a sentence for the student; any other fault of the service is a 
 May import: stdlib, tornado, sqlalchemy (its errors), autograder.service.store, autograder.service.db,
 autograder.service.rules, autograder.service.hub (JupyterHub mode),
 autograder.service.late, autograder.render.class_stats, autograder.render.stats,
+autograder.authoring.collusion, autograder.render.collusion (the collusion view),
 autograder.render.gradebook, autograder.report, autograder.grading.grade, autograder.grading.identity, autograder.grading.notebook (its reading limits), autograder.keyfile, autograder.wire, autograder.report, autograder.model.
 
 Routes (JSON in and out; the token in the header `Authorization: token <token>` or `Bearer <token>`):
@@ -39,6 +40,7 @@ Routes (JSON in and out; the token in the header `Authorization: token <token>` 
     PUT  /api/v1/assignments/<id>/feedback                   staff: release the graded feedback to students
     GET  /api/v1/assignments/<id>/gradebook[?format=csv]     staff: a row per student of the roster (GRADEBOOK_COLUMNS)
     GET  /api/v1/assignments/<id>/stats                      staff: the class view (HTML), as of the last report
+    GET  /api/v1/assignments/<id>/collusion[?format=csv]     staff: the collusion view (HTML, or its CSV): evidence only
     GET, POST /api/v1/login                                  a browser signs in with a staff token (a cookie for
                                                              the staff pages, GET only)
 """
@@ -842,9 +844,62 @@ def _stats_page(service: Service, assignment: str) -> str | None:
         stats = class_stats(reports, assignment, key)
         moved = service.course.handin_notes_of(assignment)
         page = to_html(dataclasses.replace(stats, notes=(*stats.notes, *_class_notes(students, handins, moved,
-                                                                                      set(graded)))))
+                                                                                      set(graded)))),
+                       collusion="collusion")   # the staff page beside this one: /assignments/<id>/collusion
     service.stats_pages[assignment] = (stamp, page)
     return page
+
+
+class CollusionView(Base):
+    """Staff: the collusion view (render.collusion's page, or its CSV with ?format=csv) of the graded hand-ins that
+    count: evidence only, it changes no score. Made again once a hand-in, a report or the key changed."""
+
+    async def get(self, assignment: str) -> None:
+        self.need_staff()
+        csv = self.get_query_argument("format", "html") == "csv"
+        view = await self.db(_collusion_view, self.service, assignment, pool=self.service.judging)
+        if view is None:
+            raise HTTPError(404, f"no graded hand-in of {assignment} yet, or no key for it on this service")
+        from autograder.render.collusion import to_csv, to_html
+
+        if csv:
+            self.set_header("Content-Type", "text/csv; charset=utf-8")
+            self.set_header("Content-Disposition", f'attachment; filename="collusion-{assignment}.csv"')
+            return self.finish(to_csv(view))
+        self.set_header("Content-Type", "text/html; charset=utf-8")
+        self.set_header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+        self.finish(to_html(view))
+
+
+def _collusion_view(service: Service, assignment: str) -> Any:
+    """The collusion view (render.collusion.Collusion) of `assignment`'s graded hand-ins that count, with their
+    notebooks' produce cells; None when nothing is graded or the service holds no key of it. Kept until a hand-in, a
+    report or the key changes."""
+    from autograder.authoring.collusion import collusion
+    from autograder.report import Report
+
+    key = service.course.key(assignment)
+    stamp = (service.course.handins_version(assignment), key.digest if key else "")
+    cached = service.collusion_views.get(assignment)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    graded = service.course.graded_of(assignment)
+    handins = _with_counts(service, assignment, service.course.handins_of(assignment))
+    counting = sorted((h for h in handins if h["counts"] and h["id"] in graded), key=lambda h: h["student"])
+    view = None
+    if counting and key is not None:
+        reports = [Report.from_dict(graded[h["id"]]) for h in counting]
+        notebooks = {}
+        for h, r in zip(counting, reports, strict=True):
+            found = service.course.handin(h["id"])
+            if found is not None:
+                notebooks[r.submission] = found[2]
+        try:
+            view = collusion(reports, key, notebooks)
+        except ValueError:   # no counted report of the key's assignment
+            view = None
+    service.collusion_views[assignment] = (stamp, view)
+    return view
 
 
 def _class_notes(students: tuple[str, ...], handins: list[dict[str, Any]],
@@ -987,6 +1042,7 @@ class Service:
         self.config = config
         self._deadlines: tuple[Any, dict[str, Any]] = (None, {})
         self.stats_pages: dict[str, tuple[Any, str | None]] = {}   # assignment -> (what it was made from, the page)
+        self.collusion_views: dict[str, tuple[Any, Any]] = {}   # assignment -> (what it was made from, the view)
         self.sending: set[str] = set()   # users with a request body arriving now (the event loop's thread only)
         self.arriving = 0   # bytes those bodies hold so far
         self.cookie_secret = self.rules.secret()   # the same in every process: a sign-in holds in all of them
@@ -1218,7 +1274,7 @@ def make_app(service: Service, prefix: str = "") -> tornado.web.Application:
               (f"/assignments/{name}/handins", HandIns), (f"/students/{name}/assignments/{name}/handins", StudentHandIns),
               (f"/students/{name}/assignments/{name}/feedback", StudentFeedback), (r"/handins/(\d{1,12})", HandIn),
               (f"/assignments/{name}/feedback", Feedback), (f"/assignments/{name}/gradebook", Gradebook),
-              (f"/assignments/{name}/stats", Stats),
+              (f"/assignments/{name}/stats", Stats), (f"/assignments/{name}/collusion", CollusionView),
               (f"/students/{name}/assignments/{name}/commits", StudentCommits),
               (f"/students/{name}/assignments/{name}/reports", StudentReports),
               ("/assignments", Assignments), (f"/assignments/{name}/key", AssignmentKey),
