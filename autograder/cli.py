@@ -5,7 +5,7 @@ Exit codes: 0 success (for `check`: every check passed); 1 `check` found a check
 or the notebook is not gradable; 2 usage, spec, key or build error (the message says what to fix).
 
 May import: stdlib, autograder.version, autograder.model; inside a subcommand: autograder.keyfile,
-autograder.report, autograder.grading.notebook, autograder.grading.intake, autograder.grading.grade, autograder.grading.batch,
+autograder.report, autograder.grading.notebook, autograder.grading.intake, autograder.grading.grade, autograder.grading.batch, autograder.grading.overrides,
 autograder.grading.identity, autograder.authoring.release, autograder.authoring.spec, autograder.authoring.scaffold,
 autograder.authoring.sweep (release's domain budgets), autograder.student.selfcheck,
 autograder.render.terminal, autograder.render.gradebook, autograder.render.html, autograder.render.gradescope,
@@ -163,6 +163,9 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--service", metavar="URL", help="a course's batch: grade each prediction with the commit the course "
                    "service recorded (a staff token), never with the notebook's own records; with no paths: grade the "
                    "hand-in that counts of each student (into OUT/handins/) and send the reports back")
+    g.add_argument("--overrides", metavar="FILE.csv", help="staff's scores for single checks, applied to the reports "
+                   "as adjustments the student sees with the reason: a CSV with the columns student, check, score, why "
+                   "(and who); a batch without the course service (docs/staff.md)")
     g.add_argument("--follow", type=float, metavar="SECONDS", help="with --service and no paths: keep grading hand-ins "
                    "as they arrive, until none came for SECONDS (or Ctrl-C)")
     t = sub.add_parser("stats", help="the class view of a graded batch: plots, item analysis, misconceptions",
@@ -519,6 +522,14 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
     key = _load_key(key_path, args.limit)
     if key is None:
         return 2
+    overrides = None
+    if args.overrides:
+        if args.service:
+            return _fail("--overrides is for a batch without the course service; a course's overrides are kept by "
+                         "the service: autograder course override ID STUDENT CHECK --score S --why TEXT --service URL")
+        overrides = _read_overrides(args.overrides, key)
+        if isinstance(overrides, int):
+            return overrides
     after: list[str] = []   # what was left out, said after the batch's table (where staff look)
     if args.nbgrader:
         from autograder.integrations import nbgrader as course
@@ -598,7 +609,7 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
         prepare_grading(key)
     try:
         result = grade_batch(subs, key, out, args.jobs, conceal=_conceal_for(key_path), force=args.force, grid=grid,
-                             started=started, course_commits=course_commits)
+                             started=started, course_commits=course_commits, overrides=overrides)
     except OSError as e:
         return _fail(f"not graded: the sandbox could not start ({e}); this is not the students' fault")
     except Exception as e:
@@ -680,7 +691,42 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
                         f"in this gradebook: {', '.join(result.stale[:5])}{' …' if len(result.stale) > 5 else ''}"))
     for line in after:
         print(printable(line), file=sys.stderr)
+    if overrides is not None:
+        return _say_overrides(args.overrides, result.overrides)
     return 0
+
+
+def _read_overrides(path: str, key: Any) -> Any:
+    """The overrides of `grade --overrides FILE.csv` (grading.overrides.read_csv: by the user who runs grade, at the
+    file's time), or 2 after saying what is wrong with the file (nothing is graded then)."""
+    import datetime as dt
+    import getpass
+
+    from autograder.grading.overrides import OverrideError, read_csv
+
+    try:
+        when = dt.datetime.fromtimestamp(Path(path).stat().st_mtime, dt.timezone.utc).replace(microsecond=0)
+        return read_csv(path, key, getpass.getuser(), when.isoformat())
+    except OSError as e:
+        return _fail(f"{path}: the overrides cannot be read ({e.strerror or e})")
+    except OverrideError as e:
+        return _fail(str(e))
+
+
+def _say_overrides(path: str, given: Any) -> int:
+    """The summary's lines on a batch's overrides: which applied (student, check, the grader's score and staff's) and
+    which could not, each with the file's line and the fix; 2 when any could not (never a silent skip), else 0."""
+    from autograder.render.terminal import printable
+    from autograder.report import points
+
+    applied = [o for o, why in given if not why]
+    print(f"overrides: {len(applied)} of {len(given)} from {path} applied"
+          + (": " + "; ".join(f"{o.student} {o.check} = {points(o.score)}" for o in applied[:20])
+             + (" …" if len(applied) > 20 else "") if applied else ""))
+    failed = [(o, why) for o, why in given if why]
+    for o, why in failed:
+        print(printable(f"autograder: {o.where}: not applied: {why}"), file=sys.stderr)
+    return 2 if failed else 0
 
 
 def _write_views(args: argparse.Namespace, key: Any, subs: list[Any], reports: Any, out: Path) -> None:
