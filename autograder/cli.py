@@ -68,7 +68,9 @@ EXAMPLES["course"] = ("examples:\n  autograder course add --staff alice\n"
                       "  autograder course add --roster roster.csv --tokens tokens.csv\n  autograder course list\n"
                       "  autograder course revoke amy\n"
                       "  autograder course release-feedback 01-backward-vs-grad --service http://127.0.0.1:8750\n"
-                      "  autograder course export 01-backward-vs-grad --service http://127.0.0.1:8750 --csv grades.csv")
+                      "  autograder course export 01-backward-vs-grad --service http://127.0.0.1:8750 --csv grades.csv\n"
+                      "  autograder course override 01-backward-vs-grad amy 2.predict.returns --score 1 --why 'a fair "
+                      "appeal' --service http://127.0.0.1:8750")
 EXAMPLES["submit"] = "examples:\n  autograder submit ~/amy-01/backward-vs-grad.ipynb"
 EXAMPLES["login"] = ("examples:\n  autograder login --service http://127.0.0.1:8750\n"
                      "  autograder login     (in an assignment's folder: the service course.json names)")
@@ -219,7 +221,7 @@ def _parser() -> argparse.ArgumentParser:
     co = sub.add_parser("course", help="the course: its roster and tokens (on the service's machine), its "
                                        "gradebook and feedback (by the service's URL)",
                         epilog=_epilog("course"), formatter_class=fmt)
-    cs = co.add_subparsers(dest="course_command", metavar="{add,list,revoke,release-feedback,export}")
+    cs = co.add_subparsers(dest="course_command", metavar="{add,list,revoke,release-feedback,export,override,overrides}")
     ca = cs.add_parser("add", help="add users and issue each a token (shown once)")
     ca.add_argument("names", nargs="*", help="user names (course ids) to add")
     ca.add_argument("--roster", help="a CSV with a column name (or student, username, login)")
@@ -238,9 +240,23 @@ def _parser() -> argparse.ArgumentParser:
     ce.add_argument("--service", required=True, metavar="URL", help="the course service (a staff token: "
                     "$AUTOGRAD_LAB_TOKEN)")
     ce.add_argument("--csv", metavar="FILE", help="write the gradebook (student, status, score, max_score, "
-                    "submitted_at, late_by, penalty, final_score, late, handin) here")
+                    "submitted_at, late_by, penalty, final_score, late, handin, overrides) here")
     ce.add_argument("--nbgrader", metavar="COURSE", help="put the scores and hand-in times into COURSE/gradebook.db")
     ce.add_argument("--key", help="the full key (default: build/<assignment>/key.json)")
+    co_o = cs.add_parser("override", help="set one check's score for one student, with the reason they read "
+                         "(kept on the service, with who and when; --clear takes it back)")
+    co_o.add_argument("assignment", help="the assignment id, such as 01-backward-vs-grad")
+    co_o.add_argument("student", help="the student's id")
+    co_o.add_argument("check", help="the check id, as the reports name it (2.predict.returns)")
+    co_o.add_argument("--score", type=float, help="the points (from 0 to the check's points)")
+    co_o.add_argument("--why", help="the reason, which the student reads in their feedback")
+    co_o.add_argument("--clear", action="store_true", help="take the check's override back: the grader's score counts")
+    co_o.add_argument("--service", required=True, metavar="URL", help="the course service (a staff token: "
+                      "$AUTOGRAD_LAB_TOKEN)")
+    co_l = cs.add_parser("overrides", help="every override of an assignment, with its state (those to confirm last)")
+    co_l.add_argument("assignment", help="the assignment id, such as 01-backward-vs-grad")
+    co_l.add_argument("--service", required=True, metavar="URL", help="the course service (a staff token: "
+                      "$AUTOGRAD_LAB_TOKEN)")
     cl = cs.add_parser("list", help="the roster: names and roles")
     cl.add_argument("--db", help="the service's database URL (as for serve)")
     lo = sub.add_parser("login", help="keep your course token for your notebooks (asks for it)",
@@ -643,6 +659,7 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
             if missing:
                 print(f"not handed in: {len(missing)} student(s) of the roster, not graded (never as 0): "
                       f"{', '.join(missing[:40])}{' and more' if len(missing) > 40 else ''}", file=sys.stderr)
+            _say_course_overrides(args.service, key.assignment)
     if course_commits is not None and not args.json:
         from autograder.model import student_key
 
@@ -694,6 +711,27 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
     if overrides is not None:
         return _say_overrides(args.overrides, result.overrides)
     return 0
+
+
+def _say_course_overrides(service: str, assignment: str) -> None:
+    """After a course's regrade: how many of the service's overrides apply, and which wait for staff to confirm
+    (their check changed in a re-release)."""
+    from autograder.render.terminal import printable
+    from autograder.service.commands import confirm_line, list_overrides
+
+    try:
+        rows = list_overrides(service, assignment)
+    except RuntimeError as e:
+        print(f"autograder: {e}", file=sys.stderr)
+        return
+    applied = sum(1 for r in rows if r["state"] == "applied")
+    if applied:
+        print(f"overrides: {applied} of staff's overrides apply to these reports (the service applies them to the "
+              f"feedback and the gradebook: autograder course overrides {assignment} --service {service})",
+              file=sys.stderr)
+    waiting = confirm_line(rows, assignment, service)
+    if waiting:
+        print(printable(waiting), file=sys.stderr)
 
 
 def _read_overrides(path: str, key: Any) -> Any:
@@ -992,7 +1030,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.course_command is None:
                 _parser().parse_args(["course", "--help"])
             return {"add": commands.course_add, "list": commands.course_list, "revoke": commands.course_revoke,
-                    "release-feedback": commands.feedback_release, "export": commands.export}[args.course_command](args)
+                    "release-feedback": commands.feedback_release, "export": commands.export,
+                    "override": commands.override, "overrides": commands.overrides}[args.course_command](args)
         return {"serve": commands.serve, "login": commands.login, "submit": commands.submit}[args.command](args)
     return {"new": _new, "release": _release, "check": _check, "grade": _grade, "stats": _stats,
             "gradescope-bundle": _gradescope_bundle}[args.command](args)

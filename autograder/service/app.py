@@ -7,6 +7,7 @@ Retry-After and a sentence for the student; any other fault of the service is a 
 (the traceback goes to the service's log, tokens never do).
 
 May import: stdlib, tornado, sqlalchemy (its errors), autograder.service.store, autograder.service.db,
+autograder.service.overrides (its routes, and the overrides applied to feedback and the gradebook),
 autograder.service.rules, autograder.service.hub (JupyterHub mode),
 autograder.service.late, autograder.render.class_stats, autograder.render.stats,
 autograder.render.gradebook, autograder.report, autograder.grading.grade, autograder.grading.identity, autograder.grading.notebook (its reading limits), autograder.keyfile, autograder.wire, autograder.report, autograder.model.
@@ -40,7 +41,10 @@ Routes (JSON in and out; the token in the header `Authorization: token <token>` 
     GET  /api/v1/assignments/<id>/gradebook[?format=csv]     staff: a row per student of the roster (GRADEBOOK_COLUMNS)
     GET  /api/v1/assignments/<id>/stats                      staff: the class view (HTML), as of the last report
     GET, POST /api/v1/login                                  a browser signs in with a staff token (a cookie for
-                                                             the staff pages, GET only)
+                                                             the staff pages, GET only; and the overrides form,
+                                                             with its CSRF token)
+    GET, POST /api/v1/assignments/<id>/overrides[/page]      staff: overrides of single checks (autograder.service.
+                                                             overrides' docstring)
 """
 from __future__ import annotations
 
@@ -718,6 +722,9 @@ class StudentFeedback(Base):
         report = (await self.db(self.course.graded_of, assignment)).get(counting["id"])
         if report is None:
             raise HTTPError(404, f"the hand-in of {counting['received']} is not graded yet")
+        from autograder.service.overrides import with_overrides
+
+        report = (await self.db(with_overrides, self.service, assignment, name))[0].get(name) or report   # staff's overrides
         lateness = late.Lateness(counting["late_by"], counting["penalty"], counting["why"])
         counting["history"] = (await self.db(self.course.handin_notes_of, assignment, name)).get(counting["id"], [])
         self.reply({"released": released, "handin": counting, "report": report,
@@ -757,30 +764,35 @@ NOT_HANDED_IN = "not handed in"   # a gradebook row's status for a roster studen
 def gradebook_rows(service: Service, assignment: str) -> list[dict[str, Any]]:
     """One row per student of the roster, and per student with a hand-in (with JupyterHub, students are added as they
     come): the hand-in that counts, when it came, how late, its score and the score after the late penalty (the one
-    place the policy is applied to a score); a student who has not handed in has status NOT_HANDED_IN and empty
+    place the policy is applied to a score), with staff's overrides applied (`overrides`: the standing ones in
+    words, service.overrides.export_text); a student who has not handed in has status NOT_HANDED_IN and empty
     scores (never 0), so that staff see the whole class."""
     from autograder.service import late
+    from autograder.service.overrides import export_text, with_overrides
 
     handins = _with_counts(service, assignment, service.course.handins_of(assignment))
     graded = service.course.graded_of(assignment)
+    adjusted, overrides = with_overrides(service, assignment)   # the reports that count, with staff's overrides
     handed_in = {h["student"] for h in handins}
     rows = [{"student": u.name, "handin": None, "submitted_at": None, "late_by": None, "penalty": None,
-             "status": NOT_HANDED_IN, "score": None, "max_score": None, "final_score": None, "late": ""}
+             "status": NOT_HANDED_IN, "score": None, "max_score": None, "final_score": None, "late": "",
+             "overrides": ""}
             for u in service.course.roster() if not u.staff and u.name not in handed_in]
     for h in (h for h in handins if h["counts"]):
-        report = graded.get(h["id"])
+        report = adjusted.get(h["student"]) or graded.get(h["id"])
         score = report.get("score") if report else None
         status = report.get("status", "graded") if report else "not graded yet"
         lateness = late.Lateness(h["late_by"], h["penalty"], h["why"])
         rows.append({"student": h["student"], "handin": h["id"], "submitted_at": h["received"],
                      "late_by": h["late_by"], "penalty": h["penalty"], "status": status, "score": score,
                      "max_score": report.get("max_score") if report else None,
-                     "final_score": late.final_score(score, lateness), "late": h["why"]})
+                     "final_score": late.final_score(score, lateness), "late": h["why"],
+                     "overrides": export_text([r for r in overrides if r["student"] == h["student"]])})
     return sorted(rows, key=lambda r: r["student"])
 
 
 GRADEBOOK_COLUMNS = ("student", "status", "score", "max_score", "submitted_at", "late_by", "penalty", "final_score",
-                     "late", "handin")
+                     "late", "handin", "overrides")
 
 
 class Gradebook(Base):
@@ -1223,6 +1235,9 @@ def make_app(service: Service, prefix: str = "") -> tornado.web.Application:
               (f"/students/{name}/assignments/{name}/reports", StudentReports),
               ("/assignments", Assignments), (f"/assignments/{name}/key", AssignmentKey),
               (f"/assignments/{name}/commits", AssignmentCommits), ("/users", Users)]
+    from autograder.service import overrides   # its handlers build on Base, here
+
+    routes += overrides.routes(name)
     bases = sorted({API, prefix.rstrip("/") + API} if prefix.strip("/") else {API})
     return tornado.web.Application([(base + path, handler, a) for base in bases for path, handler in routes],
                                    cookie_secret=service.cookie_secret, default_handler_class=NotFound, default_handler_args=a, log_function=_log_request,
