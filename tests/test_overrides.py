@@ -330,3 +330,53 @@ def test_students_are_refused_on_every_override_route_and_a_form_post_needs_its_
     status, page = browser("POST", urlencode({**form, "score": "7", "_csrf": token}))
     assert status == 400 and "Not saved: the score 7 is outside 0..1" in page
     conn.close()
+
+
+@pytest.fixture(scope="module")
+def axe_js() -> str:
+    from test_accessibility import AXE
+
+    if not AXE.is_file():
+        pytest.fail(f"the accessibility checks need axe-core at {AXE}: run scripts/setup.sh", pytrace=False)
+    return AXE.read_text()
+
+
+def test_staff_correct_a_grade_in_chromium_from_the_class_view_and_the_pages_pass_axe(oc, browser, axe_js, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from autograder.render.html import to_html
+    from autograder.report import Report
+    from test_accessibility import violations
+
+    c = oc
+    _hand_in(c, tmp_path, "ben", EXAMPLES / "ben.ipynb")
+    _grade(c, tmp_path / "out")
+    stats = f"{c.api}/assignments/{ASSIGNMENT}/stats"
+    page = f"{c.api}/assignments/{ASSIGNMENT}/overrides/page"
+    browser.get(f"{c.api}/login?next=/api/v1/assignments/{ASSIGNMENT}/stats")
+    browser.find_element(By.ID, "token").send_keys(c.staff)
+    browser.find_element(By.ID, "signin").click()
+    WebDriverWait(browser, 60).until(lambda d: d.current_url == stats)
+    browser.find_element(By.LINK_TEXT, "Correct a grade: overrides").click()   # from the class view
+    WebDriverWait(browser, 60).until(lambda d: d.current_url == page)
+    browser.find_element(By.ID, "student").send_keys("ben")
+    browser.find_element(By.ID, "check").send_keys("4.predict.after_k")
+    browser.find_element(By.ID, "score").send_keys("1")
+    browser.find_element(By.ID, "why").send_keys("counted by hand: k passes, as the spec meant")
+    browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    WebDriverWait(browser, 60).until(lambda d: "Saved: ben's 4.predict.after_k is 1" in d.page_source)
+    kept = [r for r in call(f"{c.api}/assignments/{ASSIGNMENT}/overrides", c.staff)[1]["overrides"]
+            if r["check"] == "4.predict.after_k"]
+    assert [(r["who"], r["score"], r["why"], r["state"]) for r in kept] == \
+        [("prof", 1.0, "counted by hand: k passes, as the spec meant", "applied")]
+
+    saved = tmp_path / "overrides.html"
+    saved.write_text(browser.page_source, encoding="utf-8")
+    assert violations(browser, saved, axe_js) == []
+    assert call(f"{c.api}/students/ben/assignments/{ASSIGNMENT}/feedback", c.staff)[0] == 200
+    report = Report.from_dict(call(f"{c.api}/students/ben/assignments/{ASSIGNMENT}/feedback", c.staff)[1]["report"])
+    assert [o.check_id for o in report.adjusted()] and report.adjusted()[-1].adjusted is not None
+    feedback = tmp_path / "feedback.html"
+    feedback.write_text(to_html(report), encoding="utf-8")
+    assert violations(browser, feedback, axe_js) == []

@@ -841,7 +841,7 @@ def _stats_page(service: Service, assignment: str) -> str | None:
     key = service.course.key(assignment)
     students = tuple(u.name for u in service.course.roster() if not u.staff)
     stamp = (service.course.handins_version(assignment), key.digest if key else "", service.deadlines_stamp,
-             students)
+             students, service.course.overrides_version(assignment))
     cached = service.stats_pages.get(assignment)
     if cached is not None and cached[0] == stamp:
         return cached[1]
@@ -854,9 +854,20 @@ def _stats_page(service: Service, assignment: str) -> str | None:
         stats = class_stats(reports, assignment, key)
         moved = service.course.handin_notes_of(assignment)
         page = to_html(dataclasses.replace(stats, notes=(*stats.notes, *_class_notes(students, handins, moved,
-                                                                                      set(graded)))))
+                                                                                      set(graded)))),
+                       links=_staff_links(service, assignment))
     service.stats_pages[assignment] = (stamp, page)
     return page
+
+
+def _staff_links(service: Service, assignment: str) -> tuple[tuple[str, str], ...]:
+    """The class view's links to the other staff pages of `assignment` (paths relative to the class view's): its
+    overrides (with how many wait for staff to confirm)."""
+    from autograder.service.overrides import with_overrides
+
+    waiting = sum(1 for r in with_overrides(service, assignment)[1] if r["state"] == "to confirm")
+    return (("Correct a grade: overrides" + (f" ({waiting} to confirm: their check changed)" if waiting else ""),
+             "overrides/page"),)   # beside the class view's own path (/api/v1/assignments/<id>/stats), under a prefix too
 
 
 def _class_notes(students: tuple[str, ...], handins: list[dict[str, Any]],
