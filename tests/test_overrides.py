@@ -380,3 +380,25 @@ def test_staff_correct_a_grade_in_chromium_from_the_class_view_and_the_pages_pas
     feedback = tmp_path / "feedback.html"
     feedback.write_text(to_html(report), encoding="utf-8")
     assert violations(browser, feedback, axe_js) == []
+
+
+@pytest.mark.parametrize("database", ["sqlite", "postgresql"])
+def test_overrides_are_kept_append_only_with_who_when_and_the_score_before(database, request, tmp_path):
+    from autograder.service import db
+    from autograder.service.store import Course
+    from test_course import _fresh_database
+
+    url = f"sqlite:///{tmp_path / 'c.db'}" if database == "sqlite" else _fresh_database(
+        request.getfixturevalue("postgres_url"), tmp_path.name)
+    db.migrate(url)
+    course = Course(url)
+    first = course.add_override(ASSIGNMENT, "ben", BEN_WRONG, 1.0, "an appeal", "prof", 0.0, "d1", 7)
+    second = course.add_override(ASSIGNMENT, "ben", BEN_WRONG, 0.5, "half", "tia", 0.0, "d1", 7)
+    cleared = course.add_override(ASSIGNMENT, "ben", BEN_WRONG, None, "withdrawn", "prof", None, "d1", None)
+    course.add_override("02-accumulation", "ben", "1.predict.grad", 1.0, "other", "prof", 0.0, "d2", 9)
+    rows = course.overrides_of(ASSIGNMENT)
+    assert [(r["id"], r["score"], r["before"], r["why"], r["who"], r["handin"]) for r in rows] == [
+        (first["id"], 1.0, 0.0, "an appeal", "prof", 7), (second["id"], 0.5, 0.0, "half", "tia", 7),
+        (cleared["id"], None, None, "withdrawn", "prof", None)]
+    assert all(r["made"].endswith("+00:00") for r in rows) and rows[0]["made"] <= rows[2]["made"]
+    assert course.overrides_of(ASSIGNMENT, "amy") == [] and course.overrides_version(ASSIGNMENT) == cleared["id"]
