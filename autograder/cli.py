@@ -55,7 +55,7 @@ EXIT_CODES = {
     "check": "exit codes: 0 every check passed (or is sealed: a prediction written down, not yet committed); 1 a "
              "check did not pass, or the notebook is not gradable; 2 a usage or key error",
     "grade": "exit codes: 0 every report was written (whatever the scores, not-gradable submissions included); "
-             "2 a usage or key error, or the sandbox could not start",
+             "2 a usage or key error, the sandbox could not start, or an override of --overrides could not be used",
     "stats": "exit codes: 0 the class view was written; 2 no reports there, or reports of several assignments",
     "serve": "exit codes: 0 stopped by Ctrl-C or SIGTERM; 2 the database cannot be opened, or the port is taken",
     "course": "exit codes: 0 done; 2 a bad name or roster, or no course database there",

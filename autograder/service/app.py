@@ -724,7 +724,7 @@ class StudentFeedback(Base):
             raise HTTPError(404, f"the hand-in of {counting['received']} is not graded yet")
         from autograder.service.overrides import with_overrides
 
-        report = (await self.db(with_overrides, self.service, assignment, name))[0].get(name) or report   # staff's overrides
+        report = (await self.db(with_overrides, self.service, assignment, name, {name: report}))[0][name]   # staff's
         lateness = late.Lateness(counting["late_by"], counting["penalty"], counting["why"])
         counting["history"] = (await self.db(self.course.handin_notes_of, assignment, name)).get(counting["id"], [])
         self.reply({"released": released, "handin": counting, "report": report,
@@ -772,7 +772,8 @@ def gradebook_rows(service: Service, assignment: str) -> list[dict[str, Any]]:
 
     handins = _with_counts(service, assignment, service.course.handins_of(assignment))
     graded = service.course.graded_of(assignment)
-    adjusted, overrides = with_overrides(service, assignment)   # the reports that count, with staff's overrides
+    adjusted, overrides = with_overrides(service, assignment, None, {   # the reports that count, with staff's overrides
+        h["student"]: graded.get(h["id"]) for h in handins if h["counts"]})
     handed_in = {h["student"] for h in handins}
     rows = [{"student": u.name, "handin": None, "submitted_at": None, "late_by": None, "penalty": None,
              "status": NOT_HANDED_IN, "score": None, "max_score": None, "final_score": None, "late": "",

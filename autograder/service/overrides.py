@@ -79,11 +79,14 @@ def _counting(service: Any, assignment: str, student: str | None = None) -> dict
     return {h["student"]: graded.get(h["id"]) for h in handins if h["counts"]}
 
 
-def with_overrides(service: Any, assignment: str, student: str | None = None
+def with_overrides(service: Any, assignment: str, student: str | None = None,
+                   reports: dict[str, dict[str, Any] | None] | None = None
                    ) -> tuple[dict[str, dict[str, Any] | None], list[dict[str, Any]]]:
     """(student -> the graded report of their hand-in that counts with its overrides applied, or None; every override
-    row of the assignment (one student's), marked). In the database's pool."""
-    reports = _counting(service, assignment, student)
+    row of the assignment (one student's), marked). `reports`: student -> the graded report of their hand-in that
+    counts, where the caller has them already (else read here). In the database's pool."""
+    if reports is None:
+        reports = _counting(service, assignment, student)
     rows = marked(service.course.overrides_of(assignment, student), service.key(assignment), reports)
     return {s: effective(r, rows) if r is not None else None for s, r in reports.items()}, rows
 
@@ -117,7 +120,7 @@ def add(service: Any, who: str, assignment: str, data: dict[str, Any]) -> dict[s
     key = service.key(assignment)
     if key is None:
         raise HTTPError(404, f"assignment {assignment!r} is not on this course service")
-    user = service.course.user(student_key(student))
+    user = service.course.user(student) or service.course.user(student_key(student))
     if user is None or user.staff:
         raise HTTPError(404, f"no student {student!r} in this course (autograder course list names them)")
     student = user.name
