@@ -260,7 +260,9 @@ def test_overrides_on_the_service_survive_a_regrade_reach_the_feedback_and_the_e
     assert two[1] == two[2] == two[0] + 0.5 and total == base + 0.5
     assert sum(1 for v in grades.values() if v[1] is not None) == 1   # exercise 2's cell only
 
-    # a re-release that changes the check: the override waits for staff to confirm (the grader's score counts)
+    # a re-release that changes the check: the override waits for staff to confirm (the grader's score counts); an
+    # override of a check the release kept as it was stays
+    assert _override(c, "ben", "6.predict.strict", "--score", "1", "--why", "the error's name was right").returncode == 0
     changed = with_digest(replace(key, checks=tuple(replace(ch, why=ch.why + " (reworded)") if ch.id == BEN_WRONG
                                                     else ch for ch in key.checks)))
     c.key_path.write_text(json.dumps(to_json(changed)))
@@ -270,11 +272,12 @@ def test_overrides_on_the_service_survive_a_regrade_reach_the_feedback_and_the_e
            f"confirm): ben {BEN_WRONG}; confirm with autograder course override {ASSIGNMENT}" in r.stderr
     listed = call(url, c.staff)[1]
     assert listed["to_confirm"] == 1 and listed["overrides"][2]["state"] == "to confirm"
-    assert _feedback(c, "ben")["report"]["score"] == base
+    assert [r["state"] for r in listed["overrides"] if r["check"] == "6.predict.strict"] == ["applied"]
+    assert _feedback(c, "ben")["report"]["score"] == base + 1
     r = run_cli("course", "overrides", ASSIGNMENT, "--service", c.svc.url, env=env)
     assert r.returncode == 0 and "[to confirm]  half, on second thought" in r.stdout
     assert _override(c, "ben", BEN_WRONG, "--score", "0.5", "--why", "half, on second thought").returncode == 0
-    assert call(url, c.staff)[1]["to_confirm"] == 0 and _feedback(c, "ben")["report"]["score"] == base + 0.5
+    assert call(url, c.staff)[1]["to_confirm"] == 0 and _feedback(c, "ben")["report"]["score"] == base + 1.5
 
 
 def test_students_are_refused_on_every_override_route_and_a_form_post_needs_its_csrf_token(oc, tmp_path):
