@@ -682,7 +682,7 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
             print(f"class view: {out / 'stats.html'} (and stats.json, item-analysis.csv)", file=sys.stderr)
     if args.json:
         print(json.dumps([r.to_dict() for r in result.reports], indent=1))
-        return 0
+        return _say_overrides(args.overrides, result.overrides, quiet=True) if overrides is not None else 0
     print(summary(list(result.reports), shown=is_id_note))
     n = len(result.reports)
     kept = f" ({result.reused} unchanged since the last run, kept; --force grades them again)" if result.reused else ""
@@ -751,16 +751,18 @@ def _read_overrides(path: str, key: Any) -> Any:
         return _fail(str(e))
 
 
-def _say_overrides(path: str, given: Any) -> int:
-    """The summary's lines on a batch's overrides: which applied (student, check, the grader's score and staff's) and
-    which could not, each with the file's line and the fix; 2 when any could not (never a silent skip), else 0."""
+def _say_overrides(path: str, given: Any, quiet: bool = False) -> int:
+    """The summary's lines on a batch's overrides: which applied (student, check, staff's score; not with `quiet`,
+    for --json's stdout) and which could not, each with the file's line and the fix (on stderr); 2 when any could
+    not (never a silent skip), else 0."""
     from autograder.render.terminal import printable
     from autograder.report import points
 
     applied = [o for o, why in given if not why]
-    print(f"overrides: {len(applied)} of {len(given)} from {path} applied"
-          + (": " + "; ".join(f"{o.student} {o.check} = {points(o.score)}" for o in applied[:20])
-             + (" …" if len(applied) > 20 else "") if applied else ""))
+    if not quiet:
+        print(printable(f"overrides: {len(applied)} of {len(given)} from {path} applied"
+                        + (": " + "; ".join(f"{o.student} {o.check} = {points(o.score)}" for o in applied[:20])
+                           + (" …" if len(applied) > 20 else "") if applied else "")))
     failed = [(o, why) for o, why in given if why]
     for o, why in failed:
         print(printable(f"autograder: {o.where}: not applied: {why}"), file=sys.stderr)

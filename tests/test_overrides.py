@@ -86,6 +86,9 @@ def test_a_batch_applies_the_csvs_overrides_says_which_and_refuses_lines_it_cann
     assert f"adjusted by staff: {BEN_WRONG} 0 -> 1" in p.stdout
     page = (out / "feedback" / "ben.html").read_text()
     assert "adjusted by staff: a fair appeal: None is what I meant (the grader gave 0 / 1;" in page
+    p = run_cli("grade", str(subs), "--out", str(out), "--key", str(key_path), "--overrides", str(good), "--json")
+    assert p.returncode == 2 and f"{good}, line 3: not applied: zed's submission is not gradable (" in p.stderr
+    assert {r["student"]: r["score"] for r in json.loads(p.stdout)} == {"ada": 26.0, "ben": 21.0, "zed": None}
 
     # graded again (forced): the override holds; without --overrides the batch's reports are the machine's again
     p = run_cli("grade", str(subs), "--out", str(out), "--key", str(key_path), "--overrides",
