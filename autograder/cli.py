@@ -5,7 +5,7 @@ Exit codes: 0 success (for `check`: every check passed); 1 `check` found a check
 or the notebook is not gradable; 2 usage, spec, key or build error (the message says what to fix).
 
 May import: stdlib, autograder.version, autograder.model; inside a subcommand: autograder.keyfile,
-autograder.report, autograder.grading.notebook, autograder.grading.intake, autograder.grading.grade, autograder.grading.batch,
+autograder.report, autograder.grading.notebook, autograder.grading.intake, autograder.grading.grade, autograder.grading.batch, autograder.grading.overrides,
 autograder.grading.identity, autograder.authoring.release, autograder.authoring.spec, autograder.authoring.scaffold,
 autograder.authoring.sweep (release's domain budgets), autograder.student.selfcheck,
 autograder.render.terminal, autograder.render.gradebook, autograder.render.html, autograder.render.gradescope,
@@ -57,7 +57,7 @@ EXIT_CODES = {
     "check": "exit codes: 0 every check passed (or is sealed: a prediction written down, not yet committed); 1 a "
              "check did not pass, or the notebook is not gradable; 2 a usage or key error",
     "grade": "exit codes: 0 every report was written (whatever the scores, not-gradable submissions included); "
-             "2 a usage or key error, or the sandbox could not start",
+             "2 a usage or key error, the sandbox could not start, or an override of --overrides could not be used",
     "stats": "exit codes: 0 the class view was written; 2 no reports there, or reports of several assignments",
     "collusion": "exit codes: 0 the collusion view was written (whatever it found); 2 no reports there, reports of "
                  "several assignments, or no key",
@@ -72,7 +72,9 @@ EXAMPLES["course"] = ("examples:\n  autograder course add --staff alice\n"
                       "  autograder course add --roster roster.csv --tokens tokens.csv\n  autograder course list\n"
                       "  autograder course revoke amy\n"
                       "  autograder course release-feedback 01-backward-vs-grad --service http://127.0.0.1:8750\n"
-                      "  autograder course export 01-backward-vs-grad --service http://127.0.0.1:8750 --csv grades.csv")
+                      "  autograder course export 01-backward-vs-grad --service http://127.0.0.1:8750 --csv grades.csv\n"
+                      "  autograder course override 01-backward-vs-grad amy 2.predict.returns --score 1 --why 'a fair "
+                      "appeal' --service http://127.0.0.1:8750")
 EXAMPLES["submit"] = "examples:\n  autograder submit ~/amy-01/backward-vs-grad.ipynb"
 EXAMPLES["login"] = ("examples:\n  autograder login --service http://127.0.0.1:8750\n"
                      "  autograder login     (in an assignment's folder: the service course.json names)")
@@ -167,6 +169,9 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--service", metavar="URL", help="a course's batch: grade each prediction with the commit the course "
                    "service recorded (a staff token), never with the notebook's own records; with no paths: grade the "
                    "hand-in that counts of each student (into OUT/handins/) and send the reports back")
+    g.add_argument("--overrides", metavar="FILE.csv", help="staff's scores for single checks, applied to the reports "
+                   "as adjustments the student sees with the reason: a CSV with the columns student, check, score, why "
+                   "(and who); a batch without the course service (docs/staff.md)")
     g.add_argument("--follow", type=float, metavar="SECONDS", help="with --service and no paths: keep grading hand-ins "
                    "as they arrive, until none came for SECONDS (or Ctrl-C)")
     t = sub.add_parser("stats", help="the class view of a graded batch: plots, item analysis, misconceptions",
@@ -230,7 +235,7 @@ def _parser() -> argparse.ArgumentParser:
     co = sub.add_parser("course", help="the course: its roster and tokens (on the service's machine), its "
                                        "gradebook and feedback (by the service's URL)",
                         epilog=_epilog("course"), formatter_class=fmt)
-    cs = co.add_subparsers(dest="course_command", metavar="{add,list,revoke,release-feedback,export}")
+    cs = co.add_subparsers(dest="course_command", metavar="{add,list,revoke,release-feedback,export,override,overrides}")
     ca = cs.add_parser("add", help="add users and issue each a token (shown once)")
     ca.add_argument("names", nargs="*", help="user names (course ids) to add")
     ca.add_argument("--roster", help="a CSV with a column name (or student, username, login)")
@@ -249,9 +254,23 @@ def _parser() -> argparse.ArgumentParser:
     ce.add_argument("--service", required=True, metavar="URL", help="the course service (a staff token: "
                     "$AUTOGRAD_LAB_TOKEN)")
     ce.add_argument("--csv", metavar="FILE", help="write the gradebook (student, status, score, max_score, "
-                    "submitted_at, late_by, penalty, final_score, late, handin) here")
+                    "submitted_at, late_by, penalty, final_score, late, handin, overrides) here")
     ce.add_argument("--nbgrader", metavar="COURSE", help="put the scores and hand-in times into COURSE/gradebook.db")
     ce.add_argument("--key", help="the full key (default: build/<assignment>/key.json)")
+    co_o = cs.add_parser("override", help="set one check's score for one student, with the reason they read "
+                         "(kept on the service, with who and when; --clear takes it back)")
+    co_o.add_argument("assignment", help="the assignment id, such as 01-backward-vs-grad")
+    co_o.add_argument("student", help="the student's id")
+    co_o.add_argument("check", help="the check id, as the reports name it (2.predict.returns)")
+    co_o.add_argument("--score", type=float, help="the points (from 0 to the check's points)")
+    co_o.add_argument("--why", help="the reason, which the student reads in their feedback")
+    co_o.add_argument("--clear", action="store_true", help="take the check's override back: the grader's score counts")
+    co_o.add_argument("--service", required=True, metavar="URL", help="the course service (a staff token: "
+                      "$AUTOGRAD_LAB_TOKEN)")
+    co_l = cs.add_parser("overrides", help="every override of an assignment, with its state (those to confirm last)")
+    co_l.add_argument("assignment", help="the assignment id, such as 01-backward-vs-grad")
+    co_l.add_argument("--service", required=True, metavar="URL", help="the course service (a staff token: "
+                      "$AUTOGRAD_LAB_TOKEN)")
     cl = cs.add_parser("list", help="the roster: names and roles")
     cl.add_argument("--db", help="the service's database URL (as for serve)")
     lo = sub.add_parser("login", help="keep your course token for your notebooks (asks for it)",
@@ -533,6 +552,14 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
     key = _load_key(key_path, args.limit)
     if key is None:
         return 2
+    overrides = None
+    if args.overrides:
+        if args.service:
+            return _fail("--overrides is for a batch without the course service; a course's overrides are kept by "
+                         "the service: autograder course override ID STUDENT CHECK --score S --why TEXT --service URL")
+        overrides = _read_overrides(args.overrides, key)
+        if isinstance(overrides, int):
+            return overrides
     after: list[str] = []   # what was left out, said after the batch's table (where staff look)
     if args.nbgrader:
         from autograder.integrations import nbgrader as course
@@ -612,7 +639,7 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
         prepare_grading(key)
     try:
         result = grade_batch(subs, key, out, args.jobs, conceal=_conceal_for(key_path), force=args.force, grid=grid,
-                             started=started, course_commits=course_commits)
+                             started=started, course_commits=course_commits, overrides=overrides)
     except OSError as e:
         return _fail(f"not graded: the sandbox could not start ({e}); this is not the students' fault")
     except Exception as e:
@@ -646,6 +673,7 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
             if missing:
                 print(f"not handed in: {len(missing)} student(s) of the roster, not graded (never as 0): "
                       f"{', '.join(missing[:40])}{' and more' if len(missing) > 40 else ''}", file=sys.stderr)
+            _say_course_overrides(args.service, key.assignment)
     if course_commits is not None and not args.json:
         from autograder.model import student_key
 
@@ -668,7 +696,7 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
             print(f"class view: {out / 'stats.html'} (and stats.json, item-analysis.csv)", file=sys.stderr)
     if args.json:
         print(json.dumps([r.to_dict() for r in result.reports], indent=1))
-        return 0
+        return _say_overrides(args.overrides, result.overrides, quiet=True) if overrides is not None else 0
     print(summary(list(result.reports), shown=is_id_note))
     n = len(result.reports)
     kept = f" ({result.reused} unchanged since the last run, kept; --force grades them again)" if result.reused else ""
@@ -694,7 +722,65 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
                         f"in this gradebook: {', '.join(result.stale[:5])}{' …' if len(result.stale) > 5 else ''}"))
     for line in after:
         print(printable(line), file=sys.stderr)
+    if overrides is not None:
+        return _say_overrides(args.overrides, result.overrides)
     return 0
+
+
+def _say_course_overrides(service: str, assignment: str) -> None:
+    """After a course's regrade: how many of the service's overrides apply, and which wait for staff to confirm
+    (their check changed in a re-release)."""
+    from autograder.render.terminal import printable
+    from autograder.service.commands import confirm_line, list_overrides
+
+    try:
+        rows = list_overrides(service, assignment)
+    except RuntimeError as e:
+        print(f"autograder: {e}", file=sys.stderr)
+        return
+    applied = sum(1 for r in rows if r["state"] == "applied")
+    if applied:
+        print(f"overrides: {applied} of staff's overrides apply to these reports (the service applies them to the "
+              f"feedback and the gradebook: autograder course overrides {assignment} --service {service})",
+              file=sys.stderr)
+    waiting = confirm_line(rows, assignment, service)
+    if waiting:
+        print(printable(waiting), file=sys.stderr)
+
+
+def _read_overrides(path: str, key: Any) -> Any:
+    """The overrides of `grade --overrides FILE.csv` (grading.overrides.read_csv: by the user who runs grade, at the
+    file's time), or 2 after saying what is wrong with the file (nothing is graded then)."""
+    import datetime as dt
+    import getpass
+
+    from autograder.grading.overrides import OverrideError, read_csv
+
+    try:
+        when = dt.datetime.fromtimestamp(Path(path).stat().st_mtime, dt.timezone.utc).replace(microsecond=0)
+        return read_csv(path, key, getpass.getuser(), when.isoformat())
+    except OSError as e:
+        return _fail(f"{path}: the overrides cannot be read ({e.strerror or e})")
+    except OverrideError as e:
+        return _fail(str(e))
+
+
+def _say_overrides(path: str, given: Any, quiet: bool = False) -> int:
+    """The summary's lines on a batch's overrides: which applied (student, check, staff's score; not with `quiet`,
+    for --json's stdout) and which could not, each with the file's line and the fix (on stderr); 2 when any could
+    not (never a silent skip), else 0."""
+    from autograder.render.terminal import printable
+    from autograder.report import points
+
+    applied = [o for o, why in given if not why]
+    if not quiet:
+        print(printable(f"overrides: {len(applied)} of {len(given)} from {path} applied"
+                        + (": " + "; ".join(f"{o.student} {o.check} = {points(o.score)}" for o in applied[:20])
+                           + (" …" if len(applied) > 20 else "") if applied else "")))
+    failed = [(o, why) for o, why in given if why]
+    for o, why in failed:
+        print(printable(f"autograder: {o.where}: not applied: {why}"), file=sys.stderr)
+    return 2 if failed else 0
 
 
 def _write_views(args: argparse.Namespace, key: Any, subs: list[Any], reports: Any, out: Path) -> None:
@@ -1022,7 +1108,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.course_command is None:
                 _parser().parse_args(["course", "--help"])
             return {"add": commands.course_add, "list": commands.course_list, "revoke": commands.course_revoke,
-                    "release-feedback": commands.feedback_release, "export": commands.export}[args.course_command](args)
+                    "release-feedback": commands.feedback_release, "export": commands.export,
+                    "override": commands.override, "overrides": commands.overrides}[args.course_command](args)
         return {"serve": commands.serve, "login": commands.login, "submit": commands.submit}[args.command](args)
     return {"new": _new, "release": _release, "check": _check, "grade": _grade, "stats": _stats, "collusion": _collusion,
             "gradescope-bundle": _gradescope_bundle}[args.command](args)

@@ -151,6 +151,11 @@ def _check_json(c: Check) -> dict[str, Any]:
     return out
 
 
+def check_json(c: Check) -> dict[str, Any]:
+    """A check's entry in the key's JSON (what its digest covers)."""
+    return _check_json(c)
+
+
 def parameter_json(p: Parameter) -> dict[str, Any]:
     if p.kind == "fixed":
         return {"kind": "fixed", "value": p.value}

@@ -118,6 +118,25 @@ class Diagnosis:
 
 
 @dataclass(frozen=True)
+class Adjustment:
+    """Staff changed this check's score (an override: autograder.grading.overrides): the outcome's `score` is
+    theirs, and this keeps the machine's (`machine_score`, points), who (`by`, a staff user name), when (`when`, ISO
+    8601 UTC) and why (`why`, for the student). The outcome's status stays the machine's: an override changes points,
+    never what the grader observed."""
+
+    machine_score: float
+    by: str
+    when: str
+    why: str
+
+    def line(self, max_score: float) -> str:
+        """How every view says it: "adjusted by staff: <why> (the grader gave 0 / 1; prof, 2026-12-07 13:00 UTC)"."""
+        when = self.when[:16].replace("T", " ") + " UTC" if len(self.when) >= 16 else self.when
+        return (f"adjusted by staff: {self.why} (the grader gave {points(self.machine_score)} / {points(max_score)}; "
+                f"{self.by}, {when})")
+
+
+@dataclass(frozen=True)
 class Outcome:
     """The result of one check for one submission.
 
@@ -129,6 +148,8 @@ class Outcome:
     than the one it was observed on. `commit` (predictions) says which value was committed before the
     answer was shown, and when, and whether the final cell differs ("revised after the answer was shown").
     `misconception` names the misconception a failed value matches, unambiguously, with its feedback.
+    `adjusted`: staff overrode the score (then `score` is staff's and the Adjustment keeps the machine's); None
+    otherwise, and then the JSON form has no "adjusted" key (reports without overrides are as they were).
     Hidden checks keep `expected`, `oracle`, `details`, `convention` and `misconception` empty.
     """
 
@@ -150,18 +171,24 @@ class Outcome:
     version_note: str | None = None
     commit: str | None = None
     misconception: Diagnosis | None = None
+    adjusted: Adjustment | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON-native form of the outcome (as dataclasses.asdict gives it)."""
+        """The JSON-native form of the outcome (as dataclasses.asdict gives it, without "adjusted" when None)."""
         out = {f: getattr(self, f) for f in _OUTCOME_FIELDS}
         out["details"] = list(self.details)
         out["misconception"] = None if self.misconception is None else dict(vars(self.misconception))
+        if self.adjusted is None:
+            del out["adjusted"]
+        else:
+            out["adjusted"] = dict(vars(self.adjusted))
         return out
 
 
 @dataclass(frozen=True)
 class Report:
-    """One submission's grading. `score` is None when `status` is "not_gradable" (never 0).
+    """One submission's grading. `score` is None when `status` is "not_gradable" (never 0); it is the sum of the
+    outcomes' scores, staff's where an outcome is `adjusted` (an override).
 
     `parameters` is the student's own point; `versions` holds "torch" (the run; for a not-gradable
     report, the grader's), "cuda" ("available" or "not available": torch.cuda.is_available() in the run; a
@@ -217,6 +244,10 @@ class Report:
         sealed = sum(1 for o in self.outcomes if o.status == "sealed")
         return {**out, "sealed": sealed} if sealed else out
 
+    def adjusted(self) -> tuple[Outcome, ...]:
+        """The outcomes whose score staff overrode."""
+        return tuple(o for o in self.outcomes if o.adjusted is not None)
+
     def sealed_points(self) -> float:
         """The points of the checks sealed in a self-check (judged once their exercise's predictions are committed)."""
         return float(sum(o.max_score for o in self.outcomes if o.status == "sealed"))
@@ -240,7 +271,9 @@ class Report:
         body = {k: v for k, v in d.items() if k not in ("schema", "v")}
         body["outcomes"] = tuple(Outcome(**{**o, "details": tuple(o.get("details", ())),
                                             "misconception": Diagnosis(**o["misconception"]) if o.get("misconception")
-                                            else None}) for o in body["outcomes"])
+                                            else None,
+                                            "adjusted": Adjustment(**o["adjusted"]) if o.get("adjusted") else None})
+                                for o in body["outcomes"])
         body["notes"] = tuple(body.get("notes", ()))
         body["choose_among"] = tuple(body.get("choose_among", ()))
         return cls(**body)

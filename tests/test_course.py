@@ -481,7 +481,7 @@ def test_the_migrations_make_the_schema_the_code_uses(tmp_path, database, reques
     assert db.revision(url) is None
     db.migrate(url)
     db.migrate(url)   # again: nothing to do
-    assert db.revision(url) == "0004"
+    assert db.revision(url) == "0005"
     with db.engine(url).connect() as conn:
         assert compare_metadata(MigrationContext.configure(conn), db.metadata) == []
 

@@ -335,8 +335,15 @@ def test_the_staff_guide(project):
         results = json.loads((home / "gs" / "results" / "results.json").read_text())
         assert results["score"] == 26 and len(results["tests"]) == 26
 
+    def bens_override_is_applied(session, done):
+        assert "overrides: 1 of 1 from overrides.csv applied: ben 2.predict.returns = 1" in done.stdout, done.stdout
+        ben = json.loads((project / "out" / "reports" / "ben.json").read_text())
+        check = next(o for o in ben["outcomes"] if o["check_id"] == "2.predict.returns")
+        assert (ben["score"], check["status"], check["adjusted"]["machine_score"]) == (21, "failed", 0)
+
     run_document("docs/staff.md", project, before={"nbgrader autograde": students_hand_in},
                  after={"grade submissions/ --out out/ --assignment 01-backward-vs-grad\n": the_batch_is_graded,
+                        "--overrides overrides.csv": bens_override_is_applied,
                         "--stats": the_class_view_is_written,
                         "grade --nbgrader": the_course_has_scores,
                         "run_autograder": gradescope_results}).close()
@@ -411,6 +418,11 @@ print("".join(o.get("data", {}).get("text/plain", "") for o in nb.cells[-1].outp
         amy, ben = list(csv.DictReader((home / "course" / "grades.csv").open()))   # the whole roster: ben too
         assert (amy["student"], amy["status"], amy["penalty"], amy["late"]) == ("amy", "graded", "0.0", "on time")
         assert (ben["student"], ben["status"], ben["score"], ben["final_score"]) == ("ben", "not handed in", "", "")
+        assert amy["overrides"] == "1.predict.grad 0 -> 1 by prof: a fair appeal: exercise 1's wording allowed this answer"
+
+    def amys_override_is_kept(session, done):
+        assert done.stdout.startswith("amy 1.predict.grad: 0 -> 1 by prof (applied): a fair appeal"), done.stdout
+        assert "[applied]" in done.stdout.splitlines()[-1], done.stdout
 
     def the_backup_holds_the_commit(session, done):
         import sqlite3
@@ -424,7 +436,7 @@ print("".join(o.get("data", {}).get("text/plain", "") for o in nb.cells[-1].outp
                         "autograder grade": graded_with_the_services_commit,
                         "release-feedback": amy_reads_her_feedback_in_the_notebook,
                         "stats.html": the_class_view_counts_amy, "grades.csv": the_gradebook_has_amys_row,
-                        "backup(": the_backup_holds_the_commit}).close()
+                        "backup(": the_backup_holds_the_commit, "course override": amys_override_is_kept}).close()
 
 
 def test_the_measured_numbers_page(project):

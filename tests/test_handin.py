@@ -348,7 +348,8 @@ def test_the_gradebook_names_late_hand_ins_as_csv_and_in_nbgraders_gradebook(lab
                 "handin": ""}
         dan = rows["dan"]
         assert list(dan) == ["student", "status", "score", "max_score", "submitted_at", "late_by", "penalty",
-                             "final_score", "late", "handin"]
+                             "final_score", "late", "handin", "overrides"]
+        assert dan["overrides"] == ""   # no staff override of dan's checks
         assert (dan["status"], float(dan["score"]), dan["max_score"], dan["penalty"]) == ("graded", score, "26.0", "0.5")
         assert float(dan["final_score"]) == pytest.approx(score * 0.5) and dan["submitted_at"] == receipt["received"]
         assert 93600 <= float(dan["late_by"]) < 93600 + 120 and dan["handin"] == str(receipt["id"])

@@ -4,7 +4,7 @@ them in parallel through one warm sandbox worker; resumes a killed batch.
 
 May import: stdlib, tqdm (lazily), autograder.version, autograder.model, autograder.keyfile,
 autograder.grading.identity, autograder.grading.intake, autograder.grading.notebook, autograder.judging.compare, autograder.grading.grade,
-autograder.report, autograder.sandbox.client, autograder.render.class_stats, autograder.profile,
+autograder.report, autograder.grading.overrides, autograder.sandbox.client, autograder.render.class_stats, autograder.profile,
 autograder.render.gradebook, autograder.render.terminal, autograder.render.stats (lazily).
 """
 from __future__ import annotations
@@ -25,6 +25,7 @@ from autograder.version import __version__
 from autograder.grading import identity, intake
 from autograder.judging.compare import short
 from autograder.grading.grade import grade_notebook, grader_fault, not_gradable_report
+from autograder.grading.overrides import Override, apply, current
 from autograder.keyfile import grading_json
 from autograder.model import Key, student_key
 from autograder.render.gradebook import to_csv, to_nbgrader_csv
@@ -64,6 +65,7 @@ class BatchResult:
     reused: int = 0
     ignored_choices: tuple[str, ...] = ()   # staff's choices that name no graded submission of that student
     identical: tuple[str, ...] = ()         # students whose graded submissions are one file handed in twice
+    overrides: tuple[tuple[Override, str], ...] = ()   # each override given: (it, "" applied, else why it was not)
 
 
 def find_submissions(paths: list[str], key: Key, ids: str = "file", ignored: list[str] | None = None) -> list[Submission]:
@@ -335,7 +337,8 @@ class _Progress:
 def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1,
                 progress: bool = True, conceal: list[str] | None = None, force: bool = False,
                 grid: Any = None, started: Any = None,
-                course_commits: dict[str, list[dict[str, Any]]] | None = None) -> BatchResult:
+                course_commits: dict[str, list[dict[str, Any]]] | None = None,
+                overrides: list[Override] | None = None) -> BatchResult:
     """Grade `subs` with `jobs` at once; write `out/reports/<name>.json` (each atomically, as soon as
     it is graded), `out/gradebook.csv` (rebuilt from the reports) and `out/grades.csv` (the same
     scores in the columns of nbgrader's grades.csv export). A submission whose report is
@@ -350,6 +353,10 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
     folders); it is used if anything needs grading, and closed by the caller. A submission's own faults are in
     its report; this never raises for them. `course_commits`: a course's batch (student -> the commit records the
     course service holds): they replace the notebooks' own records (with `grid` too: they travel with the key).
+    `overrides`: staff's scores for single checks (`grade --overrides FILE.csv`, checked against the key already),
+    applied to each graded report of their student as visible adjustments (overrides.apply); a report kept from an
+    earlier run loses the adjustments of that run that this one does not give. BatchResult.overrides says which
+    applied and why any did not (a student with no submission here, or none gradable).
 
     Raises:
         OSError: the sandbox worker could not start (a grader fault; nothing is graded).
@@ -436,11 +443,11 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
     ignored = tuple(unmatched_choices(reports, choices))
     reports = counted(reports, choices, contents)
     write_choices(out, reports, choices)
-    for sub, report in zip(subs, reports, strict=True):   # who counts changed: the report says so
+    reports, given = _adjusted(reports, overrides or [])
+    for sub, report in zip(subs, reports, strict=True):   # who counts, or an override, changed: the report says so
         path = reports_dir / report_file(sub.name)
         try:
-            old = read_report(path)
-            changed = (old.superseded_by, old.choose_among) != (report.superseded_by, report.choose_among)
+            changed = read_report(path) != report
         except (OSError, ValueError, TypeError, KeyError):
             changed = True
         if changed:
@@ -453,7 +460,35 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
     profile.end("(the batch)")
     written = {report_file(s.name) for s in subs}
     return BatchResult(reports, str(gradebook), tuple(sorted(before - written)), time.monotonic() - start,
-                       sum(1 for r in kept.values() if r is not None), ignored, tuple(identical(reports, contents)))
+                       sum(1 for r in kept.values() if r is not None), ignored, tuple(identical(reports, contents)),
+                       given)
+
+
+def _adjusted(reports: tuple[Report, ...], overrides: list[Override]
+              ) -> tuple[tuple[Report, ...], tuple[tuple[Override, str], ...]]:
+    """`reports` with `overrides` applied (each report from its machine form: none stacks), and each override that
+    stands (overrides.current) with "" where it applied, else why not: its student has no submission in this batch,
+    or none that could be graded (an override never gives a score to a submission that has none)."""
+    out, applied = [], set()
+    for r in reports:
+        adjusted, used = apply(r, overrides)
+        out.append(adjusted)
+        applied |= {(student_key(o.student), o.check) for o in used}
+    students = {student_key(r.student): r for r in reports}
+    graded = {student_key(r.student) for r in reports if r.status == "graded"}
+    given = []
+    for k, o in current(overrides).items():
+        if k in applied:
+            given.append((o, ""))
+        elif k[0] not in students:
+            given.append((o, f"no submission of {o.student} in this batch: check the student id (as the gradebook "
+                             f"names students), or grade their submission too"))
+        elif k[0] not in graded:
+            given.append((o, f"{o.student}'s submission is not gradable ({students[k[0]].reason}), so it has no "
+                             f"check to adjust: fix what the reason says and grade again, or remove the line"))
+        else:
+            given.append((o, f"{o.student}'s report has no check {o.check}"))
+    return tuple(out), tuple(given)
 
 
 def batch_reports(out: str | Path) -> tuple[list[Report], list[str], int]:

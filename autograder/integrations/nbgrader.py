@@ -8,7 +8,7 @@ process; nbgrader then records the scores as its own.
 May import: stdlib, nbformat, nbconvert (its Preprocessor), traitlets, nbgrader (its documented Python API:
 nbgrader.api.Gradebook, nbgrader.coursedir.CourseDirectory), autograder.model, autograder.keyfile,
 autograder.report, autograder.grading.identity, autograder.grading.intake, autograder.grading.notebook,
-autograder.grading.batch, autograder.grading.grade, autograder.judging.sources, autograder.render.html,
+autograder.grading.batch, autograder.grading.grade, autograder.grading.overrides, autograder.judging.sources, autograder.render.html,
 autograder.render.terminal, autograder.sandbox.client.
 """
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 
 from autograder.grading import identity, intake
 from autograder.grading.batch import Submission
+from autograder.grading.overrides import machine
 from autograder.model import Key
 from autograder.judging.sources import check_cell_exercise
 from autograder.report import Report, write_text_atomic
@@ -201,6 +202,9 @@ def record_scores(course: str | Path, key: Key, reports: list[Report],
     report gets no score (its cells stay ungraded, never 0). `hand_ins`: student -> hand-in time (timestamp.txt,
     `hand_in_time`), recorded as the submission's timestamp, so that nbgrader sees a late submission as late; the
     course's late penalty (its LateSubmissionPlugin, as nbgrader's autograde applies it) is then recorded too.
+    An exercise with a check staff overrode (Outcome.adjusted) gets the grader's score as its auto score and the
+    exercise's score with the overrides as its manual score (which nbgrader counts, and formgrader shows as graded by
+    hand); a manual score set earlier stays where no override is now (nbgrader cannot tell ours from a person's).
     Returns (student, seconds late, penalty or None) of each submission recorded; None when the course has no
     gradebook.db or it does not know the assignment.
     Source: nbgrader.api.Gradebook, nbgrader.preprocessors.AssignLatePenalties (nbgrader 0.9)."""
@@ -228,12 +232,16 @@ def record_scores(course: str | Path, key: Key, reports: list[Report],
             gb.update_or_create_student(report.student)
             stamp = (hand_ins or {}).get(report.student)
             gb.update_or_create_submission(key.assignment, report.student, **({"timestamp": stamp} if stamp else {}))
-            for exercise, score in _exercise_scores(report).items():
+            adjusted = {o.exercise for o in report.adjusted()}   # staff's overrides: nbgrader's manual scores
+            for exercise, score in _exercise_scores(machine(report)).items():
                 if exercise in names:
                     grade = gb.find_grade(names[exercise], notebook, key.assignment, report.student)
                     grade.auto_score = score
-                    # as nbgrader's autograde (SaveAutoGrades): review only where a person already graded
-                    grade.needs_manual_grade = grade.manual_score is not None
+                    if exercise in adjusted:
+                        grade.manual_score = _exercise_scores(report)[exercise]
+                        grade.needs_manual_grade = False
+                    else:   # as nbgrader's autograde (SaveAutoGrades): review only where a person already graded
+                        grade.needs_manual_grade = grade.manual_score is not None
             gb.db.commit()
             submitted = gb.find_submission(key.assignment, report.student)
             late = float(submitted.total_seconds_late or 0)

@@ -77,14 +77,16 @@ def to_csv(reports: list[Report]) -> str:
     """One row per submission: submission, student, status (graded | not_gradable), score (empty
     when not gradable, never 0), max_score, counts (see `counts`), predictions (see `predictions`), released_with
     (the key digest the notebook was released with, when the assignment was released again since: Report.released_key),
-    then each check's status. Text a
+    then each check's status (the grader's; "failed, adjusted by staff to 1" where staff overrode its score, which
+    the score then counts). Text a
     submission chose is neutralised for spreadsheets (`cell`)."""
     ids = check_ids(reports)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow([*FIXED_COLUMNS, *ids])
     for r in sorted(reports, key=lambda r: r.submission):
-        by_id = {o.check_id: o.status for o in r.outcomes}
+        by_id = {o.check_id: o.status if o.adjusted is None else f"{o.status}, adjusted by staff to {o.score:g}"
+                 for o in r.outcomes}
         score = "" if r.score is None else f"{r.score:g}"
         w.writerow([cell(r.submission), cell(r.student), r.status, score, f"{r.max_score:g}", counts(r),
                     predictions(r), r.released_key, *(by_id.get(i, "") for i in ids)])
@@ -132,6 +134,7 @@ def summary(reports: list[Report], shown: Callable[[str], bool] = lambda note: F
         extra = [r.reason] if r.status == "not_gradable" else [n for n in r.notes if shown(n)]
         if r.superseded_by:
             extra.append(f"does not count: {r.superseded_by}, another submission of {r.student}, counts")
+        extra += [f"adjusted by staff: {o.check_id} {o.adjusted.machine_score:g} -> {o.score:g}" for o in r.adjusted()]
         for text in extra:
             lines += textwrap.wrap(text, len(head), initial_indent="   ↳ ", subsequent_indent="     ")
     return printable("\n".join(lines))

@@ -99,6 +99,8 @@ def check_output(o: Outcome) -> str:
     head = f"**Status: {MEANING[o.status]}** · {points(o.score)} / {_plural(o.max_score, 'point')}"
     if o.status != "passed":
         head += " (Gradescope shows every status but passed as failed)"
+    if o.adjusted is not None:   # staff's override: its reason, and the grader's own score beside it
+        head += f"\n\n**{_text(o.adjusted.line(o.max_score)[:1].upper() + o.adjusted.line(o.max_score)[1:])}**"
     if o.visibility != "public":
         return head + "\n\nThis check is hidden: only its status and points are shown."
     parts = [head]

@@ -176,15 +176,16 @@ def _exercise_order(stats: ClassStats, exercise: str) -> int:
     return order.index(exercise)
 
 
-def to_html(stats: ClassStats, collusion: str | None = None) -> str:
+def to_html(stats: ClassStats, collusion: str | None = None, links: tuple[tuple[str, str], ...] = ()) -> str:
     """stats.html: the batch's counts (counted, superseded, not gradable: apart, never zeros), the score
     summary and distribution, the pass rate per check (predict and produce side by side per exercise), the
     named misconceptions' counts, then per exercise a table of every check's counts per status, difficulty,
     discrimination, misconceptions and most common unnamed wrong answers, and the not-gradable submissions
     with their reasons; with `collusion` (an address relative to the page), a link to the collusion view. Inline CSS
-    and SVG; no script; everything a submission wrote is escaped."""
+    and SVG; no script; everything a submission wrote is escaped. `links`: (text, a path relative to the page's)
+    of other staff pages, shown under the notes (the course service's overrides page)."""
     return environment().get_template("stats.html.j2").render(
-        s=stats, statuses=STATUS_WORDS, status_names=STATUSES, number=_number,
+        s=stats, statuses=STATUS_WORDS, status_names=STATUSES, number=_number, links=links,
         exercises=[(ex, list(cs)) for ex, cs in groupby(stats.checks, key=lambda c: c.exercise)],
         plots={"scores": score_plot(stats) if stats.scores else None,
                "pass_rate": pass_rate_plot(stats) if stats.checks else None,

@@ -53,9 +53,11 @@ def outcome_lines(o: Outcome, width: int = 100, id_width: int = 22, title_width:
     head = (f"{o.check_id:<{id_width}}  {title:<{title_width}}  {STATUS_WORDS[o.status].mark:<8} "
             f"{points(o.score)} / {points(o.max_score)}")
     lines = [head]
+    wrap = lambda s, indent="    ": textwrap.wrap(s, width, initial_indent=indent, subsequent_indent=indent + "  ")
+    if o.adjusted is not None:   # staff's word, shown for a hidden check too (it says nothing of the answer)
+        lines += wrap(o.adjusted.line(o.max_score))
     if o.visibility == "hidden":
         return lines
-    wrap = lambda s, indent="    ": textwrap.wrap(s, width, initial_indent=indent, subsequent_indent=indent + "  ")
     if o.status != "passed":
         lines += wrap(o.message)
         if o.observed is not None and o.expected is not None and not (o.observed in o.message and o.expected in o.message):
@@ -113,5 +115,7 @@ def render(report: Report, width: int = 100) -> str:
     sealed = report.sealed_points()
     waiting = (f" ({points(sealed)} point{'' if sealed == 1 else 's'} sealed: judged once the exercise's predictions are committed)"
                if sealed else "")
-    out += ["", f"score {points(report.score or 0)} / {points(report.max_score)} · {counts}{waiting}"]
+    adjusted = report.adjusted()
+    by_staff = (f" · {len(adjusted)} check{'' if len(adjusted) == 1 else 's'} adjusted by staff" if adjusted else "")
+    out += ["", f"score {points(report.score or 0)} / {points(report.max_score)} · {counts}{waiting}{by_staff}"]
     return printable("\n".join(out))

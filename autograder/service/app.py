@@ -7,6 +7,7 @@ Retry-After and a sentence for the student; any other fault of the service is a 
 (the traceback goes to the service's log, tokens never do).
 
 May import: stdlib, tornado, sqlalchemy (its errors), autograder.service.store, autograder.service.db,
+autograder.service.overrides (its routes, and the overrides applied to feedback and the gradebook),
 autograder.service.rules, autograder.service.hub (JupyterHub mode),
 autograder.service.late, autograder.render.class_stats, autograder.render.stats,
 autograder.authoring.collusion, autograder.render.collusion (the collusion view),
@@ -42,7 +43,10 @@ Routes (JSON in and out; the token in the header `Authorization: token <token>` 
     GET  /api/v1/assignments/<id>/stats                      staff: the class view (HTML), as of the last report
     GET  /api/v1/assignments/<id>/collusion[?format=csv]     staff: the collusion view (HTML, or its CSV): evidence only
     GET, POST /api/v1/login                                  a browser signs in with a staff token (a cookie for
-                                                             the staff pages, GET only)
+                                                             the staff pages, GET only; and the overrides form,
+                                                             with its CSRF token)
+    GET, POST /api/v1/assignments/<id>/overrides[/page]      staff: overrides of single checks (autograder.service.
+                                                             overrides' docstring)
 """
 from __future__ import annotations
 
@@ -720,6 +724,9 @@ class StudentFeedback(Base):
         report = (await self.db(self.course.graded_of, assignment)).get(counting["id"])
         if report is None:
             raise HTTPError(404, f"the hand-in of {counting['received']} is not graded yet")
+        from autograder.service.overrides import with_overrides
+
+        report = (await self.db(with_overrides, self.service, assignment, name, {name: report}))[0][name]   # staff's
         lateness = late.Lateness(counting["late_by"], counting["penalty"], counting["why"])
         counting["history"] = (await self.db(self.course.handin_notes_of, assignment, name)).get(counting["id"], [])
         self.reply({"released": released, "handin": counting, "report": report,
@@ -759,30 +766,36 @@ NOT_HANDED_IN = "not handed in"   # a gradebook row's status for a roster studen
 def gradebook_rows(service: Service, assignment: str) -> list[dict[str, Any]]:
     """One row per student of the roster, and per student with a hand-in (with JupyterHub, students are added as they
     come): the hand-in that counts, when it came, how late, its score and the score after the late penalty (the one
-    place the policy is applied to a score); a student who has not handed in has status NOT_HANDED_IN and empty
+    place the policy is applied to a score), with staff's overrides applied (`overrides`: the standing ones in
+    words, service.overrides.export_text); a student who has not handed in has status NOT_HANDED_IN and empty
     scores (never 0), so that staff see the whole class."""
     from autograder.service import late
+    from autograder.service.overrides import export_text, with_overrides
 
     handins = _with_counts(service, assignment, service.course.handins_of(assignment))
     graded = service.course.graded_of(assignment)
+    adjusted, overrides = with_overrides(service, assignment, None, {   # the reports that count, with staff's overrides
+        h["student"]: graded.get(h["id"]) for h in handins if h["counts"]})
     handed_in = {h["student"] for h in handins}
     rows = [{"student": u.name, "handin": None, "submitted_at": None, "late_by": None, "penalty": None,
-             "status": NOT_HANDED_IN, "score": None, "max_score": None, "final_score": None, "late": ""}
+             "status": NOT_HANDED_IN, "score": None, "max_score": None, "final_score": None, "late": "",
+             "overrides": ""}
             for u in service.course.roster() if not u.staff and u.name not in handed_in]
     for h in (h for h in handins if h["counts"]):
-        report = graded.get(h["id"])
+        report = adjusted.get(h["student"]) or graded.get(h["id"])
         score = report.get("score") if report else None
         status = report.get("status", "graded") if report else "not graded yet"
         lateness = late.Lateness(h["late_by"], h["penalty"], h["why"])
         rows.append({"student": h["student"], "handin": h["id"], "submitted_at": h["received"],
                      "late_by": h["late_by"], "penalty": h["penalty"], "status": status, "score": score,
                      "max_score": report.get("max_score") if report else None,
-                     "final_score": late.final_score(score, lateness), "late": h["why"]})
+                     "final_score": late.final_score(score, lateness), "late": h["why"],
+                     "overrides": export_text([r for r in overrides if r["student"] == h["student"]])})
     return sorted(rows, key=lambda r: r["student"])
 
 
 GRADEBOOK_COLUMNS = ("student", "status", "score", "max_score", "submitted_at", "late_by", "penalty", "final_score",
-                     "late", "handin")
+                     "late", "handin", "overrides")
 
 
 class Gradebook(Base):
@@ -831,7 +844,7 @@ def _stats_page(service: Service, assignment: str) -> str | None:
     key = service.course.key(assignment)
     students = tuple(u.name for u in service.course.roster() if not u.staff)
     stamp = (service.course.handins_version(assignment), key.digest if key else "", service.deadlines_stamp,
-             students)
+             students, service.course.overrides_version(assignment))
     cached = service.stats_pages.get(assignment)
     if cached is not None and cached[0] == stamp:
         return cached[1]
@@ -845,7 +858,8 @@ def _stats_page(service: Service, assignment: str) -> str | None:
         moved = service.course.handin_notes_of(assignment)
         page = to_html(dataclasses.replace(stats, notes=(*stats.notes, *_class_notes(students, handins, moved,
                                                                                       set(graded)))),
-                       collusion="collusion")   # the staff page beside this one: /assignments/<id>/collusion
+                       collusion="collusion",   # the staff page beside this one: /assignments/<id>/collusion
+                       links=_staff_links(service, assignment))
     service.stats_pages[assignment] = (stamp, page)
     return page
 
@@ -900,6 +914,16 @@ def _collusion_view(service: Service, assignment: str) -> Any:
             view = None
     service.collusion_views[assignment] = (stamp, view)
     return view
+
+
+def _staff_links(service: Service, assignment: str) -> tuple[tuple[str, str], ...]:
+    """The class view's links to the other staff pages of `assignment` (paths relative to the class view's): its
+    overrides (with how many wait for staff to confirm)."""
+    from autograder.service.overrides import with_overrides
+
+    waiting = sum(1 for r in with_overrides(service, assignment)[1] if r["state"] == "to confirm")
+    return (("Correct a grade: overrides" + (f" ({waiting} to confirm: their check changed)" if waiting else ""),
+             "overrides/page"),)   # beside the class view's own path (/api/v1/assignments/<id>/stats), under a prefix too
 
 
 def _class_notes(students: tuple[str, ...], handins: list[dict[str, Any]],
@@ -1279,6 +1303,9 @@ def make_app(service: Service, prefix: str = "") -> tornado.web.Application:
               (f"/students/{name}/assignments/{name}/reports", StudentReports),
               ("/assignments", Assignments), (f"/assignments/{name}/key", AssignmentKey),
               (f"/assignments/{name}/commits", AssignmentCommits), ("/users", Users)]
+    from autograder.service import overrides   # its handlers build on Base, here
+
+    routes += overrides.routes(name)
     bases = sorted({API, prefix.rstrip("/") + API} if prefix.strip("/") else {API})
     return tornado.web.Application([(base + path, handler, a) for base in bases for path, handler in routes],
                                    cookie_secret=service.cookie_secret, default_handler_class=NotFound, default_handler_args=a, log_function=_log_request,

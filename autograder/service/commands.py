@@ -6,7 +6,8 @@ May import: stdlib, nbformat (the course's notebook), autograder.grading.noteboo
 warm-up), autograder.judging.judge, autograder.judging.analytic (imported ahead), autograder.service.app, autograder.service.rules, tornado (its
 sockets and processes), autograder.service.db, autograder.service.store, autograder.service.hub,
 autograder.student.service_client, autograder.student.handin, autograder.service.late,
-autograder.integrations.nbgrader (export), autograder.report, autograder.keyfile, autograder.grading.coursefile, sqlalchemy (its URL).
+autograder.integrations.nbgrader (export), autograder.report, autograder.keyfile, autograder.grading.coursefile, sqlalchemy (its URL),
+autograder.render.terminal (printable).
 """
 from __future__ import annotations
 
@@ -450,6 +451,80 @@ def export(args: argparse.Namespace) -> int:
     if not (args.csv or args.nbgrader):
         return _fail("pass --csv FILE and/or --nbgrader COURSE")
     return 0
+
+
+def override(args: argparse.Namespace) -> int:
+    """`autograder course override ID STUDENT CHECK --score S --why TEXT --service URL` (or `--clear`): keep staff's
+    score for one check of one student on the service (who: the staff token's user), and say what it changed."""
+    from autograder.report import points
+    from autograder.student.service_client import Client, ServiceError, find_token
+
+    if args.clear == (args.score is not None):
+        return _fail("give --score S with --why TEXT (the reason the student reads), or --clear")
+    if args.score is not None and not (args.why or "").strip():
+        return _fail("an override needs --why TEXT: the reason the student reads in their feedback")
+    body = {"student": args.student, "check": args.check, "why": args.why or ""}
+    body.update({"clear": True} if args.clear else {"score": args.score})
+    try:
+        row = Client(args.service, find_token("token", args.service)).post(
+            f"/assignments/{args.assignment}/overrides", body)
+    except ServiceError as e:
+        return _fail(f"not saved: {e}")
+    if row["score"] is None:
+        print(f"{row['student']} {row['check']}: override cleared by {row['who']}; the grader's score counts again")
+    else:
+        print(f"{row['student']} {row['check']}: {points(row['before'])} -> {points(row['score'])} by {row['who']} "
+              f"({row['state']}): {row['why']}")
+    return 0
+
+
+def overrides(args: argparse.Namespace) -> int:
+    """`autograder course overrides ID --service URL`: every override of an assignment, oldest first, with its state;
+    those that wait for staff to confirm (their check changed in a re-release) are said last, with the fix."""
+    from autograder.render.terminal import printable
+
+    try:
+        rows = list_overrides(args.service, args.assignment)
+    except RuntimeError as e:
+        return _fail(str(e))
+    for r in rows:
+        score = "cleared" if r["score"] is None else f"{_pts(r['before'])} -> {_pts(r['score'])}"
+        print(printable(f"{r['made'][:16].replace('T', ' ')}  {r['student']}  {r['check']}  {score}  by {r['who']}  "
+                        f"[{r['state']}]  {r['why']}"))
+    if not rows:
+        print(f"no override of {args.assignment} yet")
+    waiting = confirm_line(rows, args.assignment, args.service)
+    if waiting:
+        print(waiting)
+    return 0
+
+
+def _pts(x: float | None) -> str:
+    from autograder.report import points
+
+    return "—" if x is None else points(x)
+
+
+def list_overrides(service: str, assignment: str) -> list[dict[str, Any]]:
+    """Every override of `assignment` on the service, marked with its state (a staff token). Raises RuntimeError."""
+    from autograder.student.service_client import Client, ServiceError, find_token
+
+    try:
+        return list(Client(service, find_token("token", service)).get(f"/assignments/{assignment}/overrides")
+                    ["overrides"])
+    except (ServiceError, KeyError, TypeError) as e:
+        raise RuntimeError(f"the overrides could not be read: {e}") from None
+
+
+def confirm_line(rows: list[dict[str, Any]], assignment: str, service: str) -> str:
+    """What staff read of the overrides that wait for them to confirm ("" when none): who, which check, the fix."""
+    waiting = [r for r in rows if r["state"] == "to confirm"]
+    if not waiting:
+        return ""
+    shown = ", ".join(f"{r['student']} {r['check']}" for r in waiting[:20]) + (" …" if len(waiting) > 20 else "")
+    return (f"overrides to confirm: {len(waiting)} whose check changed in a re-release (the grader's score counts "
+            f"until you confirm): {shown}; confirm with autograder course override {assignment} STUDENT CHECK --score S "
+            f"--why TEXT --service {service}, or --clear")
 
 
 def _into_nbgrader(args: argparse.Namespace, client: Any, rows: list[dict[str, Any]]) -> int:

@@ -3,8 +3,8 @@ schema migrations (Alembic, in autograder/service/migrations). Nothing here know
 
 May import: stdlib, sqlalchemy, alembic.
 
-Tables (schema revisions 0001 to 0004; a row of commits, predictions, reports, handins or graded is never updated
-or deleted):
+Tables (schema revisions 0001 to 0005; a row of commits, predictions, reports, handins, graded or overrides is never
+updated or deleted):
     users        name (pk), role ("student" | "staff"), created (UTC)
     tokens       digest (pk: sha256 hex of the token; the token itself is never stored), name -> users, created
     assignments  id (pk), key (the full key's JSON text), digest, uploaded (UTC); a release replaces the row
@@ -22,6 +22,11 @@ or deleted):
                  changes: how a due time moved earlier is told from a restart)
     handin_notes the history of a hand-in: handin -> handins, made (UTC), change ((handin, change) unique: a change
                  noted once, by whichever process saw it first), text (for its student and staff)
+    overrides    staff's score for one check of one student (revision 0005; append-only: the last row of a student's
+                 check stands, a row with score NULL clears it): assignment, student, check_id, score (points, or
+                 NULL: cleared), before (the grader's score of the check then, NULL when none), why, who (the staff
+                 user), made (UTC), check_digest (the check's definition then: a re-release that changes it makes the
+                 override wait for staff to confirm), handin (the hand-in that counted then, or NULL)
 
 The rules every process of a course keeps together (`rules`, a MetaData of its own, schema "rules", not migrated: made
 when missing, and safe to drop while no service runs): nothing there is a record. On SQLite they live in a file of
@@ -119,6 +124,19 @@ handin_notes = sa.Table("handin_notes", metadata,
                         sa.Column("change", sa.String(120), nullable=False),
                         sa.Column("text", sa.Text, nullable=False),
                         sa.UniqueConstraint("handin", "change", name="one_note_per_change"))
+overrides = sa.Table("overrides", metadata,
+                     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+                     sa.Column("assignment", sa.String(100), nullable=False),
+                     sa.Column("student", sa.String(100), nullable=False),
+                     sa.Column("check_id", sa.String(200), nullable=False),
+                     sa.Column("score", sa.Float, nullable=True),
+                     sa.Column("before", sa.Float, nullable=True),
+                     sa.Column("why", sa.Text, nullable=False),
+                     sa.Column("who", sa.String(100), nullable=False),
+                     sa.Column("made", sa.DateTime(timezone=True), nullable=False),
+                     sa.Column("check_digest", sa.String(64), nullable=False),
+                     sa.Column("handin", sa.Integer, nullable=True),
+                     sa.Index("overrides_of_assignment", "assignment", "student"))
 
 rules = sa.MetaData(schema="rules")
 buckets = sa.Table("rule_buckets", rules,

@@ -460,11 +460,45 @@ class Course:
                 out.setdefault(int(row.handin), []).append({"made": _iso(row.made), "text": row.text})
         return out
 
+    # ------------------------------------------------------------------------------------------ overrides
+
+    def add_override(self, assignment: str, student: str, check: str, score: float | None, why: str, who: str,
+                     before: float | None, check_digest: str, handin: int | None) -> dict[str, Any]:
+        """Keep staff's score for one check of one student (score None: clear it), in one transaction; returns the row
+        as `overrides_of` gives it. Rows are only added: the last one of a student's check stands."""
+        row = {"assignment": assignment, "student": student, "check_id": check, "score": score, "before": before,
+               "why": why, "who": who, "made": db.now(), "check_digest": check_digest, "handin": handin}
+        with self.engine.begin() as conn:
+            oid = conn.execute(db.overrides.insert().values(**row)).inserted_primary_key[0]
+        return _override(int(oid), row)
+
+    def overrides_of(self, assignment: str, student: str | None = None) -> list[dict[str, Any]]:
+        """Every override of `assignment` (one student's, with `student`), oldest first: {id, student, check, score
+        (None: cleared), before, why, who, made (ISO 8601), check_digest, handin}."""
+        o = db.overrides.c
+        q = sa.select(db.overrides).where(o.assignment == assignment)
+        if student is not None:
+            q = q.where(o.student == student)
+        with self.engine.connect() as conn:
+            return [_override(int(r.id), r._asdict()) for r in conn.execute(q.order_by(o.id))]
+
+    def overrides_version(self, assignment: str) -> int:
+        """The last override id of `assignment` (0: none): the class view changes with it."""
+        with self.engine.connect() as conn:
+            return int(conn.execute(sa.select(sa.func.max(db.overrides.c.id))
+                                    .where(db.overrides.c.assignment == assignment)).scalar() or 0)
+
     def count(self, table: str) -> int:
         """How many rows `table` (a name of db.metadata) has."""
         t = db.metadata.tables[table]
         with self.engine.connect() as conn:
             return int(conn.execute(sa.select(sa.func.count()).select_from(t)).scalar())
+
+
+def _override(oid: int, row: dict[str, Any]) -> dict[str, Any]:
+    return {"id": oid, "student": row["student"], "check": row["check_id"], "score": row["score"],
+            "before": row["before"], "why": row["why"], "who": row["who"], "made": _iso(row["made"]),
+            "check_digest": row["check_digest"], "handin": row["handin"]}
 
 
 def _aware(when: Any) -> Any:
