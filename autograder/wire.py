@@ -45,11 +45,12 @@ VERSION = 5   # 2: cell records may be "skipped" (a cell an earlier run of the s
 #               record says whether the run had CUDA ("cuda": bool), a call record how many times the call ran
 #               torch.autograd.backward ("backward_calls": int); 4: the hello record may hold "installed": {fact
 #               name: Value}, facts of the installed torch read before the submission's code ran (model.INSTALLED_FACTS);
-#               5: a Value may be a torch dtype, {"t": "dtype", "name": "bfloat16"}; 6: a "columns" record holds the
-#               numbers of many calls of one function whose values have one form (release's sweep of the solution only)
-READS = (4, 5, VERSION)   # versions parse_results reads: 5 and 6 only add a Value tag and a record that only release's
-#                           sweep asks for, so a kernel of 4 or 5 (a learner's older install, talking to a course
-#                           service) is still read
+#               5: a Value may be a torch dtype, {"t": "dtype", "name": "bfloat16"}. A "columns" record is written
+#               only where the request asks for it (a call with "targets": release's sweep of the solution, whose
+#               reader is the same install), so it needs no version of its own: a learner's kernel never writes one,
+#               and a course service one release older still reads everything a kernel writes
+READS = (4, VERSION)   # versions parse_results reads: 5 only adds a Value tag, so a kernel of 4 (a learner's older
+#                        install, talking to a course service) is still read
 MAX_FACTS = 64                 # installed facts a hello record may hold
 
 MAX_RESULT_BYTES = 2_000_000   # whole results stream read by the grader (bytes)
