@@ -103,8 +103,8 @@ def test_a_dtype_value_is_read_and_a_stream_of_version_4_still_is():
 
 
 def test_a_columns_record_gives_each_point_the_call_record_a_call_record_would():
-    """Release's sweep (a request's calls with "targets"): many calls of one function whose values share a form, as rows of numbers; each
-    row filled into its form is the Value a "call" record would have held."""
+    """Release's sweep (a request's calls with "targets"): many calls of one function whose values share a form, as
+    rows of numbers; each row filled into its form is the Value a "call" record would have held."""
     tensor = {"t": "tensor", "dtype": "float32", "shape": [2], "requires_grad": False, "is_leaf": True,
               "grad_fn": None, "truncated": False, "n": 2}
     forms = {"returned": {"t": "seq", "kind": "tuple", "items": [{"t": "float"}, {"t": "none"}], "truncated": False},
