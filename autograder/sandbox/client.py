@@ -181,6 +181,22 @@ class Worker:
                                                      self._no_filter)
                 + policy.memory_line(self.huge_pages))
 
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds (user and system) the warm worker and every run it has made have used so far, from its cgroup's
+        cpu.stat (cgroup v2); None without one (no cgroups, or the worker not started). For benchmarks: what sandboxed
+        work costs whatever else the machine runs."""
+        unified = self._tree.unified
+        if not unified:
+            return None
+        try:
+            with open(os.path.join(unified, "cpu.stat"), encoding="ascii") as f:
+                for line in f:
+                    if line.startswith("usage_usec "):
+                        return int(line.split()[1]) / 1e6
+        except (OSError, ValueError):
+            pass
+        return None
+
     def run(self, request: dict[str, Any], limits: Limits = Limits(),
             max_results: int = wire.MAX_RESULT_BYTES) -> ProbeRun:
         """Run the probe on `request` in a fresh child of the worker.
