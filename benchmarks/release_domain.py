@@ -74,7 +74,7 @@ def main() -> int:
     estimated = [r for r in rows if r["idle_estimate_seconds"] is not None]
     if estimated:
         slow_idle = [r["assignment"] for r in estimated if r["idle_estimate_seconds"] > TARGET_SECONDS]
-        print(f"on idle cores (CPU / cores): " + ("met by every one" if not slow_idle else
+        print("on idle cores (CPU / cores): " + ("met by every one" if not slow_idle else
                                                   f"not met by {', '.join(slow_idle)}"))
     if args.json:
         print(json.dumps(rows, indent=1))
