@@ -559,7 +559,8 @@ def named(names: list[str]) -> str:
     return shown + (f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else "")
 
 
-def collusion(reports: list[Report], key: Key, notebooks: dict[str, bytes] | None = None) -> Collusion:
+def collusion(reports: list[Report], key: Key, notebooks: dict[str, bytes] | None = None,
+              notes: list[str] | tuple[str, ...] = ()) -> Collusion:
     """The collusion view of `reports` (one batch, or the service's graded hand-ins that count).
 
     Args:
@@ -567,6 +568,7 @@ def collusion(reports: list[Report], key: Key, notebooks: dict[str, bytes] | Non
         key: the assignment's full key (a public key lacks the hidden checks, which are then not compared).
         notebooks: submission name -> the handed-in notebook's bytes, for the produce-cell comparison (None or {}:
             produce cells are not compared, and the view says so).
+        notes: the caller's notes on what it left out (notebooks whose bytes are not those graded), shown after ours.
     Returns:
         Collusion.
     Raises:
@@ -581,7 +583,8 @@ def collusion(reports: list[Report], key: Key, notebooks: dict[str, bytes] | Non
     for r in counted:   # a batch counts one report per student; the first is kept should two say the same id
         by_student.setdefault(r.student, r)
     counted = sorted(by_student.values(), key=lambda r: r.student)
-    predictions, compared, notes = prediction_pairs(counted, key)
+    predictions, compared, ours_notes = prediction_pairs(counted, key)
+    given, notes = list(notes), ours_notes
     if left:
         notes.insert(0, f"{len(ours) - len(counted)} report(s) that do not count (not gradable, superseded, or waiting "
                         f"for staff to choose among a student's submissions) were not compared: {named(left)}.")
@@ -590,8 +593,10 @@ def collusion(reports: list[Report], key: Key, notebooks: dict[str, bytes] | Non
         notes.append("No handed-in notebook was at hand, so produce cells were not compared (pass the graded folder: "
                      "autograder collusion OUT --submissions FOLDER).")
     elif read < len(counted):
-        notes.append(f"{len(counted) - read} counted submission(s) had no notebook at hand: their produce cells were "
-                     f"not compared.")
+        missing = [r.submission for r in counted if r.submission not in notebooks]
+        notes.append(f"{len(missing)} counted submission(s) had no notebook at hand (or none whose bytes were graded), "
+                     f"so their produce cells were not compared: {named(missing)}.")
+    notes += given
     if common:
         notes.append(f"{common} produce function form(s) written alike by more than {MAX_SHARED} students (or too short "
                      f"to tell) are usual solutions or usual mistakes, and are not listed.")
