@@ -3,7 +3,9 @@ handed-in notebooks: the ordered pairs of students where one's wrong predictions
 values there come from the key, through the judge's expected-value code; a student's point from plan.draw_point with
 their id, never from anything a submission says), with the chance of so many matches over the parameter grid
 (discrimination's grid); and the pairs whose produce functions are one syntax tree after normalising names, literals
-and formatting (parsed with `ast`, never run). Evidence only: it reads reports and writes none, and no score changes.
+and formatting (parsed with `ast`, never run). A shown prediction is shown again as this module writes it
+(shown_text), never as the report's text; one it cannot read or compare is left out and counted, never the view's
+end. Evidence only: it reads reports and writes none, and no score changes.
 
 May import: stdlib, numpy, sympy, nbgrader (its cell checksum only), autograder.model, autograder.report, autograder.grading.plan,
 autograder.grading.notebook, autograder.judging.judge, autograder.judging.compare, autograder.judging.sources,
@@ -45,8 +47,9 @@ UNREADABLE = (SyntaxError, ValueError, TypeError, ArithmeticError, RecursionErro
 
 def shown_value(text: str | None) -> dict[str, Any] | None:
     """The wire Value a report's shown prediction stands for (compare.show's text: "-2.36", "(2.712,)", "None",
-    "tensor(6.)", "[1.5, -2.0]", "RuntimeError"), read as a Python syntax tree and never evaluated; None for
-    anything else or a text of more than MAX_TEXT characters."""
+    "tensor(6.)", "[1.5, -2.0]", "RuntimeError"; "tensor([3.24], dtype=float64, requires_grad=True)" and "array(...)"
+    as their numbers, keywords not read), read as a Python syntax tree and never evaluated; None for anything else,
+    for what cannot be read (a number of 400 digits) or a text of more than MAX_TEXT characters."""
     if not text or len(text) > MAX_TEXT:
         return None
     text = GRAD_FN.sub("", text)   # ", grad_fn=<MulBackward0>": show()'s, and no Python syntax

@@ -1,6 +1,7 @@
 """batch: many submissions -> one report each, written atomically, and a gradebook. Finds the notebooks
 in files and folders, names each submission uniquely, decides its student id (`identity`), and grades
-them in parallel through one warm sandbox worker; resumes a killed batch.
+them in parallel through one warm sandbox worker; resumes a killed batch; records which bytes each report was
+graded from (graded-bytes.json: the collusion view reads only those).
 
 May import: stdlib, tqdm (lazily), autograder.version, autograder.model, autograder.keyfile,
 autograder.grading.identity, autograder.grading.intake, autograder.grading.notebook, autograder.judging.compare, autograder.grading.grade,
