@@ -2,7 +2,9 @@
 predictions (right for the classmate's parameters, wrong for their own) is found, in the right direction; an honest
 class that shares a misconception is not flagged; produce functions copied with renamed variables, other comments,
 formatting and numbers are found, and a cell left as the release made it is not evidence; the page passes axe in
-Chromium; on the course service the view is staff-only (a student's token gets 403) and has a CSV."""
+Chromium; on the course service the view is staff-only (a student's token gets 403), has a CSV and is made again
+when course.toml changes which hand-in counts; only notebooks whose bytes were graded are read; a report showing a
+number of 401 digits or a formula after a number breaks nothing and shows only the number."""
 from __future__ import annotations
 
 import csv
@@ -314,6 +316,62 @@ def test_on_the_service_the_collusion_view_is_staff_only_with_a_csv(course, rele
     assert "unlikely by chance" in row.text
     assert browser.find_element(By.ID, "evidence-only").text.startswith("Evidence only")
     browser.delete_all_cookies()
+
+
+def test_on_the_service_a_course_toml_change_makes_the_collusion_view_again(released, key, tmp_path):
+    """ben hands in amy's numbers on time, then his own late; under "last-on-time" the first counts and is graded, and
+    the view flags (ben, amy). course.toml then says the last hand-in counts: ben's that counts is not graded yet, so
+    the view, made again though no hand-in or report changed, compares amy and cat only."""
+    import datetime as dt
+    import time
+
+    from autograder.service.commands import publish
+    from servers.course import Service
+
+    answered, module = _scenarios()
+    config = tmp_path / "course.toml"
+    head = f'[assignments."{ASSIGNMENT}"]\n'
+    config.write_text(head + f"due = {(dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=7)).isoformat()}\n")
+    svc = Service(tmp_path / "service", args=("--config", str(config)))
+    try:
+        staff = svc.add("prof", staff=True)["prof"]
+        tokens = svc.add("amy", "ben", "cat")
+        publish(released[1], svc.url, tmp_path / "student", "token", released[0] / NB, token=staff)
+        api = svc.url + "/api/v1"
+
+        def hand_in(student: str, point_of: str) -> dict:
+            nb = answered(released[0] / NB, student, {**module.predictions(_point(key, point_of)), **module.CODE})
+            status, receipt = call(f"{api}/assignments/{ASSIGNMENT}/handins", tokens[student], "POST",
+                                   raw=nbformat.writes(nb).encode())
+            assert status == 201
+            return receipt
+
+        for student, point_of in (("amy", "amy"), ("cat", "cat")):
+            hand_in(student, point_of)
+        first = hand_in("ben", "amy")
+        due = dt.datetime.fromisoformat(first["received"]).replace(microsecond=0) + dt.timedelta(seconds=1)
+        config.write_text(head + f"due = {due.isoformat()}\n")
+        while dt.datetime.now(dt.timezone.utc) < due + dt.timedelta(seconds=0.3):
+            time.sleep(0.1)
+        assert hand_in("ben", "ben")["counts"] is False   # late: his first, on time, counts
+        r = run_cli("grade", "--service", svc.url, "--assignment", ASSIGNMENT, "--key", str(released[1]),
+                    "--out", str(tmp_path / "out"), env={"AUTOGRAD_LAB_TOKEN": staff}, timeout=600)
+        assert r.returncode == 0, r.stderr
+        view = f"{api}/assignments/{ASSIGNMENT}/collusion?format=csv"
+
+        def flagged() -> list[tuple[str, str]]:
+            import urllib.request
+
+            req = urllib.request.Request(view, headers={"Authorization": f"token {staff}"})
+            with urllib.request.urlopen(req, timeout=60) as got:
+                rows = list(csv.DictReader(io.StringIO(got.read().decode())))
+            return [(r["student"], r["other"]) for r in rows if r["evidence"] == "unlikely by chance"]
+
+        assert flagged() == [("ben", "amy")]
+        config.write_text(head + f'due = {due.isoformat()}\ncounts = "last"\n')
+        assert flagged() == []   # ben's hand-in that counts now (his own numbers) is not graded: not compared
+    finally:
+        svc.stop()
 
 
 def _notebook(cells: dict[str, str]) -> bytes:
