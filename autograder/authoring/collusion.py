@@ -3,7 +3,9 @@ handed-in notebooks: the ordered pairs of students where one's wrong predictions
 values there come from the key, through the judge's expected-value code; a student's point from plan.draw_point with
 their id, never from anything a submission says), with the chance of so many matches over the parameter grid
 (discrimination's grid); and the pairs whose produce functions are one syntax tree after normalising names, literals
-and formatting (parsed with `ast`, never run). Evidence only: it reads reports and writes none, and no score changes.
+and formatting (parsed with `ast`, never run). A shown prediction is shown again as this module writes it
+(shown_text), never as the report's text; one it cannot read or compare is left out and counted, never the view's
+end. Evidence only: it reads reports and writes none, and no score changes.
 
 May import: stdlib, numpy, sympy, nbgrader (its cell checksum only), autograder.model, autograder.report, autograder.grading.plan,
 autograder.grading.notebook, autograder.judging.judge, autograder.judging.compare, autograder.judging.sources,
@@ -15,6 +17,7 @@ import ast
 import bisect
 import hashlib
 import math
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from math import prod
@@ -34,24 +37,62 @@ MAX_CELL = 20_000      # characters of a code cell that are parsed (a longer one
 MAX_NODES = 5_000      # nodes of a function's tree that are compared (a larger one is not)
 MIN_NODES = 20         # a function of fewer nodes is too short to be evidence
 MAX_SHARED = 2         # a function written so by more students is a usual solution (or a usual mistake): no evidence
+MAX_NAMED = 10         # a note names at most this many students or files
+GRAD_FN = re.compile(r",\s*grad_fn=<[A-Za-z0-9_]{1,80}>")
+# what reading a shown value (or comparing it) can raise: such an outcome is left out and counted, never the view's end
+UNREADABLE = (SyntaxError, ValueError, TypeError, ArithmeticError, RecursionError, MemoryError, KeyError)
 
 
 # ------------------------------------------------------------------------------------------------ predictions
 
 def shown_value(text: str | None) -> dict[str, Any] | None:
     """The wire Value a report's shown prediction stands for (compare.show's text: "-2.36", "(2.712,)", "None",
-    "tensor(6.)", "[1.5, -2.0]", "RuntimeError"), read as a Python syntax tree and never evaluated; None for
-    anything else or a text of more than MAX_TEXT characters."""
+    "tensor(6.)", "[1.5, -2.0]", "RuntimeError"; "tensor([3.24], dtype=float64, requires_grad=True)" and "array(...)"
+    as their numbers, keywords not read), read as a Python syntax tree and never evaluated; None for anything else,
+    for what cannot be read (a number of 400 digits) or a text of more than MAX_TEXT characters."""
     if not text or len(text) > MAX_TEXT:
         return None
+    text = GRAD_FN.sub("", text)   # ", grad_fn=<MulBackward0>": show()'s, and no Python syntax
     try:
         tree = ast.parse(text.strip(), mode="eval")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    try:
         return _value(tree.body)
-    except (ValueError, RecursionError):
+    except UNREADABLE:   # a number of 400 digits (float() overflows), nested too deeply, ...: not read
         return None
+
+
+def shown_text(value: dict[str, Any]) -> str:
+    """A value shown_value read, written again by this view (never the report's text, which may carry a student's
+    comment or a spreadsheet formula after the number): numbers as Python's repr writes them ("3.24", "-inf"), None,
+    True, tuples and lists of them, an exception class's name (an identifier) and a string as its repr."""
+    t = value["t"]
+    if t == "int":
+        return str(int(value["v"]))
+    if t == "float":
+        v = value["v"]
+        return v if isinstance(v, str) else repr(float(v))   # "nan", "inf", "-inf": wire's strings, as written
+    if t == "none":
+        return "None"
+    if t == "bool":
+        return repr(bool(value["v"]))
+    if t == "class":
+        return str(value["name"]) if str(value["name"]).isidentifier() else "?"
+    if t == "str":
+        return repr(str(value["v"]))
+    if t == "seq":
+        items = [shown_text(i) for i in value["items"]]
+        if value["kind"] == "tuple":
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        return "[" + ", ".join(items) + "]"
+    if t in ("tensor", "array"):
+        nums = [shown_text({"t": "float", "v": x}) for x in value["data"]]
+        if len(value["shape"]) == 2:
+            cols = value["shape"][1]
+            body = "[" + ", ".join("[" + ", ".join(nums[r * cols:(r + 1) * cols]) + "]"
+                                   for r in range(value["shape"][0])) + "]"
+        else:
+            body = "[" + ", ".join(nums) + "]"
+        return f"{t}({body})"
+    return "?"
 
 
 def _value(node: ast.expr) -> dict[str, Any] | None:
@@ -87,11 +128,32 @@ def _value(node: ast.expr) -> dict[str, Any] | None:
         if node.id in ("nan", "inf"):
             return {"t": "float", "v": node.id}
         return {"t": "class", "name": node.id[:100]}   # an exception class, as show() writes it
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "tensor" \
-            and len(node.args) == 1 and not node.keywords:   # a one-number tensor: the number (compare_predicted's)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("tensor", "array") \
+            and len(node.args) == 1:   # its keywords (dtype=, requires_grad=, shape=) are not read
         inner = _value(node.args[0])
-        return inner if inner is not None and inner["t"] in ("int", "float") else None
+        if inner is None:
+            return None
+        if inner["t"] in ("int", "float"):   # a one-number tensor or array: the number (compare_predicted's)
+            return inner
+        rows = _rows(inner)
+        if rows is None:
+            return None
+        shape = [len(rows)] if rows and not isinstance(rows[0], list) else [len(rows), len(rows[0]) if rows else 0]
+        data = rows if len(shape) == 1 else [x for row in rows for x in row]
+        return {"t": node.func.id, "dtype": "float64", "shape": shape, "data": data}
     return None
+
+
+def _rows(v: dict[str, Any]) -> list[Any] | None:
+    """A list (or tuple) of numbers as wire numbers, or of equally long such lists (a matrix), else None."""
+    if v["t"] != "seq" or not v["items"]:
+        return None
+    if all(i["t"] in ("int", "float") for i in v["items"]):
+        return [i["v"] if i["t"] == "float" else float(i["v"]) for i in v["items"]]
+    rows = [_rows(i) for i in v["items"]]
+    if any(r is None or any(isinstance(x, list) for x in r) for r in rows) or len({len(r) for r in rows}) != 1:
+        return None
+    return rows
 
 
 def _depends(check: Check) -> bool:
@@ -113,6 +175,8 @@ def _numbers(v: dict[str, Any]) -> list[float] | None:
     if v["t"] in ("int", "float"):
         x = v["v"]
         return [float(x)]
+    if v["t"] in ("tensor", "array"):   # (shown_value's: wire numbers, flat)
+        return [float(x) for x in v["data"]]
     if v["t"] == "seq":
         out: list[float] = []
         for item in v["items"]:
@@ -272,11 +336,17 @@ def prediction_pairs(reports: list[Report], key: Key) -> tuple[tuple[PredictionP
             if value is None:
                 unread += o.observed is not None   # (a hidden check's report may show nothing: not compared)
                 continue
-            own = at(r.student, check)
-            if own is not None and compare_predicted(own, value, key.grading.prediction(check),
-                                                     not container_is_lesson(check)).ok:
-                continue   # the right value, failed for another reason (worked out with code): not a wrong answer
-            mine.append(_Wrong(check, value, o.observed or ""))
+            try:
+                own = at(r.student, check)
+                if own is not None and compare_predicted(own, value, key.grading.prediction(check),
+                                                         not container_is_lesson(check)).ok:
+                    continue   # the right value, failed for another reason (worked out with code): no wrong answer
+                shown = shown_text(value)
+                _numbers(value), chance.of(check, value)   # what the pairs below do with it: it must not raise
+            except UNREADABLE:   # a value no comparison can take: left out and counted, never the view's end
+                unread += 1
+                continue
+            mine.append(_Wrong(check, value, shown))
         wrong[r.student] = _distinct(mine)
     n = len(reports)
     compared = n * (n - 1)
@@ -310,8 +380,12 @@ def prediction_pairs(reports: list[Report], key: Key) -> tuple[tuple[PredictionP
             mine = _numbers(w.value)
             for b in candidates(w.check, mine):
                 there = at(b, w.check)
-                if b != a.student and there is not None and compare_predicted(
-                        there, w.value, key.grading.prediction(w.check), not container_is_lesson(w.check)).ok:
+                try:
+                    same = b != a.student and there is not None and compare_predicted(
+                        there, w.value, key.grading.prediction(w.check), not container_is_lesson(w.check)).ok
+                except UNREADABLE:   # (read and compared once above: not expected here) no match
+                    same = False
+                if same:
                     found[b].append(Match(w.check.id, w.shown, plain(there), max(q, 0.0)))
         for name, matches in found.items():
             b = by_name[name]
@@ -321,8 +395,8 @@ def prediction_pairs(reports: list[Report], key: Key) -> tuple[tuple[PredictionP
                                         len(opportunities), sum(qs), p, whole,
                                         "unlikely by chance" if whole <= ALPHA else "consistent with chance"))
     pairs.sort(key=lambda p: (p.chance, -len(p.matches), p.student, p.source))
-    notes = [f"{unread} wrong prediction(s) were shown in a form this view does not read, and were not compared."] \
-        if unread else []
+    notes = [f"{unread} wrong prediction(s) were shown in a form this view does not read (or cannot compare), and "
+             f"were not compared."] if unread else []
     return tuple(pairs), compared, notes
 
 
@@ -330,8 +404,8 @@ def prediction_pairs(reports: list[Report], key: Key) -> tuple[tuple[PredictionP
 
 class _Normal(ast.NodeTransformer):
     """A function's tree with its own names (parameters, and names bound inside it) renamed v0, v1, ... in order of
-    first appearance, every number, string and bytes literal made one placeholder per type, and docstrings left
-    out. Globals it reads (torch, range) and attributes (.backward) keep their names: they are what it does."""
+    first appearance, every number (int, float or complex alike), string and bytes literal made one placeholder per
+    kind, and docstrings left out. Globals it reads (torch, range) and attributes (.backward) keep their names: they are what it does."""
 
     def __init__(self, free: frozenset[str]) -> None:
         self.free = free
@@ -352,7 +426,8 @@ class _Normal(ast.NodeTransformer):
         v = node.value
         if isinstance(v, bool) or v is None or v is Ellipsis:
             return node
-        return ast.copy_location(ast.Constant(type(v).__name__), node)
+        kind = "number" if isinstance(v, (int, float, complex)) else type(v).__name__   # 2 and 2.0: one placeholder
+        return ast.copy_location(ast.Constant(kind), node)
 
     def _body(self, node: Any) -> Any:
         body = node.body
@@ -481,7 +556,14 @@ def cell_pairs(reports: list[Report], key: Key, notebooks: dict[str, bytes]
 
 # ------------------------------------------------------------------------------------------------ the view
 
-def collusion(reports: list[Report], key: Key, notebooks: dict[str, bytes] | None = None) -> Collusion:
+def named(names: list[str]) -> str:
+    """Names for a note: at most MAX_NAMED of them, then how many more ("ivan, wes", "a, b, ... and 3 more")."""
+    shown = ", ".join(names[:MAX_NAMED])
+    return shown + (f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else "")
+
+
+def collusion(reports: list[Report], key: Key, notebooks: dict[str, bytes] | None = None,
+              notes: list[str] | tuple[str, ...] = ()) -> Collusion:
     """The collusion view of `reports` (one batch, or the service's graded hand-ins that count).
 
     Args:
@@ -489,6 +571,7 @@ def collusion(reports: list[Report], key: Key, notebooks: dict[str, bytes] | Non
         key: the assignment's full key (a public key lacks the hidden checks, which are then not compared).
         notebooks: submission name -> the handed-in notebook's bytes, for the produce-cell comparison (None or {}:
             produce cells are not compared, and the view says so).
+        notes: the caller's notes on what it left out (notebooks whose bytes are not those graded), shown after ours.
     Returns:
         Collusion.
     Raises:
@@ -498,22 +581,25 @@ def collusion(reports: list[Report], key: Key, notebooks: dict[str, bytes] | Non
     counted = [r for r in ours if r.counted]
     if not counted:
         raise ValueError(f"no counted report of {key.assignment} to compare")
-    left = len(ours) - len(counted)
+    left = sorted({r.student for r in ours if not r.counted})
     by_student: dict[str, Report] = {}
     for r in counted:   # a batch counts one report per student; the first is kept should two say the same id
         by_student.setdefault(r.student, r)
     counted = sorted(by_student.values(), key=lambda r: r.student)
-    predictions, compared, notes = prediction_pairs(counted, key)
+    predictions, compared, ours_notes = prediction_pairs(counted, key)
+    given, notes = list(notes), ours_notes
     if left:
-        notes.insert(0, f"{left} report(s) that do not count (not gradable, superseded, or waiting for staff to choose "
-                        f"among a student's submissions) were not compared.")
+        notes.insert(0, f"{len(ours) - len(counted)} report(s) that do not count (not gradable, superseded, or waiting "
+                        f"for staff to choose among a student's submissions) were not compared: {named(left)}.")
     cells, read, common = cell_pairs(counted, key, notebooks or {})
     if not notebooks:
         notes.append("No handed-in notebook was at hand, so produce cells were not compared (pass the graded folder: "
                      "autograder collusion OUT --submissions FOLDER).")
     elif read < len(counted):
-        notes.append(f"{len(counted) - read} counted submission(s) had no notebook at hand: their produce cells were "
-                     f"not compared.")
+        missing = [r.submission for r in counted if r.submission not in notebooks]
+        notes.append(f"{len(missing)} counted submission(s) had no notebook at hand (or none whose bytes were graded), "
+                     f"so their produce cells were not compared: {named(missing)}.")
+    notes += given
     if common:
         notes.append(f"{common} produce function form(s) written alike by more than {MAX_SHARED} students (or too short "
                      f"to tell) are usual solutions or usual mistakes, and are not listed.")

@@ -1,6 +1,7 @@
 """batch: many submissions -> one report each, written atomically, and a gradebook. Finds the notebooks
 in files and folders, names each submission uniquely, decides its student id (`identity`), and grades
-them in parallel through one warm sandbox worker; resumes a killed batch.
+them in parallel through one warm sandbox worker; resumes a killed batch; records which bytes each report was
+graded from (graded-bytes.json: the collusion view reads only those).
 
 May import: stdlib, tqdm (lazily), autograder.version, autograder.model, autograder.keyfile,
 autograder.grading.identity, autograder.grading.intake, autograder.grading.notebook, autograder.judging.compare, autograder.grading.grade,
@@ -30,7 +31,7 @@ from autograder.keyfile import grading_json
 from autograder.model import Key, student_key
 from autograder.render.gradebook import to_csv, to_nbgrader_csv
 from autograder.render.terminal import printable
-from autograder.report import STATUSES, Report, read_report, write_text_atomic
+from autograder.report import STATUSES, Report, read_report, write_json_atomic, write_text_atomic
 
 
 @dataclass(frozen=True)
@@ -140,6 +141,22 @@ def _modified(path: intake.Found | str | Path) -> str:
 
 
 CHOICES = "choices.csv"   # in a batch's output folder: which submission counts, for students with several
+GRADED_BYTES = "graded-bytes.json"   # in a batch's output folder: the sha256 of each submission's bytes graded
+GRADED_BYTES_SCHEMA = "autograd-lab/graded-bytes"
+
+
+def graded_bytes(out: str | Path) -> dict[str, dict[str, str]]:
+    """What the last batch into `out` graded (GRADED_BYTES): submission name -> {"sha256": of the bytes it read,
+    "fingerprint": the report's fingerprint made from them}; {} when there is none or it cannot be read."""
+    try:
+        data = json.loads((Path(out) / GRADED_BYTES).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    subs = data.get("submissions") if isinstance(data, dict) and data.get("schema") == GRADED_BYTES_SCHEMA else None
+    if not isinstance(subs, dict):
+        return {}
+    return {n: e for n, e in subs.items() if isinstance(e, dict) and isinstance(e.get("sha256"), str)
+            and isinstance(e.get("fingerprint"), str)}
 
 
 def counted(reports: tuple[Report, ...], choices: dict[str, str] | None = None,
@@ -341,7 +358,9 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
                 overrides: list[Override] | None = None) -> BatchResult:
     """Grade `subs` with `jobs` at once; write `out/reports/<name>.json` (each atomically, as soon as
     it is graded), `out/gradebook.csv` (rebuilt from the reports) and `out/grades.csv` (the same
-    scores in the columns of nbgrader's grades.csv export). A submission whose report is
+    scores in the columns of nbgrader's grades.csv export) and `out/graded-bytes.json` (GRADED_BYTES: the sha256 of
+    each submission's bytes and the fingerprint made from them, so that the collusion view reads only the
+    notebooks that were graded). A submission whose report is
     already there with the same fingerprint (content, student, key, grader version) is not graded
     again unless `force`: a batch killed at any point and run again finishes the rest, and loses or
     duplicates nothing. Each run happens in a fresh child of one warm sandbox.Worker and cannot see
@@ -452,6 +471,8 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
             changed = True
         if changed:
             report.write(path)
+    write_json_atomic(out / GRADED_BYTES, {"schema": GRADED_BYTES_SCHEMA, "v": 1, "submissions": {
+        s.name: {"sha256": contents[s.name], "fingerprint": fps[s.name]} for s in subs if s.name in contents}})
     gradebook = out / "gradebook.csv"
     profile.begin()
     with profile.stage("gradebook: write (once per batch)"):

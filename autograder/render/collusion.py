@@ -21,6 +21,8 @@ from autograder.report import STATUS_WORDS
 SCHEMA = "autograd-lab/collusion"
 VERSION = 1
 ALPHA = 0.01   # a pair is "unlikely by chance" when the class-wide chance of its count is at most this
+NOT_MEANT = ("What a match does not mean: it says that A's wrong answers are right at B's point. It is no evidence "
+             "against B, both may have copied from a third student, and it is never a score.")
 EVIDENCE_ONLY = ("Evidence only: nothing here changes a score. A match is a reason to look at two notebooks and "
                  "talk with the students, not a finding of copying.")
 PairEvidence = Literal["unlikely by chance", "consistent with chance"]
@@ -123,7 +125,7 @@ def to_csv(view: Collusion) -> str:
     same code" and the chance columns are empty. `score_effect` is "none: evidence only" on every row. Text cells are neutralised for spreadsheets
     (render.gradebook.cell): ids and values come from submissions."""
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
+    w = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_ALL)   # a ';'-separated spreadsheet splits no cell
     w.writerow(COLUMNS)
     for p in view.prediction_pairs:
         w.writerow(["predictions", cell(p.student), cell(p.source),
@@ -144,4 +146,4 @@ def to_html(view: Collusion) -> str:
     predictions (most unlikely first, with each match) and of produce functions. Inline CSS; no script; everything a
     submission wrote is escaped."""
     return environment().get_template("collusion.html.j2").render(v=view, p=_p, alpha=ALPHA, evidence_only=EVIDENCE_ONLY,
-                                                                     statuses=STATUS_WORDS)
+                                                                     not_meant=NOT_MEANT, statuses=STATUS_WORDS)

@@ -866,7 +866,7 @@ def _stats_page(service: Service, assignment: str) -> str | None:
 
 class CollusionView(Base):
     """Staff: the collusion view (render.collusion's page, or its CSV with ?format=csv) of the graded hand-ins that
-    count: evidence only, it changes no score. Made again once a hand-in, a report or the key changed."""
+    count: evidence only, it changes no score. Made again once a hand-in, a report, the key or course.toml changed."""
 
     async def get(self, assignment: str) -> None:
         self.need_staff()
@@ -888,12 +888,15 @@ class CollusionView(Base):
 def _collusion_view(service: Service, assignment: str) -> Any:
     """The collusion view (render.collusion.Collusion) of `assignment`'s graded hand-ins that count, with their
     notebooks' produce cells; None when nothing is graded or the service holds no key of it. Kept until a hand-in, a
-    report or the key changes."""
+    report, the key, the roster or course.toml (deadlines, extensions: which hand-in counts) changes, as the class
+    view is."""
     from autograder.authoring.collusion import collusion
     from autograder.report import Report
 
+    service.deadlines()   # course.toml looked at again first: deadlines, extensions and counts decide who counts
     key = service.course.key(assignment)
-    stamp = (service.course.handins_version(assignment), key.digest if key else "")
+    students = tuple(u.name for u in service.course.roster() if not u.staff)
+    stamp = (service.course.handins_version(assignment), key.digest if key else "", service.deadlines_stamp, students)
     cached = service.collusion_views.get(assignment)
     if cached is not None and cached[0] == stamp:
         return cached[1]

@@ -151,7 +151,7 @@ def encode(obj: Any, depth: int = 0) -> dict[str, Any]:
     if type(obj) is torch.dtype:   # a C type: neither subclassed nor given another __str__ by a submission
         return {"t": "dtype", "name": wire.clip(str(obj).removeprefix("torch."), 40)}
     if isinstance(obj, type):
-        return {"t": "class", "name": wire.clip(obj.__name__, 200)}
+        return {"t": "class", "name": wire.clip(obj.__name__, wire.MAX_CLASS_NAME)}
     if isinstance(obj, torch.Tensor):
         return _encode_tensor(obj)
     if type(obj).__module__ == "numpy" and hasattr(obj, "dtype") and hasattr(obj, "shape"):
