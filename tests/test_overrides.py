@@ -309,7 +309,22 @@ def test_students_are_refused_on_every_override_route_and_a_form_post_needs_its_
     signed = conn.getresponse()
     signed.read()
     assert signed.status == 302
-    cookie = signed.getheader("Set-Cookie").split(";")[0]
+    cookie, *attributes = [a.strip() for a in signed.getheader("Set-Cookie").split(";")]
+    # scoped to the API's own path (under JupyterHub a student's server at /user/amy/ shares the origin), HTTP-only,
+    # SameSite=Strict; a staff page is never framed
+    assert {a.split("=")[0].lower(): a for a in attributes if not a.startswith(("expires", "Max-Age"))} == \
+        {"path": "Path=/api/v1/", "httponly": "HttpOnly", "samesite": "SameSite=Strict"}
+    assert signed.getheader("X-Frame-Options") == "DENY" and \
+        signed.getheader("Content-Security-Policy") == "default-src 'none'; form-action 'self'; frame-ancestors 'none'"
+    for view, csp in (("stats", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'"),
+                      ("collusion", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"),
+                      ("overrides/page", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
+                                         "frame-ancestors 'none'")):
+        conn.request("GET", f"/api/v1/assignments/{ASSIGNMENT}/{view}", headers={"Cookie": cookie})
+        r = conn.getresponse()
+        r.read()
+        assert (r.status, r.getheader("Content-Security-Policy"), r.getheader("X-Frame-Options")) == \
+            (200, csp, "DENY"), view
     page_path = f"/api/v1/assignments/{ASSIGNMENT}/overrides/page"
 
     def browser(method, body=None):

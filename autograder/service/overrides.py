@@ -22,7 +22,7 @@ from typing import Any, Literal
 from autograder.grading.overrides import Override, apply, check_digest, machine, problem
 from autograder.model import Key, student_key
 from autograder.report import Report, points
-from autograder.service.app import COOKIE, Base, HTTPError
+from autograder.service.app import COOKIE, Base, HTTPError, staff_page_headers
 
 State = Literal["applied", "superseded", "cleared", "to confirm", "not gradable", "not graded yet"]
 MAX_FORM = 16_000   # bytes of a form post
@@ -248,7 +248,7 @@ class OverridesPage(Base):
                        tuple(u.name for u in roster if not u.staff), tuple((c.id, c.points) for c in key.checks))
         self.set_status(status)
         self.set_header("Content-Type", "text/html; charset=utf-8")
-        self.set_header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
+        staff_page_headers(self, "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
         self.finish(page)
 
 
