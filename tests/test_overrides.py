@@ -279,6 +279,11 @@ def test_overrides_on_the_service_survive_a_regrade_reach_the_feedback_and_the_e
     assert _feedback(c, "ben")["report"]["score"] == base + 1
     r = run_cli("course", "overrides", ASSIGNMENT, "--service", c.svc.url, env=env)
     assert r.returncode == 0 and "[to confirm]  half, on second thought" in r.stdout
+    listed = [line.split("  ")[1:3] + [line.split("[")[1].split("]")[0]] for line in r.stdout.splitlines()[1:6]]
+    assert r.stdout.splitlines()[0] == f"overrides of {ASSIGNMENT}, newest first:"   # as the page lists them
+    assert listed == [["ben", "6.predict.strict", "applied"], ["ben", "1.predict.returns", "cleared"],
+                      ["ben", BEN_WRONG, "to confirm"], ["ben", "1.predict.returns", "superseded"],
+                      ["ben", BEN_WRONG, "superseded"]]
     assert _override(c, "ben", BEN_WRONG, "--score", "0.5", "--why", "half, on second thought").returncode == 0
     assert call(url, c.staff)[1]["to_confirm"] == 0 and _feedback(c, "ben")["report"]["score"] == base + 1.5
 
@@ -337,9 +342,12 @@ def test_students_are_refused_on_every_override_route_and_a_form_post_needs_its_
     assert status == 200 and "<h1>Overrides of 01-backward-vs-grad</h1>" in page
     token = re.search(r'name="_csrf" value="([0-9a-f]{64})"', page).group(1)
     form = {"student": "ben", "check": "3.predict.grad", "score": "1", "why": "fair appeal, by the form"}
-    for wrong in ({}, {"_csrf": "0" * 64}):   # none, or another's: refused before anything is kept
+    for wrong in ({}, {"_csrf": "0" * 64}):   # none, or another's: refused before anything is kept, with the page
         status, answer = browser("POST", urlencode({**form, **wrong}))
-        assert status == 403 and "this form's CSRF token is missing or wrong" in answer
+        assert status == 403 and "<h1>Overrides of 01-backward-vs-grad</h1>" in answer
+        assert ('<p class="note" role="status">Not saved: this form&#39;s CSRF token is missing or wrong: send the '
+                'form from this page again.</p>') in answer
+        assert 'name="student" list="students" required autocomplete="off" value=""' in answer   # not refilled
     assert not [r for r in call(f"{c.api}/assignments/{ASSIGNMENT}/overrides", c.staff)[1]["overrides"]
                 if r["check"] == "3.predict.grad"]
     status, page = browser("POST", urlencode({**form, "_csrf": token}))
@@ -350,6 +358,15 @@ def test_students_are_refused_on_every_override_route_and_a_form_post_needs_its_
     assert [(r["who"], r["score"], r["state"]) for r in kept] == [("prof", 1.0, "applied")]
     status, page = browser("POST", urlencode({**form, "score": "7", "_csrf": token}))
     assert status == 400 and "Not saved: the score 7 is outside 0..1" in page
+    # a refused form comes back as staff typed it, to correct it
+    assert 'required autocomplete="off" value="ben">' in page and 'value="3.predict.grad">' in page
+    assert 'inputmode="decimal" value="7">' in page and 'maxlength="1000">fair appeal, by the form</textarea>' in page
+    status, page = browser("POST", urlencode({**form, "score": "", "why": 'a "quoted" <reason>', "_csrf": token}))
+    assert status == 400 and '<p class="note" role="status">Not saved: give a score (points from 0 to 1)</p>' in page
+    assert 'inputmode="decimal" value="">' in page and '>a &#34;quoted&#34; &lt;reason&gt;</textarea>' in page
+    got = call(f"{c.api}/assignments/{ASSIGNMENT}/overrides", c.staff, "POST",
+               {"student": "ben", "check": "3.predict.grad", "why": "no score"})
+    assert (got[0], got[1]["error"]) == (400, "give a score (points from 0 to 1)")
     conn.close()
 
 

@@ -133,6 +133,11 @@ def read_csv(path: str | Path, key: Key, by: str, when: str) -> list[Override]:
         where = f"{path}, line {n}"
         if not any(row.values()):
             continue   # an empty line
+        found = next((c for c in key.checks if c.id == row["check"]), None)
+        if not row["score"] and found is not None:
+            problems.append(f"{where} ({row['student']}, {row['check']}): give a score (points from 0 to "
+                            f"{points(found.points)})")
+            continue
         try:
             score = _number(row["score"], sep)
         except ValueError:

@@ -92,6 +92,11 @@ def test_a_csv_saved_by_excel_with_semicolons_or_tabs_is_read_and_a_wrong_header
     with pytest.raises(OverrideError) as e:   # a decimal comma only where ',' does not separate the columns
         read_csv(tmp_path / "comma.csv", key, "prof", when)
     assert f"{tmp_path / 'comma.csv'}, line 2: the score '0,5' of ben 2.predict.returns is not a number" in str(e.value)
+    (tmp_path / "empty.csv").write_text("student;check;score;why\nben;2.predict.returns;;fair\n")
+    with pytest.raises(OverrideError) as e:
+        read_csv(tmp_path / "empty.csv", key, "prof", when)
+    assert str(e.value).endswith(f"{tmp_path / 'empty.csv'}, line 2 (ben, 2.predict.returns): give a score (points "
+                                 "from 0 to 1)")
     (tmp_path / "short.csv").write_text("sep=;\nstudent;check;points;why\nben;2.predict.returns;1;fair\n")
     with pytest.raises(OverrideError) as e:
         read_csv(tmp_path / "short.csv", key, "prof", when)
