@@ -90,11 +90,20 @@ def test_a_batch_applies_the_csvs_overrides_says_which_and_refuses_lines_it_cann
     assert p.returncode == 2 and f"{good}, line 3: not applied: zed's submission is not gradable (" in p.stderr
     assert {r["student"]: r["score"] for r in json.loads(p.stdout)} == {"ada": 26.0, "ben": 21.0, "zed": None}
 
-    # graded again (forced): the override holds; without --overrides the batch's reports are the machine's again
-    p = run_cli("grade", str(subs), "--out", str(out), "--key", str(key_path), "--overrides",
-                str(_csv(good, ["ben", BEN_WRONG, "1", "a fair appeal: None is what I meant"])), "--force")
+    # graded again (forced, two at once): the override holds, and the progress lines (whole lines, however the graders'
+    # threads finish) show the scores with it; one that gives the grader's own score is applied, and says so;
+    # without --overrides the batch's reports are the machine's again
+    p = run_cli("grade", str(subs), "--out", str(out), "--key", str(key_path), "--jobs", "2", "--overrides",
+                str(_csv(good, ["ben", BEN_WRONG, "1", "a fair appeal: None is what I meant"],
+                         ["ada", "1.predict.returns", "1", "checked by hand: right"])), "--force")
     assert p.returncode == 0, p.stderr
-    assert f"overrides: 1 of 1 from {good} applied: ben {BEN_WRONG} = 1" in p.stdout
+    assert f"overrides: 2 of 2 from {good} applied: ben {BEN_WRONG} = 1; ada 1.predict.returns = 1 (1 -> 1: no " \
+           f"change)" in p.stdout
+    assert "adjusted by staff: 1.predict.returns 1 -> 1: no change" in p.stdout
+    progress = sorted(line for line in p.stderr.splitlines() if "graded" in line and ".ipynb" in line)
+    assert progress[:2] == ["graded ada.ipynb (ada): graded 26/26 (with 1 override; the grader gave 26)",
+                            "graded ben.ipynb (ben): graded 21/26 (with 1 override; the grader gave 20)"], p.stderr
+    assert len(progress) == 3 and progress[2].startswith("graded zed.ipynb (zed): not_gradable (")
     assert _report(out, "ben")["score"] == 21.0
     p = run_cli("grade", str(subs), "--out", str(out), "--key", str(key_path))
     assert p.returncode == 0, p.stderr
