@@ -64,7 +64,7 @@ def test_a_batch_applies_the_csvs_overrides_says_which_and_refuses_lines_it_cann
     assert not list(out.glob("reports/*.json"))   # nothing graded
 
     # ben's is applied; zed's (not gradable) and nobody's (no submission) are not, each said with its line: exit 2
-    good = _csv(tmp_path / "overrides.csv", ["ben", BEN_WRONG, "1", "a fair appeal: the right value, not in a 1-tuple"],
+    good = _csv(tmp_path / "overrides.csv", ["ben", BEN_WRONG, "1", "fair: right value, not a 1-tuple"],
                 ["zed", BEN_WRONG, "1", "no"], ["nobody", BEN_WRONG, "0.5", "no"])
     p = run_cli("grade", str(subs), "--out", str(out), "--key", str(key_path), "--overrides", str(good),
                 "--feedback")
@@ -77,7 +77,7 @@ def test_a_batch_applies_the_csvs_overrides_says_which_and_refuses_lines_it_cann
     adjusted = _outcome(ben, BEN_WRONG)
     assert (adjusted["status"], adjusted["score"]) == ("failed", 1.0)   # the machine's status stays
     assert {k: adjusted["adjusted"][k] for k in ("machine_score", "why")} == \
-        {"machine_score": 0.0, "why": "a fair appeal: the right value, not in a 1-tuple"}
+        {"machine_score": 0.0, "why": "fair: right value, not a 1-tuple"}
     assert "adjusted" not in _outcome(ben, "1.predict.returns") and _report(out, "ada")["score"] == 26.0
     zed = _report(out, "zed")
     assert (zed["status"], zed["score"]) == ("not_gradable", None)   # never a score made of overrides
@@ -85,7 +85,7 @@ def test_a_batch_applies_the_csvs_overrides_says_which_and_refuses_lines_it_cann
     assert (rows["ben"]["score"], rows["ben"][BEN_WRONG]) == ("21", "failed, adjusted by staff to 1")
     assert f"adjusted by staff: {BEN_WRONG} 0 -> 1" in p.stdout
     page = (out / "feedback" / "ben.html").read_text()
-    assert "adjusted by staff: a fair appeal: the right value, not in a 1-tuple (the grader gave 0 / 1;" in page
+    assert "adjusted by staff: fair: right value, not a 1-tuple (the grader gave 0 / 1;" in page
     p = run_cli("grade", str(subs), "--out", str(out), "--key", str(key_path), "--overrides", str(good), "--json")
     assert p.returncode == 2 and f"{good}, line 3: not applied: zed's submission is not gradable (" in p.stderr
     assert {r["student"]: r["score"] for r in json.loads(p.stdout)} == {"ada": 26.0, "ben": 21.0, "zed": None}
@@ -94,7 +94,7 @@ def test_a_batch_applies_the_csvs_overrides_says_which_and_refuses_lines_it_cann
     # threads finish) show the scores with it; one that gives the grader's own score is applied, and says so;
     # without --overrides the batch's reports are the machine's again
     p = run_cli("grade", str(subs), "--out", str(out), "--key", str(key_path), "--jobs", "2", "--overrides",
-                str(_csv(good, ["ben", BEN_WRONG, "1", "a fair appeal: the right value, not in a 1-tuple"],
+                str(_csv(good, ["ben", BEN_WRONG, "1", "fair: right value, not a 1-tuple"],
                          ["ada", "1.predict.returns", "1", "checked by hand: right"])), "--force")
     assert p.returncode == 0, p.stderr
     assert f"overrides: 2 of 2 from {good} applied: ben {BEN_WRONG} = 1; ada 1.predict.returns = 1 (1 -> 1: no " \
@@ -209,9 +209,9 @@ def test_overrides_on_the_service_survive_a_regrade_reach_the_feedback_and_the_e
     assert got[0] == 400 and "an override needs a reason" in got[1]["error"]
 
     # staff override two of ben's checks: kept with who, when, the score before and the reason
-    r = _override(c, "ben", BEN_WRONG, "--score", "1", "--why", "a fair appeal: the right value, not in a 1-tuple")
+    r = _override(c, "ben", BEN_WRONG, "--score", "1", "--why", "fair: right value, not a 1-tuple")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == f"ben {BEN_WRONG}: 0 -> 1 by prof (applied): a fair appeal: the right value, not in a 1-tuple"
+    assert r.stdout.strip() == f"ben {BEN_WRONG}: 0 -> 1 by prof (applied): fair: right value, not a 1-tuple"
     assert _override(c, "ben", "1.predict.returns", "--score", "0.5", "--why", "half: the spec missed it").returncode == 0
     rows = call(url, c.staff)[1]["overrides"]
     assert [(r["student"], r["check"], r["before"], r["score"], r["who"], r["state"], r["handin"]) for r in rows] == \
@@ -224,9 +224,9 @@ def test_overrides_on_the_service_survive_a_regrade_reach_the_feedback_and_the_e
     report = _feedback(c, "ben")["report"]
     assert report["score"] == base + 1.5 and _feedback(c, "ben")["final_score"] == base + 1.5
     assert _outcome(report, BEN_WRONG)["status"] == machine_status   # the grader's
-    assert _outcome(report, BEN_WRONG)["adjusted"]["why"] == "a fair appeal: the right value, not in a 1-tuple"
+    assert _outcome(report, BEN_WRONG)["adjusted"]["why"] == "fair: right value, not a 1-tuple"
     shown = render(Report.from_dict(report))
-    assert "adjusted by staff: a fair appeal: the right value, not in a 1-tuple (the grader gave 0 / 1; prof," in shown
+    assert "adjusted by staff: fair: right value, not a 1-tuple (the grader gave 0 / 1; prof," in shown
     assert f"score {base + 1.5:g} / 26 · " in shown and " · 2 checks adjusted by staff" in shown
 
     # ben hands in again (a note added to his notebook); the regrade's new report keeps them
