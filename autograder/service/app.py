@@ -246,7 +246,7 @@ class Base(tornado.web.RequestHandler):
             if got.wait > 0:
                 raise HTTPError(429, "too many wrong tokens from this address: wait a minute", 60)
             if kind == "session":
-                raise HTTPError(401, "your sign-in has ended: sign in again at /api/v1/login")
+                raise HTTPError(401, f"your sign-in has ended: sign in again at {api_base(self)}/login")
             raise HTTPError(403, "this token is not one this course issued (or it was withdrawn)")
         self.user = got.user
         if got.wait > 0:
@@ -585,6 +585,13 @@ COOKIE = "autograd_lab_staff"
 # the staff pages (HTML) are never shown in a frame: no other page (a student's server under JupyterHub shares the
 # service's origin) may lay them under its own
 NO_FRAMES = "frame-ancestors 'none'"
+
+
+def api_base(handler: tornado.web.RequestHandler) -> str:
+    """The API's base a request came to: /api/v1, or under JupyterHub the service's prefix + /api/v1 (the proxy
+    keeps the prefix)."""
+    bases = handler.application.settings.get("api_bases", (API,))
+    return max((b for b in bases if handler.request.path.startswith(b + "/")), key=len, default=API)
 
 
 def staff_page_headers(handler: tornado.web.RequestHandler, csp: str) -> None:
@@ -1009,11 +1016,9 @@ class Login(tornado.web.RequestHandler):
         staff_page_headers(self, "default-src 'none'; form-action 'self'")
 
     def _base(self) -> str:
-        """The API's base this sign-in came to: /api/v1, or under JupyterHub the service's prefix + /api/v1 (the
-        proxy keeps the prefix). The cookie is scoped to it: a student's server under the same origin (/user/amy/)
-        never receives it."""
-        bases = self.application.settings.get("api_bases", (API,))
-        return max((b for b in bases if self.request.path.startswith(b + "/")), key=len, default=API)
+        """The API's base this sign-in came to (api_base). The cookie is scoped to it: a student's server under the
+        same origin (/user/amy/) never receives it."""
+        return api_base(self)
 
     def _page(self, note: str = "", status: int = 200) -> None:
         import html
