@@ -723,7 +723,7 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
     for line in after:
         print(printable(line), file=sys.stderr)
     if overrides is not None:
-        return _say_overrides(args.overrides, result.overrides)
+        return _say_overrides(args.overrides, result.overrides, reports=result.reports)
     return 0
 
 
@@ -765,17 +765,26 @@ def _read_overrides(path: str, key: Any) -> Any:
         return _fail(str(e))
 
 
-def _say_overrides(path: str, given: Any, quiet: bool = False) -> int:
-    """The summary's lines on a batch's overrides: which applied (student, check, staff's score; not with `quiet`,
-    for --json's stdout) and which could not, each with the file's line and the fix (on stderr); 2 when any could
-    not (never a silent skip), else 0."""
+def _say_overrides(path: str, given: Any, quiet: bool = False, reports: Any = ()) -> int:
+    """The summary's lines on a batch's overrides: which applied (student, check, staff's score, and "1 -> 1: no
+    change" where the grader gave that score already (`reports`: the batch's); not with `quiet`, for --json's
+    stdout) and which could not, each with the file's line and the fix (on stderr); 2 when any could not (never a
+    silent skip), else 0."""
+    from autograder.model import student_key
     from autograder.render.terminal import printable
     from autograder.report import points
+
+    machine = {(student_key(r.student), o.check_id): o.adjusted.machine_score for r in reports for o in r.adjusted()}
+
+    def said(o: Any) -> str:
+        same = machine.get((student_key(o.student), o.check)) == o.score
+        return f"{o.student} {o.check} = {points(o.score)}" + (f" ({points(o.score)} -> {points(o.score)}: no change)"
+                                                                if same else "")
 
     applied = [o for o, why in given if not why]
     if not quiet:
         print(printable(f"overrides: {len(applied)} of {len(given)} from {path} applied"
-                        + (": " + "; ".join(f"{o.student} {o.check} = {points(o.score)}" for o in applied[:20])
+                        + (": " + "; ".join(said(o) for o in applied[:20])
                            + (" …" if len(applied) > 20 else "") if applied else "")))
     failed = [(o, why) for o, why in given if why]
     for o, why in failed:

@@ -24,6 +24,22 @@ def hub(tmp_path_factory):
     h.stop()
 
 
+def _sign_in(base_url: str, path: str, token: str):
+    """POST the sign-in form at `path`; the response (its body read)."""
+    import http.client
+    from urllib.parse import urlencode, urlsplit
+
+    conn = http.client.HTTPConnection(urlsplit(base_url).netloc, timeout=60)
+    try:
+        conn.request("POST", path, body=urlencode({"token": token}),
+                     headers={"Content-Type": "application/x-www-form-urlencoded"})
+        r = conn.getresponse()
+        r.read()
+        return r
+    finally:
+        conn.close()
+
+
 def test_the_hub_vouches_for_each_user_and_a_student_acts_only_as_themself(hub, course, tmp_path, monkeypatch):
     from autograder.service.commands import publish
 
@@ -39,6 +55,12 @@ def test_the_hub_vouches_for_each_user_and_a_student_acts_only_as_themself(hub, 
         # through the Hub's proxy, under the prefix the Hub gives the service
         proxied = f"{hub.public_url}/services/{hubs.SERVICE}/api/v1"
         assert call(proxied + "/me", alice) == (200, {"name": "alice", "role": "student"})
+        # a staff browser signs in through the proxy: the cookie's path is the service's prefix + /api/v1/, so a
+        # student's server on the same origin (/user/alice/) never receives it
+        signed = _sign_in(hub.public_url, f"/services/{hubs.SERVICE}/api/v1/login", prof)
+        assert signed.status == 302 and signed.getheader("Location") == f"/services/{hubs.SERVICE}/api/v1/me"
+        assert f"Path=/services/{hubs.SERVICE}/api/v1/;" in signed.getheader("Set-Cookie") + ";"
+        assert signed.getheader("X-Frame-Options") == "DENY"
         assert call(api + "/me", "not-a-hub-token")[0] == 403
         assert call(api + "/me", hub.service_token)[0] == 403   # a service's token is no user's
         unscoped = hub.user_token("carl", scopes=["read:users:name!user=carl"])   # may not use this service

@@ -320,6 +320,7 @@ def test_the_staff_guide(project):
     def the_batch_is_graded(session, done):
         rows = (project / "out" / "gradebook.csv").read_text().splitlines()
         assert len(rows) == 15 and rows[0].startswith("submission,student,status,score"), rows[:2]
+        assert "not graded, not notebooks" not in done.stdout + done.stderr   # the notebooks only were copied
 
     def the_class_view_is_written(session, done):
         assert {"stats.html", "stats.json", "item-analysis.csv"} <= {p.name for p in (project / "out").iterdir()}

@@ -64,7 +64,7 @@ def test_a_batch_applies_the_csvs_overrides_says_which_and_refuses_lines_it_cann
     assert not list(out.glob("reports/*.json"))   # nothing graded
 
     # ben's is applied; zed's (not gradable) and nobody's (no submission) are not, each said with its line: exit 2
-    good = _csv(tmp_path / "overrides.csv", ["ben", BEN_WRONG, "1", "a fair appeal: None is what I meant"],
+    good = _csv(tmp_path / "overrides.csv", ["ben", BEN_WRONG, "1", "fair: right value, not a 1-tuple"],
                 ["zed", BEN_WRONG, "1", "no"], ["nobody", BEN_WRONG, "0.5", "no"])
     p = run_cli("grade", str(subs), "--out", str(out), "--key", str(key_path), "--overrides", str(good),
                 "--feedback")
@@ -77,7 +77,7 @@ def test_a_batch_applies_the_csvs_overrides_says_which_and_refuses_lines_it_cann
     adjusted = _outcome(ben, BEN_WRONG)
     assert (adjusted["status"], adjusted["score"]) == ("failed", 1.0)   # the machine's status stays
     assert {k: adjusted["adjusted"][k] for k in ("machine_score", "why")} == \
-        {"machine_score": 0.0, "why": "a fair appeal: None is what I meant"}
+        {"machine_score": 0.0, "why": "fair: right value, not a 1-tuple"}
     assert "adjusted" not in _outcome(ben, "1.predict.returns") and _report(out, "ada")["score"] == 26.0
     zed = _report(out, "zed")
     assert (zed["status"], zed["score"]) == ("not_gradable", None)   # never a score made of overrides
@@ -85,16 +85,25 @@ def test_a_batch_applies_the_csvs_overrides_says_which_and_refuses_lines_it_cann
     assert (rows["ben"]["score"], rows["ben"][BEN_WRONG]) == ("21", "failed, adjusted by staff to 1")
     assert f"adjusted by staff: {BEN_WRONG} 0 -> 1" in p.stdout
     page = (out / "feedback" / "ben.html").read_text()
-    assert "adjusted by staff: a fair appeal: None is what I meant (the grader gave 0 / 1;" in page
+    assert "adjusted by staff: fair: right value, not a 1-tuple (the grader gave 0 / 1;" in page
     p = run_cli("grade", str(subs), "--out", str(out), "--key", str(key_path), "--overrides", str(good), "--json")
     assert p.returncode == 2 and f"{good}, line 3: not applied: zed's submission is not gradable (" in p.stderr
     assert {r["student"]: r["score"] for r in json.loads(p.stdout)} == {"ada": 26.0, "ben": 21.0, "zed": None}
 
-    # graded again (forced): the override holds; without --overrides the batch's reports are the machine's again
-    p = run_cli("grade", str(subs), "--out", str(out), "--key", str(key_path), "--overrides",
-                str(_csv(good, ["ben", BEN_WRONG, "1", "a fair appeal: None is what I meant"])), "--force")
+    # graded again (forced, two at once): the override holds, and the progress lines (whole lines, however the graders'
+    # threads finish) show the scores with it; one that gives the grader's own score is applied, and says so;
+    # without --overrides the batch's reports are the machine's again
+    p = run_cli("grade", str(subs), "--out", str(out), "--key", str(key_path), "--jobs", "2", "--overrides",
+                str(_csv(good, ["ben", BEN_WRONG, "1", "fair: right value, not a 1-tuple"],
+                         ["ada", "1.predict.returns", "1", "checked by hand: right"])), "--force")
     assert p.returncode == 0, p.stderr
-    assert f"overrides: 1 of 1 from {good} applied: ben {BEN_WRONG} = 1" in p.stdout
+    assert f"overrides: 2 of 2 from {good} applied: ben {BEN_WRONG} = 1; ada 1.predict.returns = 1 (1 -> 1: no " \
+           f"change)" in p.stdout
+    assert "adjusted by staff: 1.predict.returns 1 -> 1: no change" in p.stdout
+    progress = sorted(line for line in p.stderr.splitlines() if "graded" in line and ".ipynb" in line)
+    assert progress[:2] == ["graded ada.ipynb (ada): graded 26/26 (with 1 override; the grader gave 26)",
+                            "graded ben.ipynb (ben): graded 21/26 (with 1 override; the grader gave 20)"], p.stderr
+    assert len(progress) == 3 and progress[2].startswith("graded zed.ipynb (zed): not_gradable (")
     assert _report(out, "ben")["score"] == 21.0
     p = run_cli("grade", str(subs), "--out", str(out), "--key", str(key_path))
     assert p.returncode == 0, p.stderr
@@ -200,9 +209,9 @@ def test_overrides_on_the_service_survive_a_regrade_reach_the_feedback_and_the_e
     assert got[0] == 400 and "an override needs a reason" in got[1]["error"]
 
     # staff override two of ben's checks: kept with who, when, the score before and the reason
-    r = _override(c, "ben", BEN_WRONG, "--score", "1", "--why", "a fair appeal: None is what I meant")
+    r = _override(c, "ben", BEN_WRONG, "--score", "1", "--why", "fair: right value, not a 1-tuple")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == f"ben {BEN_WRONG}: 0 -> 1 by prof (applied): a fair appeal: None is what I meant"
+    assert r.stdout.strip() == f"ben {BEN_WRONG}: 0 -> 1 by prof (applied): fair: right value, not a 1-tuple"
     assert _override(c, "ben", "1.predict.returns", "--score", "0.5", "--why", "half: the spec missed it").returncode == 0
     rows = call(url, c.staff)[1]["overrides"]
     assert [(r["student"], r["check"], r["before"], r["score"], r["who"], r["state"], r["handin"]) for r in rows] == \
@@ -215,9 +224,9 @@ def test_overrides_on_the_service_survive_a_regrade_reach_the_feedback_and_the_e
     report = _feedback(c, "ben")["report"]
     assert report["score"] == base + 1.5 and _feedback(c, "ben")["final_score"] == base + 1.5
     assert _outcome(report, BEN_WRONG)["status"] == machine_status   # the grader's
-    assert _outcome(report, BEN_WRONG)["adjusted"]["why"] == "a fair appeal: None is what I meant"
+    assert _outcome(report, BEN_WRONG)["adjusted"]["why"] == "fair: right value, not a 1-tuple"
     shown = render(Report.from_dict(report))
-    assert "adjusted by staff: a fair appeal: None is what I meant (the grader gave 0 / 1; prof," in shown
+    assert "adjusted by staff: fair: right value, not a 1-tuple (the grader gave 0 / 1; prof," in shown
     assert f"score {base + 1.5:g} / 26 · " in shown and " · 2 checks adjusted by staff" in shown
 
     # ben hands in again (a note added to his notebook); the regrade's new report keeps them
@@ -279,6 +288,11 @@ def test_overrides_on_the_service_survive_a_regrade_reach_the_feedback_and_the_e
     assert _feedback(c, "ben")["report"]["score"] == base + 1
     r = run_cli("course", "overrides", ASSIGNMENT, "--service", c.svc.url, env=env)
     assert r.returncode == 0 and "[to confirm]  half, on second thought" in r.stdout
+    listed = [line.split("  ")[1:3] + [line.split("[")[1].split("]")[0]] for line in r.stdout.splitlines()[1:6]]
+    assert r.stdout.splitlines()[0] == f"overrides of {ASSIGNMENT}, newest first:"   # as the page lists them
+    assert listed == [["ben", "6.predict.strict", "applied"], ["ben", "1.predict.returns", "cleared"],
+                      ["ben", BEN_WRONG, "to confirm"], ["ben", "1.predict.returns", "superseded"],
+                      ["ben", BEN_WRONG, "superseded"]]
     assert _override(c, "ben", BEN_WRONG, "--score", "0.5", "--why", "half, on second thought").returncode == 0
     assert call(url, c.staff)[1]["to_confirm"] == 0 and _feedback(c, "ben")["report"]["score"] == base + 1.5
 
@@ -309,7 +323,22 @@ def test_students_are_refused_on_every_override_route_and_a_form_post_needs_its_
     signed = conn.getresponse()
     signed.read()
     assert signed.status == 302
-    cookie = signed.getheader("Set-Cookie").split(";")[0]
+    cookie, *attributes = [a.strip() for a in signed.getheader("Set-Cookie").split(";")]
+    # scoped to the API's own path (under JupyterHub a student's server at /user/amy/ shares the origin), HTTP-only,
+    # SameSite=Strict; a staff page is never framed
+    assert {a.split("=")[0].lower(): a for a in attributes if not a.startswith(("expires", "Max-Age"))} == \
+        {"path": "Path=/api/v1/", "httponly": "HttpOnly", "samesite": "SameSite=Strict"}
+    assert signed.getheader("X-Frame-Options") == "DENY" and \
+        signed.getheader("Content-Security-Policy") == "default-src 'none'; form-action 'self'; frame-ancestors 'none'"
+    for view, csp in (("stats", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'"),
+                      ("collusion", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"),
+                      ("overrides/page", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
+                                         "frame-ancestors 'none'")):
+        conn.request("GET", f"/api/v1/assignments/{ASSIGNMENT}/{view}", headers={"Cookie": cookie})
+        r = conn.getresponse()
+        r.read()
+        assert (r.status, r.getheader("Content-Security-Policy"), r.getheader("X-Frame-Options")) == \
+            (200, csp, "DENY"), view
     page_path = f"/api/v1/assignments/{ASSIGNMENT}/overrides/page"
 
     def browser(method, body=None):
@@ -322,9 +351,12 @@ def test_students_are_refused_on_every_override_route_and_a_form_post_needs_its_
     assert status == 200 and "<h1>Overrides of 01-backward-vs-grad</h1>" in page
     token = re.search(r'name="_csrf" value="([0-9a-f]{64})"', page).group(1)
     form = {"student": "ben", "check": "3.predict.grad", "score": "1", "why": "fair appeal, by the form"}
-    for wrong in ({}, {"_csrf": "0" * 64}):   # none, or another's: refused before anything is kept
+    for wrong in ({}, {"_csrf": "0" * 64}):   # none, or another's: refused before anything is kept, with the page
         status, answer = browser("POST", urlencode({**form, **wrong}))
-        assert status == 403 and "this form's CSRF token is missing or wrong" in answer
+        assert status == 403 and "<h1>Overrides of 01-backward-vs-grad</h1>" in answer
+        assert ('<p class="note" role="status">Not saved: this form&#39;s CSRF token is missing or wrong: send the '
+                'form from this page again.</p>') in answer
+        assert 'name="student" list="students" required autocomplete="off" value=""' in answer   # not refilled
     assert not [r for r in call(f"{c.api}/assignments/{ASSIGNMENT}/overrides", c.staff)[1]["overrides"]
                 if r["check"] == "3.predict.grad"]
     status, page = browser("POST", urlencode({**form, "_csrf": token}))
@@ -335,6 +367,15 @@ def test_students_are_refused_on_every_override_route_and_a_form_post_needs_its_
     assert [(r["who"], r["score"], r["state"]) for r in kept] == [("prof", 1.0, "applied")]
     status, page = browser("POST", urlencode({**form, "score": "7", "_csrf": token}))
     assert status == 400 and "Not saved: the score 7 is outside 0..1" in page
+    # a refused form comes back as staff typed it, to correct it
+    assert 'required autocomplete="off" value="ben">' in page and 'value="3.predict.grad">' in page
+    assert 'inputmode="decimal" value="7">' in page and 'maxlength="1000">fair appeal, by the form</textarea>' in page
+    status, page = browser("POST", urlencode({**form, "score": "", "why": 'a "quoted" <reason>', "_csrf": token}))
+    assert status == 400 and '<p class="note" role="status">Not saved: give a score (points from 0 to 1)</p>' in page
+    assert 'inputmode="decimal" value="">' in page and '>a &#34;quoted&#34; &lt;reason&gt;</textarea>' in page
+    got = call(f"{c.api}/assignments/{ASSIGNMENT}/overrides", c.staff, "POST",
+               {"student": "ben", "check": "3.predict.grad", "why": "no score"})
+    assert (got[0], got[1]["error"]) == (400, "give a score (points from 0 to 1)")
     conn.close()
 
 

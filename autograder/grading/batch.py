@@ -26,7 +26,7 @@ from autograder.version import __version__
 from autograder.grading import identity, intake
 from autograder.judging.compare import short
 from autograder.grading.grade import grade_notebook, grader_fault, not_gradable_report
-from autograder.grading.overrides import Override, apply, current
+from autograder.grading.overrides import Override, apply, current, machine
 from autograder.keyfile import grading_json
 from autograder.model import Key, student_key
 from autograder.render.gradebook import to_csv, to_nbgrader_csv
@@ -326,10 +326,14 @@ def _reusable(path: Path, fp: str) -> Report | None:
 
 
 class _Progress:
-    """A tqdm bar on a terminal; one plain line per submission otherwise (logs, CI)."""
+    """A tqdm bar on a terminal; one plain line per submission otherwise (logs, CI), its score with the batch's
+    `overrides` applied (as the summary's table shows it)."""
 
-    def __init__(self, total: int, enabled: bool) -> None:
-        self.enabled, self.bar = enabled, None
+    def __init__(self, total: int, enabled: bool, overrides: list[Override] | None = None) -> None:
+        import threading
+
+        self.enabled, self.bar, self.overrides = enabled, None, overrides or []
+        self.lock = threading.Lock()   # the graders' threads report at once: one whole line each
         if enabled and sys.stderr.isatty():
             from tqdm import tqdm
 
@@ -337,14 +341,21 @@ class _Progress:
 
     def update(self, sub: Submission, report: Report, reused: bool) -> None:
         if self.bar is not None:
-            self.bar.update(1)
+            with self.lock:
+                self.bar.update(1)
             return
         if self.enabled:
-            done = "" if report.score is None else f" {report.score:g}/{report.max_score:g}"
+            shown, used = apply(report, self.overrides)   # the machine's report when no override is for it
+            done = "" if shown.score is None else f" {shown.score:g}/{shown.max_score:g}"
+            if used:
+                done += f" (with {len(used)} override{'s' if len(used) != 1 else ''}; the grader gave " \
+                        f"{machine(shown).score:g})"
             why = f" ({short(report.reason, 120)})" if report.status == "not_gradable" else ""
             again = " (unchanged: kept its report)" if reused else ""
             line = f"graded {sub.name} ({report.student}): {report.status}{done}{why}{again}"
-            print(printable(line), file=sys.stderr, flush=True)   # names are data: escapes shown, never obeyed
+            with self.lock:   # one write of the line and its newline: print() writes them apart, and a line of
+                sys.stderr.write(printable(line) + "\n")   # another thread could come between them
+                sys.stderr.flush()   # names are data: escapes shown, never obeyed
 
     def close(self) -> None:
         if self.bar is not None:
@@ -408,7 +419,7 @@ def grade_batch(subs: list[Submission], key: Key, out: str | Path, jobs: int = 1
             contents[s.name] = hashlib.sha256(content).hexdigest()
         del content
     kept = {s.name: None if force else _reusable(reports_dir / report_file(s.name), fps[s.name]) for s in subs}
-    bar = _Progress(len(subs), progress)
+    bar = _Progress(len(subs), progress, overrides)
 
     def done(sub: Submission, report: Report, fp: str) -> Report:   # a new report: written at once, atomically
         with profile.stage("report: write"):

@@ -71,38 +71,75 @@ def problem(key: Key, check: str, score: float | None, why: str) -> str:
     return ""
 
 
+SEPARATORS = {",": "commas", ";": "semicolons", "\t": "tabs"}   # what a CSV may be separated with (Excel: ';' in
+# locales with a decimal comma, and it may write a first line "sep=;")
+
+
+def _separator(line: str) -> str:
+    """The separator of a CSV whose header is `line`: the one (',', ';' or tab) that makes the most of COLUMNS
+    appear as columns, then the one seen most; ',' when none is seen."""
+    def fit(sep: str) -> tuple[int, int]:
+        names = {c.strip().strip('"').strip().lower() for c in line.split(sep)}
+        return sum(1 for c in COLUMNS if c in names), line.count(sep)
+
+    best = max(SEPARATORS, key=fit)
+    return best if fit(best) != (0, 0) else ","
+
+
+def _number(text: str, sep: str) -> float:
+    """A score as written: "1", "0.5"; with ';' or tab separators also a decimal comma ("0,5"). Raises ValueError."""
+    if sep != "," and text.count(",") == 1 and "." not in text:
+        text = text.replace(",", ".")
+    score = float(text)
+    if score != score or score in (float("inf"), float("-inf")):
+        raise ValueError(text)
+    return score
+
+
 def read_csv(path: str | Path, key: Key, by: str, when: str) -> list[Override]:
     """The overrides of a batch's CSV (columns student, check, score, why; a header line first; optional column
     `who`, else `by`), each checked against `key`, in file order (a later line for the same student and check
-    supersedes an earlier one). `when`: the time every override of the file is given (ISO 8601 UTC).
+    supersedes an earlier one). `when`: the time every override of the file is given (ISO 8601 UTC). The columns may
+    be separated by ',', ';' or tabs (seen in the header line; an Excel first line such as "sep=;" is skipped);
+    with ';' or tabs a score may have a decimal comma ("0,5").
 
     Raises:
         OverrideError: the file cannot be read, lacks a column, or has lines that cannot be used: the message names
             the file and each such line (student, check, score), what is wrong and the fix.
     """
+    import io
+
     path = Path(path)
     try:
-        with path.open(encoding="utf-8-sig", newline="") as f:
-            reader = csv.DictReader(f)
-            rows = list(reader)
-            header = [h.strip().lower() for h in reader.fieldnames or []]
+        text = path.read_text(encoding="utf-8-sig")
+        first, _, rest = text.partition("\n")
+        skipped = 1 if first.strip().lower().startswith("sep=") else 0   # Excel's "sep=;" line
+        body = rest if skipped else text
+        sep = _separator(body.partition("\n")[0])
+        reader = csv.DictReader(io.StringIO(body, newline=""), delimiter=sep)
+        rows = list(reader)
+        header = [h.strip().lower() for h in reader.fieldnames or []]
     except (OSError, UnicodeDecodeError, csv.Error) as e:
         raise OverrideError(f"{path}: the overrides cannot be read ({e}): give a UTF-8 CSV with the columns "
                             f"{', '.join(COLUMNS)}") from None
     missing = [c for c in COLUMNS if c not in header]
     if missing:
-        raise OverrideError(f"{path}, line 1: no column {', '.join(missing)}: the first line must name the columns "
-                            f"{', '.join(COLUMNS)} (and, if you like, who)")
+        raise OverrideError(f"{path}, line {1 + skipped}: no column {', '.join(missing)} (read as separated by "
+                            f"{SEPARATORS[sep]}): the header line must name the columns {', '.join(COLUMNS)} (and, if "
+                            f"you like, who), separated by commas, semicolons or tabs")
     out, problems = [], []
-    for n, raw in enumerate(rows, start=2):
+    for n, raw in enumerate(rows, start=2 + skipped):
         row = {str(k).strip().lower(): (v or "").strip() for k, v in raw.items() if k is not None}
         where = f"{path}, line {n}"
         if not any(row.values()):
             continue   # an empty line
+        found = next((c for c in key.checks if c.id == row["check"]), None)
+        if not row["score"] and found is not None:
+            problems.append(f"{where} ({row['student']}, {row['check']}): give a score (points from 0 to "
+                            f"{points(found.points)})")
+            continue
         try:
-            score = float(row["score"])
-            if score != score or score in (float("inf"), float("-inf")):
-                raise ValueError
+            score = _number(row["score"], sep)
         except ValueError:
             problems.append(f"{where}: the score {row['score']!r} of {row['student']} {row['check']} is not a number: "
                             f"write the points, such as 1 or 0.5")

@@ -134,7 +134,8 @@ def summary(reports: list[Report], shown: Callable[[str], bool] = lambda note: F
         extra = [r.reason] if r.status == "not_gradable" else [n for n in r.notes if shown(n)]
         if r.superseded_by:
             extra.append(f"does not count: {r.superseded_by}, another submission of {r.student}, counts")
-        extra += [f"adjusted by staff: {o.check_id} {o.adjusted.machine_score:g} -> {o.score:g}" for o in r.adjusted()]
+        extra += [f"adjusted by staff: {o.check_id} {o.adjusted.machine_score:g} -> {o.score:g}"
+                  + (": no change" if o.adjusted.machine_score == o.score else "") for o in r.adjusted()]
         for text in extra:
             lines += textwrap.wrap(text, len(head), initial_indent="   ↳ ", subsequent_indent="     ")
     return printable("\n".join(lines))

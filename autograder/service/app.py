@@ -246,7 +246,7 @@ class Base(tornado.web.RequestHandler):
             if got.wait > 0:
                 raise HTTPError(429, "too many wrong tokens from this address: wait a minute", 60)
             if kind == "session":
-                raise HTTPError(401, "your sign-in has ended: sign in again at /api/v1/login")
+                raise HTTPError(401, f"your sign-in has ended: sign in again at {api_base(self)}/login")
             raise HTTPError(403, "this token is not one this course issued (or it was withdrawn)")
         self.user = got.user
         if got.wait > 0:
@@ -582,6 +582,23 @@ _SURROGATE = re.compile(rb"\\[uU][dD][89a-fA-F]")   # a JSON escape of a UTF-16 
 MAX_HANDIN = 20_000_000   # bytes of a handed-in notebook
 MAX_ARRIVING = 200_000_000   # bytes all requests arriving at once may hold, together (one per user at a time)
 COOKIE = "autograd_lab_staff"
+# the staff pages (HTML) are never shown in a frame: no other page (a student's server under JupyterHub shares the
+# service's origin) may lay them under its own
+NO_FRAMES = "frame-ancestors 'none'"
+
+
+def api_base(handler: tornado.web.RequestHandler) -> str:
+    """The API's base a request came to: /api/v1, or under JupyterHub the service's prefix + /api/v1 (the proxy
+    keeps the prefix)."""
+    bases = handler.application.settings.get("api_bases", (API,))
+    return max((b for b in bases if handler.request.path.startswith(b + "/")), key=len, default=API)
+
+
+def staff_page_headers(handler: tornado.web.RequestHandler, csp: str) -> None:
+    """The headers of a staff HTML page: its Content-Security-Policy `csp` with frame-ancestors 'none', and
+    X-Frame-Options: DENY (for browsers that know only that)."""
+    handler.set_header("Content-Security-Policy", f"{csp}; {NO_FRAMES}")
+    handler.set_header("X-Frame-Options", "DENY")
 
 
 def _lateness(deadline: Any, student: str, when: Any) -> dict[str, Any]:
@@ -829,7 +846,7 @@ class Stats(Base):
         if page is None:
             raise HTTPError(404, f"no graded hand-in of {assignment} yet")
         self.set_header("Content-Type", "text/html; charset=utf-8")
-        self.set_header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:")
+        staff_page_headers(self, "default-src 'none'; style-src 'unsafe-inline'; img-src data:")
         self.finish(page)
 
 
@@ -881,7 +898,7 @@ class CollusionView(Base):
             self.set_header("Content-Disposition", f'attachment; filename="collusion-{assignment}.csv"')
             return self.finish(to_csv(view))
         self.set_header("Content-Type", "text/html; charset=utf-8")
-        self.set_header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+        staff_page_headers(self, "default-src 'none'; style-src 'unsafe-inline'")
         self.finish(to_html(view))
 
 
@@ -999,13 +1016,18 @@ class Login(tornado.web.RequestHandler):
 
     def set_default_headers(self) -> None:
         self.set_header("Cache-Control", "no-store")
-        self.set_header("Content-Security-Policy", "default-src 'none'; form-action 'self'")
+        staff_page_headers(self, "default-src 'none'; form-action 'self'")
+
+    def _base(self) -> str:
+        """The API's base this sign-in came to (api_base). The cookie is scoped to it: a student's server under the
+        same origin (/user/amy/) never receives it."""
+        return api_base(self)
 
     def _page(self, note: str = "", status: int = 200) -> None:
         import html
 
         nxt = self.get_argument("next", "")
-        nxt = nxt if nxt.startswith(API + "/") else ""
+        nxt = nxt if nxt.startswith(self._base() + "/") else ""
         self.set_status(status)
         self.finish(LOGIN_PAGE.format(action=html.escape(self.request.path), next=html.escape(nxt),
                                       note=html.escape(note)))
@@ -1032,9 +1054,11 @@ class Login(tornado.web.RequestHandler):
             return self._page(f"The course service cannot sign you in right now: try again in {RETRY_SECONDS} s.", 503)
         https = self.request.protocol == "https" or (bool(self.service.behind_proxy) and (
             self.request.headers.get("X-Forwarded-Proto", "").split(",")[-1].strip().lower() == "https"))
-        self.set_signed_cookie(COOKIE, sid, expires_days=1, httponly=True, samesite="Strict", secure=https)
+        base = self._base()
+        self.set_signed_cookie(COOKIE, sid, expires_days=1, httponly=True, samesite="Strict", secure=https,
+                               path=base + "/")
         nxt = self._field("next")
-        self.redirect(nxt if nxt.startswith(API + "/") else f"{API}/me")
+        self.redirect(nxt if nxt.startswith(base + "/") else f"{base}/me")
 
 
 class NotFound(Base):
@@ -1311,7 +1335,7 @@ def make_app(service: Service, prefix: str = "") -> tornado.web.Application:
     routes += overrides.routes(name)
     bases = sorted({API, prefix.rstrip("/") + API} if prefix.strip("/") else {API})
     return tornado.web.Application([(base + path, handler, a) for base in bases for path, handler in routes],
-                                   cookie_secret=service.cookie_secret, default_handler_class=NotFound, default_handler_args=a, log_function=_log_request,
+                                   cookie_secret=service.cookie_secret, api_bases=tuple(bases), default_handler_class=NotFound, default_handler_args=a, log_function=_log_request,
         xsrf_cookies=False, compress_response=True)
 
 

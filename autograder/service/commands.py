@@ -479,15 +479,18 @@ def override(args: argparse.Namespace) -> int:
 
 
 def overrides(args: argparse.Namespace) -> int:
-    """`autograder course overrides ID --service URL`: every override of an assignment, oldest first, with its state;
-    those that wait for staff to confirm (their check changed in a re-release) are said last, with the fix."""
+    """`autograder course overrides ID --service URL`: every override of an assignment, newest first (as the overrides
+    page lists them), with its state; those that wait for staff to confirm (their check changed in a re-release) are
+    said last, with the fix."""
     from autograder.render.terminal import printable
 
     try:
         rows = list_overrides(args.service, args.assignment)
     except RuntimeError as e:
         return _fail(str(e))
-    for r in rows:
+    if rows:
+        print(f"overrides of {args.assignment}, newest first:")
+    for r in reversed(rows):
         score = "cleared" if r["score"] is None else f"{_pts(r['before'])} -> {_pts(r['score'])}"
         print(printable(f"{r['made'][:16].replace('T', ' ')}  {r['student']}  {r['check']}  {score}  by {r['who']}  "
                         f"[{r['state']}]  {r['why']}"))

@@ -11,7 +11,8 @@ Routes (under /api/v1; staff only: a student's token is refused with 403 on each
                                             -> the row kept (201); a staff token in the Authorization header
     GET  /assignments/<id>/overrides/page   the page (HTML): every override and the form
     POST /assignments/<id>/overrides/page   the form (student, check, score, why, clear, _csrf): a signed-in browser's
-                                            post must carry the page's CSRF token (403 without it)
+                                            post must carry the page's CSRF token (403 without it: the page, saying
+                                            so); a refused form comes back filled in as it was sent
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from typing import Any, Literal
 from autograder.grading.overrides import Override, apply, check_digest, machine, problem
 from autograder.model import Key, student_key
 from autograder.report import Report, points
-from autograder.service.app import COOKIE, Base, HTTPError
+from autograder.service.app import COOKIE, Base, HTTPError, staff_page_headers
 
 State = Literal["applied", "superseded", "cleared", "to confirm", "not gradable", "not graded yet"]
 MAX_FORM = 16_000   # bytes of a form post
@@ -136,6 +137,10 @@ def add(service: Any, who: str, assignment: str, data: dict[str, Any]) -> dict[s
                                           check_digest(found) if found else "", None)
         return marked([*rows, row], key, {})[-1]
     score = data.get("score")
+    found = next((c for c in key.checks if c.id == check), None)
+    if score is None or (isinstance(score, str) and not score.strip()):
+        raise HTTPError(400, problem(key, check, None, why) if found is None else
+                        f"give a score (points from 0 to {points(found.points)})")
     try:
         score = float(score)
         if score != score or abs(score) == float("inf"):
@@ -225,18 +230,21 @@ class OverridesPage(Base):
         except (UnicodeDecodeError, ValueError):
             raise HTTPError(400, "the form is not a form (application/x-www-form-urlencoded, UTF-8)") from None
         if getattr(self, "_session", "") and not hmac.compare_digest(form.get("_csrf", ""), self.csrf()):
-            raise HTTPError(403, "this form's CSRF token is missing or wrong (a page of another site cannot send this "
-                                 "form): open the overrides page again and send the form from there")
+            # the page, not JSON (a browser shows it); never refilled: the form may be another site's
+            return await self._page(assignment, "Not saved: this form's CSRF token is missing or wrong: send the "
+                                                "form from this page again.", 403)
         try:
             row = await self.db(add, self.service, self.user.name, assignment, form)
-        except HTTPError as e:
-            return await self._page(assignment, f"Not saved: {e.why}", e.status_code)
+        except HTTPError as e:   # back with what staff typed, to correct it
+            typed = {k: form.get(k, "") for k in ("student", "check", "score", "why")}
+            return await self._page(assignment, f"Not saved: {e.why}", e.status_code, typed)
         said = (f"Saved: {row['student']}'s {row['check']} is cleared (the grader's score counts)." if row["score"] is None
                 else f"Saved: {row['student']}'s {row['check']} is {points(row['score'])} (the grader gave "
                      f"{points(row['before'])}).")
         await self._page(assignment, said, 201)
 
-    async def _page(self, assignment: str, note: str = "", status: int = 200) -> None:
+    async def _page(self, assignment: str, note: str = "", status: int = 200,
+                    typed: dict[str, str] | None = None) -> None:
         from autograder.render.overrides import to_html
 
         if self.service.key(assignment) is None:
@@ -245,10 +253,11 @@ class OverridesPage(Base):
         key = self.service.key(assignment)
         roster = await self.db(self.service.course.roster)
         page = to_html(assignment, rows, self.csrf(), self.request.path, note,
-                       tuple(u.name for u in roster if not u.staff), tuple((c.id, c.points) for c in key.checks))
+                       tuple(u.name for u in roster if not u.staff), tuple((c.id, c.points) for c in key.checks),
+                       typed or {})
         self.set_status(status)
         self.set_header("Content-Type", "text/html; charset=utf-8")
-        self.set_header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
+        staff_page_headers(self, "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
         self.finish(page)
 
 

@@ -62,3 +62,44 @@ def test_what_an_override_may_be_and_a_checks_digest():
     check = next(c for c in key.checks if c.id == "2.predict.returns")
     assert check_digest(check) == check_digest(replace(check)) != check_digest(replace(check, why=check.why + "!"))
     assert check_digest(check) != check_digest(replace(check, points=2.0))
+
+
+def test_a_csv_saved_by_excel_with_semicolons_or_tabs_is_read_and_a_wrong_header_says_the_separator(tmp_path):
+    import pytest
+
+    from autograder.grading.overrides import OverrideError, read_csv
+
+    key = load_key(KEY)
+    when = "2026-12-07T13:00:00+00:00"
+    files = {
+        "semicolons.csv": "student;check;score;why\nben;2.predict.returns;0,5;half: a fair appeal\n",
+        "excel.csv": "sep=;\r\nstudent;check;score;why\r\nben;2.predict.returns;1;fair, by hand\r\n",
+        "tabs.tsv": "student\tcheck\tscore\twhy\nben\t1.predict.returns\t0,5\thalf\n",
+        "commas.csv": 'student,check,score,why\nben,2.predict.returns,0.5,"half, on appeal"\n',
+    }
+    got = {}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        got[name] = [(o.student, o.check, o.score, o.why, o.where) for o in
+                     read_csv(tmp_path / name, key, "prof", when)]
+    assert got == {
+        "semicolons.csv": [("ben", "2.predict.returns", 0.5, "half: a fair appeal", f"{tmp_path / 'semicolons.csv'}, line 2")],
+        "excel.csv": [("ben", "2.predict.returns", 1.0, "fair, by hand", f"{tmp_path / 'excel.csv'}, line 3")],
+        "tabs.tsv": [("ben", "1.predict.returns", 0.5, "half", f"{tmp_path / 'tabs.tsv'}, line 2")],
+        "commas.csv": [("ben", "2.predict.returns", 0.5, "half, on appeal", f"{tmp_path / 'commas.csv'}, line 2")],
+    }
+    (tmp_path / "comma.csv").write_text("student,check,score,why\nben,2.predict.returns,\"0,5\",half\n")
+    with pytest.raises(OverrideError) as e:   # a decimal comma only where ',' does not separate the columns
+        read_csv(tmp_path / "comma.csv", key, "prof", when)
+    assert f"{tmp_path / 'comma.csv'}, line 2: the score '0,5' of ben 2.predict.returns is not a number" in str(e.value)
+    (tmp_path / "empty.csv").write_text("student;check;score;why\nben;2.predict.returns;;fair\n")
+    with pytest.raises(OverrideError) as e:
+        read_csv(tmp_path / "empty.csv", key, "prof", when)
+    assert str(e.value).endswith(f"{tmp_path / 'empty.csv'}, line 2 (ben, 2.predict.returns): give a score (points "
+                                 "from 0 to 1)")
+    (tmp_path / "short.csv").write_text("sep=;\nstudent;check;points;why\nben;2.predict.returns;1;fair\n")
+    with pytest.raises(OverrideError) as e:
+        read_csv(tmp_path / "short.csv", key, "prof", when)
+    assert str(e.value) == (f"{tmp_path / 'short.csv'}, line 2: no column score (read as separated by semicolons): "
+                            "the header line must name the columns student, check, score, why (and, if you like, who), "
+                            "separated by commas, semicolons or tabs")
