@@ -20,7 +20,7 @@ A *Value* is a tagged JSON object describing one Python object the probe saw:
 Non-finite floats are strings ("nan", "inf", "-inf") so that every document is strict JSON.
 The probe writes one JSON object per line (a *record*); see `RECORD_KINDS`.
 
-A *form* is a Value with its numbers left out: {"t": "float"}, {"t": "int"}, {"t": "none"}, a tensor or array without "data" and
+A *form* is a Value with its numbers left out: {"t": "float"}, {"t": "int"}, {"t": "none"}, a bool as it is, a tensor or array without "data" and
 with "n" (how many numbers it holds), a seq of forms. A "columns" record (release's sweep only: calls with
 "targets") holds many calls of one function whose read values have the same forms, as rows of numbers:
 
@@ -283,6 +283,8 @@ def form_width(form: Any, depth: int = 0) -> int:
         return 1
     if t == "none" and len(form) == 1:
         return 0
+    if t == "bool" and isinstance(form.get("v"), bool) and len(form) == 2:   # its value is part of the form
+        return 0
     if t in ("tensor", "array") and "data" not in form and isinstance(form.get("n"), int) \
             and not isinstance(form["n"], bool) and 0 <= form["n"] <= MAX_ELEMENTS:
         return form["n"]
@@ -294,8 +296,8 @@ def form_width(form: Any, depth: int = 0) -> int:
 def fill(form: dict[str, Any], numbers: list[Any], at: int = 0) -> tuple[dict[str, Any], int]:
     """The Value of `form` with the numbers from `numbers[at:]`, and where the next form's numbers start."""
     t = form["t"]
-    if t == "none":
-        return {"t": "none"}, at
+    if t in ("none", "bool"):
+        return dict(form), at
     if t in ("float", "int"):
         return {**form, "v": numbers[at]}, at + 1
     if t in ("tensor", "array"):

@@ -28,8 +28,8 @@ from autograder.authoring import domain
 from autograder.authoring.discrimination import distribution
 from autograder.grading import plan
 from autograder.judging import analytic, judge
-from autograder.model import (Check, Exercise, ExprAnswer, InstalledExpectation, Key, NoneAnswer, Number,
-                              ValueExpectation, answer_items)
+from autograder.model import (BoolAnswer, Check, Exercise, ExprAnswer, InstalledExpectation, Key, NoneAnswer,
+                              Number, ValueExpectation, answer_items)
 from autograder.sandbox import client as sandbox
 
 __all__ = ["FULL", "QUICK", "Budget", "Summary", "fingerprint", "remembered", "sweep"]
@@ -319,13 +319,14 @@ def _expected_columns(check: Check, ex: Exercise, points: list[dict[str, Number]
 
     answer = check.expectation.answer
     items = answer_items(answer)
-    if not points or not all(isinstance(a, (ExprAnswer, NoneAnswer)) for a in items):
+    if not points or not all(isinstance(a, (ExprAnswer, NoneAnswer, BoolAnswer)) for a in items):
         return None
     names = {s: np.array([p[s] for p in points], dtype=np.float64) for s in points[0]}
     named = ex.values(names)
     try:
         entries: list[Any] = []
-        for a in (i for i in items if isinstance(i, ExprAnswer)):   # None holds no number
+        for a in (i for i in items if isinstance(i, ExprAnswer)):   # None and a bool hold no number (a bool is in
+            #                                                           the form, which a group's first point judges)
             expr = analytic.parse(a.expr, tuple(named))
             entries += list(expr) if isinstance(expr, sp.MatrixBase) else [expr]
         constant = np.array([not e.free_symbols for e in entries], dtype=bool)
@@ -419,7 +420,7 @@ class _Judging:
             if expected is not None and expected[0].shape[1] == end - first and len(rest):
                 observed = np.asarray(cols.rows, dtype=np.float64)[1:, first:end]   # "nan", "inf": numpy reads them
                 want, constant = expected[0][idx[1:]], expected[1]
-                tols = [self.key.grading.produced(check, d) for d in sorted(_form_dtypes(form))]
+                tols = [self.key.grading.produced(check, d) for d in sorted(_form_dtypes(form) or {"float64"})]
                 rtol, atol = min(t.rtol for t in tols), min(t.atol for t in tols)   # the strictest: a first look
                 with np.errstate(all="ignore"):
                     near = np.isfinite(want) & (np.abs(observed - want) <= 0.5 * (atol + rtol * np.abs(want)))

@@ -87,7 +87,7 @@ def test_a_warnings_traceback_keeps_only_the_submissions_own_frames():
 
 def test_release_s_lean_calls_come_back_as_columns_and_anything_else_as_its_own_call_record():
     """probe._lean_calls (release's sweep): values of one form as rows of numbers, in the Value a call record would
-    hold (wire.Columns.record), a group per form; a bool, a raise and a timeout each as a call record; after a
+    hold (wire.Columns.record), a group per form; a string, a raise and a timeout each as a call record; after a
     timeout the function's later points are skipped."""
     import json
     import time
@@ -100,7 +100,7 @@ def test_release_s_lean_calls_come_back_as_columns_and_anything_else_as_its_own_
 
     def grad_of_square(x):
         if x.item() == 3.0:
-            return True
+            return "three"
         if x.item() == 4.0:
             raise ValueError("four")
         if x.item() == 6.0:
@@ -109,7 +109,7 @@ def test_release_s_lean_calls_come_back_as_columns_and_anything_else_as_its_own_
             x.grad = torch.tensor(float("nan"))
             return torch.tensor(float("nan"))
         (x * x).backward()
-        return (x.grad.clone(), None)
+        return (x.grad.clone(), None, x.requires_grad)   # a bool is part of the form: no number
 
     shell.user_ns["f"] = grad_of_square
     arg = lambda v: {"args": [{"name": "x", "tensor": {"value": v, "dtype": "float32", "requires_grad": True,  # noqa: E731
@@ -123,9 +123,9 @@ def test_release_s_lean_calls_come_back_as_columns_and_anything_else_as_its_own_
     cols, nan = obs.columns
     assert cols.points == (0, 1) and cols.rows == ([2.0, 2.0], [4.0, 4.0])   # the returned grad, then x.grad
     assert nan.points == (4,) and nan.rows == (["nan", "nan"],)   # another form: a group of its own
-    assert cols.record(1).returned == probe.encode((torch.tensor(4.0), None))
+    assert cols.record(1).returned == probe.encode((torch.tensor(4.0), None, True))
     assert cols.record(1).tensors["x"] == {"grad": probe.encode(torch.tensor(4.0)), "requires_grad": True,
                                            "is_leaf": True}
-    assert obs.calls[("f", 2)].returned == {"t": "bool", "v": True}
+    assert obs.calls[("f", 2)].returned == {"t": "str", "v": "three"}
     assert obs.calls[("f", 3)].status == "raised" and obs.calls[("f", 3)].exception["message"] == "four"
     assert obs.calls[("f", 5)].status == "timeout" and obs.calls[("f", 6)].status == "skipped"

@@ -107,7 +107,8 @@ def test_a_columns_record_gives_each_point_the_call_record_a_call_record_would()
     rows of numbers; each row filled into its form is the Value a "call" record would have held."""
     tensor = {"t": "tensor", "dtype": "float32", "shape": [2], "requires_grad": False, "is_leaf": True,
               "grad_fn": None, "truncated": False, "n": 2}
-    forms = {"returned": {"t": "seq", "kind": "tuple", "items": [{"t": "float"}, {"t": "none"}], "truncated": False},
+    forms = {"returned": {"t": "seq", "kind": "tuple", "items": [{"t": "float"}, {"t": "none"}, {"t": "bool", "v": True}],
+                          "truncated": False},
              "x": {"grad": tensor, "requires_grad": True, "is_leaf": True}}
     rec = {"k": "columns", "call": "f", "forms": forms, "points": [0, 3], "rows": [[1.5, 2.0, 3.0], [-1, 0.25, "-inf"]]}
     obs = wire.parse_results(stream(HELLO, rec, {"k": "done"}))
@@ -115,8 +116,8 @@ def test_a_columns_record_gives_each_point_the_call_record_a_call_record_would()
     assert cols.points == (0, 3) and cols.offsets() == {"returned": (0, 1), "x": (1, 3)}
     second = cols.record(1)
     assert second.call == "f" and second.point == 3 and second.status == "returned"
-    assert second.returned == {"t": "seq", "kind": "tuple", "items": [{"t": "float", "v": -1}, {"t": "none"}],
-                               "truncated": False}
+    assert second.returned == {"t": "seq", "kind": "tuple", "items": [{"t": "float", "v": -1}, {"t": "none"},
+                                                                      {"t": "bool", "v": True}], "truncated": False}
     assert second.tensors["x"]["grad"]["data"] == [0.25, "-inf"] and second.tensors["x"]["requires_grad"] is True
     assert "n" not in second.tensors["x"]["grad"]
 

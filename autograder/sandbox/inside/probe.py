@@ -463,8 +463,8 @@ _FLOATS: dict[Any, str] = {}   # torch's floating dtypes -> their names (filled 
 
 def _sig(obj: Any, numbers: list[Any], depth: int = 0) -> tuple[Any, ...] | None:
     """The form of what `encode` would make of `obj` (wire; see `_form_of`) as a tuple, its numbers appended to
-    `numbers` as `encode` writes them (a non-finite float as "nan", "inf" or "-inf"); None where it is anything but
-    None, a float, an int below 2**53, a floating tensor of at most wire.MAX_ELEMENTS numbers, or a tuple (a
+    `numbers` as `encode` writes them (a non-finite float as "nan", "inf" or "-inf"; a bool is part of the form and
+    holds no number); None where it is anything but None, a bool, a float, an int below 2**53, a floating tensor of at most wire.MAX_ELEMENTS numbers, or a tuple (a
     namedtuple too) or list of at most wire.MAX_ITEMS of these (then the call is written as a "call" record). Reads
     what `encode` reads, the same way."""
     import torch
@@ -472,6 +472,8 @@ def _sig(obj: Any, numbers: list[Any], depth: int = 0) -> tuple[Any, ...] | None
     tp = type(obj)
     if obj is None:
         return ("none",)
+    if tp is bool:   # no number: its value is part of the form
+        return ("bool", obj)
     if tp is float:
         numbers.append(obj if _isfinite(obj) else wire.encode_float(obj))
         return ("float",)
@@ -517,6 +519,8 @@ def _form_of(sig: tuple[Any, ...]) -> dict[str, Any]:
                 "is_leaf": is_leaf, "grad_fn": grad_fn, "truncated": False, "n": n}
     if sig[0] == "seq":
         return {"t": "seq", "kind": sig[1], "items": [_form_of(i) for i in sig[2]], "truncated": False}
+    if sig[0] == "bool":
+        return {"t": "bool", "v": sig[1]}
     return {"t": sig[0]}
 
 
