@@ -350,13 +350,14 @@ def _gap(expected: dict[str, Any], observed: dict[str, Any] | None) -> tuple[flo
     return rel, max(abs(a - b) for a, b in zip(o, e, strict=True))
 
 
-def _form_dtypes(form: dict[str, Any]) -> set[str]:
-    """The dtypes of a form's numbers (wire): a tensor's or array's own, "float64" for a Python number."""
+def _form_dtypes(form: dict[str, Any]) -> list[str]:
+    """The dtype of each of a form's numbers, in order (wire): a tensor's or array's own, "float64" for a Python
+    number; as compare_produced judges each item of a tuple at its own dtype's tolerance."""
     if form["t"] in ("tensor", "array"):
-        return {str(form.get("dtype"))}
+        return [str(form.get("dtype"))] * int(form["n"])
     if form["t"] == "seq":
-        return {d for item in form["items"] for d in _form_dtypes(item)}
-    return {"float64"} if form["t"] in ("float", "int") else set()
+        return [d for item in form["items"] for d in _form_dtypes(item)]
+    return ["float64"] if form["t"] in ("float", "int") else []
 
 
 class _Judging:
@@ -420,8 +421,8 @@ class _Judging:
             if expected is not None and expected[0].shape[1] == end - first and len(rest):
                 observed = np.asarray(cols.rows, dtype=np.float64)[1:, first:end]   # "nan", "inf": numpy reads them
                 want, constant = expected[0][idx[1:]], expected[1]
-                tols = [self.key.grading.produced(check, d) for d in sorted(_form_dtypes(form) or {"float64"})]
-                rtol, atol = min(t.rtol for t in tols), min(t.atol for t in tols)   # the strictest: a first look
+                tols = [self.key.grading.produced(check, d) for d in _form_dtypes(form)]   # each number's own
+                rtol, atol = np.array([t.rtol for t in tols]), np.array([t.atol for t in tols])
                 with np.errstate(all="ignore"):
                     near = np.isfinite(want) & (np.abs(observed - want) <= 0.5 * (atol + rtol * np.abs(want)))
                     # a constant NaN or infinity (the where trap's "nan") is sympy's own: the same one passes, as in

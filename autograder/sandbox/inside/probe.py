@@ -458,14 +458,15 @@ def observe_call(ns: dict[str, Any], call: dict[str, Any], point: int, timeout: 
     return rec
 
 
-_FLOATS: dict[Any, str] = {}   # torch's floating dtypes -> their names (filled on first use)
+_FLOATS: dict[Any, str] = {}   # torch's floating and integer dtypes -> their names (filled on first use)
 
 
 def _sig(obj: Any, numbers: list[Any], depth: int = 0) -> tuple[Any, ...] | None:
     """The form of what `encode` would make of `obj` (wire; see `_form_of`) as a tuple, its numbers appended to
     `numbers` as `encode` writes them (a non-finite float as "nan", "inf" or "-inf"; a bool is part of the form and
-    holds no number); None where it is anything but None, a bool, a float, an int below 2**53, a floating tensor of at most wire.MAX_ELEMENTS numbers, or a tuple (a
-    namedtuple too) or list of at most wire.MAX_ITEMS of these (then the call is written as a "call" record). Reads
+    holds no number); None where it is anything but None, a bool, a float, an int below 2**53, a floating or
+    integer tensor of at most wire.MAX_ELEMENTS numbers, or a tuple (a namedtuple too) or list of at most
+    wire.MAX_ITEMS of these (then the call is written as a "call" record). Reads
     what `encode` reads, the same way."""
     import torch
 
@@ -485,13 +486,17 @@ def _sig(obj: Any, numbers: list[Any], depth: int = 0) -> tuple[Any, ...] | None
     if tp is torch.Tensor or tp is torch.nn.Parameter:
         if not _FLOATS:
             _FLOATS.update({torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float32",
-                            torch.float64: "float64"})
+                            torch.float64: "float64", torch.int64: "int64", torch.int32: "int32",
+                            torch.int16: "int16", torch.int8: "int8", torch.uint8: "uint8"})
         dtype = _FLOATS.get(obj.dtype)
         numel = int(torch.Tensor.numel(obj))
         if dtype is None or numel > wire.MAX_ELEMENTS:
             return None
         data = torch.Tensor.detach(obj).reshape(-1).tolist()
-        if not all(map(_isfinite, data)):
+        if dtype == "int64":
+            if not all(-2**53 < x < 2**53 for x in data):   # as `_flat_numbers` writes larger ones as floats
+                return None
+        elif not all(map(_isfinite, data)):
             data = [x if _isfinite(x) else wire.encode_float(x) for x in data]
         numbers.extend(data)
         grad_fn = obj.grad_fn
