@@ -27,7 +27,7 @@ from autograder import wire
 from autograder.authoring import domain
 from autograder.authoring.discrimination import distribution
 from autograder.grading import plan
-from autograder.judging import analytic, judge
+from autograder.judging import analytic, compare, judge
 from autograder.model import (BoolAnswer, Check, Exercise, ExprAnswer, InstalledExpectation, Key, NoneAnswer,
                               Number, ValueExpectation, answer_items)
 from autograder.sandbox import client as sandbox
@@ -290,24 +290,6 @@ class _Misses:
             self.worst, self.worst_abs = max(self.worst, gap[0]), max(self.worst_abs, gap[1])
 
 
-def _numbers(v: dict[str, Any] | None) -> list[Any] | None:
-    if v is None:
-        return None
-    if v.get("t") in ("float", "int"):
-        return [v["v"]]
-    if v.get("t") in ("tensor", "array") and not v.get("truncated"):
-        return list(v["data"])
-    if v.get("t") == "seq" and not v.get("truncated"):
-        out: list[Any] = []
-        for item in v["items"]:
-            nums = _numbers(item)
-            if nums is None:
-                return None
-            out += nums
-        return out
-    return None
-
-
 def _expected_columns(check: Check, ex: Exercise, points: list[dict[str, Number]]) -> tuple[Any, Any] | None:
     """Sympy's value of a check whose answer is one expression, or a tuple of them, at every point, in float64 (numpy;
     an array of shape (points, numbers), a tuple's items' numbers one after another), and which numbers are constants
@@ -343,7 +325,8 @@ def _expected_columns(check: Check, ex: Exercise, points: list[dict[str, Number]
 def _gap(expected: dict[str, Any], observed: dict[str, Any] | None) -> tuple[float, float] | None:
     """The largest |observed - expected| / |expected| and |observed - expected| over the numbers of two values of one
     form (None: no number to compare, or a value that is not finite)."""
-    e, o = _numbers(expected), _numbers(observed)
+    e = compare.flat_numbers(expected) if expected else None
+    o = compare.flat_numbers(observed) if observed else None
     if e is None or o is None or len(e) != len(o) or any(isinstance(x, (str, bool)) for x in e + o):
         return None
     rel = max((abs(a - b) / abs(b) if b else (0.0 if a == b else math.inf)) for a, b in zip(o, e, strict=True))

@@ -278,7 +278,7 @@ def _as_number(v: Value) -> Any | None:
     return None
 
 
-def _flat(v: Value) -> list[Any] | None:
+def flat_numbers(v: Value) -> list[Any] | None:
     """The numbers of a tensor, an array or a (nested) list or tuple of numbers, row-major; else None."""
     if v["t"] in ("tensor", "array"):
         return None if v.get("truncated") else list(v["data"])
@@ -287,7 +287,7 @@ def _flat(v: Value) -> list[Any] | None:
     if v["t"] == "seq":
         out: list[Any] = []
         for item in v["items"]:
-            sub = _flat(item)
+            sub = flat_numbers(item)
             if sub is None:
                 return None
             out += sub
@@ -357,7 +357,7 @@ def compare_predicted(expected: Value, observed: Value, tol: Tolerance, list_for
                 return Comparison(False, c.reason, f"item {i}: {c.detail}")
         return MATCH
     if et == "array":
-        flat = _flat(observed)
+        flat = flat_numbers(observed)
         shape, want = _nested_shape(observed), list(expected.get("shape") or [len(expected["data"])])
         # nested lists or tuples are the array when their shape is its shape (or when they are flat, row-major);
         # (tensor([...]),) or ([...],), a one-item tuple around the vector, is not the vector itself
