@@ -200,7 +200,6 @@ class _Chance:
         self.grids: dict[str, tuple[list[Any], Any, int]] = {}
 
     def _grid(self, check: Check) -> tuple[list[Any], Any, int]:
-        import numpy as np
 
         if check.id in self.grids:
             return self.grids[check.id]
@@ -210,19 +209,8 @@ class _Chance:
         used = discrimination._used(key, check, (right,))
         dists = {name: discrimination.distribution(key.parameters[name]) for name in used}
         size = prod(len(v) for v, _ in dists.values())
-        if size <= GRID:
-            grids = np.meshgrid(*(v for v, _ in dists.values()), indexing="ij") if used else []
-            wgrids = np.meshgrid(*(w for _, w in dists.values()), indexing="ij") if used else []
-            columns = {name: g.ravel() for name, g in zip(used, grids, strict=True)}
-            weight = np.prod([w.ravel() for w in wgrids], axis=0) if used else np.array([1.0])
-        else:
-            rng = np.random.default_rng(0)
-            columns = {name: rng.choice(v, size=GRID, p=w) for name, (v, w) in dists.items()}
-            weight = np.full(GRID, 1.0 / GRID)
+        _, full, weight = discrimination.weighted_grid(key, ex, dists, GRID, GRID, 0)
         n = len(weight)
-        base = plan.draw_point(key.parameters, key.assignment, "reference-a", "own")
-        full = {**{p: np.full(n, float(v)) for p, v in base.items()}, **columns}
-        full.update({a.name: full[a.param] for a in ex.args if a.param})
         symbols = discrimination._symbols(key, check)
         entries = [e for item in discrimination.expressions(right)
                    for e in discrimination._entries(item.expr, symbols, full, n)]

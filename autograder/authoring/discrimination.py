@@ -12,7 +12,7 @@ from typing import Any
 
 from autograder.grading import plan
 from autograder.judging import analytic, judge
-from autograder.model import Check, ExprAnswer, Key, Misconception, Parameter, SeqAnswer, Tolerance
+from autograder.model import Check, Exercise, ExprAnswer, Key, Misconception, Parameter, SeqAnswer, Tolerance
 
 __all__ = ["MAX_SHARE", "Overlap", "distribution", "expressions", "overlap"]
 MAX_SHARE = 0.01   # the share of students above which a misconception is refused (unless its spec accepts it)
@@ -141,28 +141,16 @@ def overlap(key: Key, check: Check, m: Misconception, seed: int = 0) -> Overlap:
     the two answers depend on when it has at most ENUMERATE points, else over SAMPLES draws (numpy's generator
     seeded with `seed`, so a release measures the same share each time). A produce check is also called at fresh
     points, so for it the share is an upper bound of the students who pass with the misconception."""
-    import numpy as np
 
     ex = key.exercise(check.exercise)
     symbols = _symbols(key, check)
     right = judge.right_answer(check)
     used = _used(key, check, (right, m.answer))
     dists = {name: distribution(key.parameters[name]) for name in used}
-    size = prod(len(v) for v, _ in dists.values())
-    exact = size <= ENUMERATE
-    if exact:
-        grids = np.meshgrid(*(v for v, _ in dists.values()), indexing="ij") if used else []
-        wgrids = np.meshgrid(*(w for _, w in dists.values()), indexing="ij") if used else []
-        columns = {name: g.ravel() for name, g in zip(used, grids, strict=True)}
-        weight = np.prod([w.ravel() for w in wgrids], axis=0) if used else np.array([1.0])
-    else:
-        rng = np.random.default_rng(seed)
-        columns = {name: rng.choice(v, size=SAMPLES, p=w) for name, (v, w) in dists.items()}
-        weight = np.full(SAMPLES, 1.0 / SAMPLES)
+    columns, full, weight = weighted_grid(key, ex, dists, ENUMERATE, SAMPLES, seed)
+    exact = prod(len(v) for v, _ in dists.values()) <= ENUMERATE
     n = len(weight)
     base = plan.draw_point(key.parameters, key.assignment, "reference-a", "own")
-    full = {**{p: np.full(n, float(v)) for p, v in base.items()}, **columns}
-    full.update({a.name: full[a.param] for a in ex.args if a.param})
     same = _same(right, m.answer, symbols, full, n, ex.values(base), judge.misconception_tolerance(key, check))
     share = float(weight[same].sum())
     values: list[str] = []
@@ -173,6 +161,31 @@ def overlap(key: Key, check: Check, m: Misconception, seed: int = 0) -> Overlap:
             mostly = [v for v in grid if weight[(col == v) & same].sum() > 0.5 * weight[col == v].sum()]
             values += _ranges(name, mostly, grid, key.parameters[name])
     return Overlap(check.id, m.id, share, exact, tuple(values[:5]) + (("...",) if len(values) > 5 else ()))
+
+
+def weighted_grid(key: Key, ex: Exercise, dists: dict[str, tuple[Any, Any]], enumerate_up_to: int, samples: int,
+                  seed: int) -> tuple[dict[str, Any], dict[str, Any], Any]:
+    """The points of the parameters in `dists` (name -> (values, weights), `distribution`) that students are drawn
+    at, each with its weight: every combination where there are at most `enumerate_up_to`, else `samples` draws
+    (numpy's generator seeded with `seed`). Returns (the varied columns, every parameter's and argument's column
+    with the others at reference-a's own point, the weights): numpy arrays of one length."""
+    import numpy as np
+
+    used = list(dists)
+    if prod(len(v) for v, _ in dists.values()) <= enumerate_up_to:
+        grids = np.meshgrid(*(v for v, _ in dists.values()), indexing="ij") if used else []
+        wgrids = np.meshgrid(*(w for _, w in dists.values()), indexing="ij") if used else []
+        columns = {name: g.ravel() for name, g in zip(used, grids, strict=True)}
+        weight = np.prod([w.ravel() for w in wgrids], axis=0) if used else np.array([1.0])
+    else:
+        rng = np.random.default_rng(seed)
+        columns = {name: rng.choice(v, size=samples, p=w) for name, (v, w) in dists.items()}
+        weight = np.full(samples, 1.0 / samples)
+    n = len(weight)
+    base = plan.draw_point(key.parameters, key.assignment, "reference-a", "own")
+    full = {**{p: np.full(n, float(v)) for p, v in base.items()}, **columns}
+    full.update({a.name: full[a.param] for a in ex.args if a.param})
+    return columns, full, weight
 
 
 def _ranges(name: str, chosen: list[float], grid: Any, p: Parameter) -> list[str]:
