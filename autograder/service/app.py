@@ -850,6 +850,26 @@ class Stats(Base):
         self.finish(page)
 
 
+def _class_stamp(service: Service, assignment: str) -> tuple[Any, tuple[str, ...], tuple[Any, ...]]:
+    """What a class-wide staff page of `assignment` depends on, after course.toml is looked at again (deadlines,
+    extensions and `counts` decide which hand-in counts): (its key, the roster's students, a stamp that changes when a
+    hand-in, a report, the key, the deadlines or the roster does)."""
+    service.deadlines()
+    key = service.course.key(assignment)
+    students = tuple(u.name for u in service.course.roster() if not u.staff)
+    return key, students, (service.course.handins_version(assignment), key.digest if key else "",
+                           service.deadlines_stamp, students)
+
+
+def _counting(service: Service, assignment: str) -> tuple[dict[int, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    """(the graded reports by hand-in id, every hand-in with whether it counts, the graded hand-ins that count, by
+    student)."""
+    graded = service.course.graded_of(assignment)
+    handins = _with_counts(service, assignment, service.course.handins_of(assignment))
+    return graded, handins, sorted((h for h in handins if h["counts"] and h["id"] in graded),
+                                   key=lambda h: h["student"])
+
+
 def _stats_page(service: Service, assignment: str) -> str | None:
     """The class view of `assignment`, made again only when a hand-in, a graded report, the key or the deadlines
     changed since the last one (None: nothing graded yet)."""
@@ -857,17 +877,12 @@ def _stats_page(service: Service, assignment: str) -> str | None:
     from autograder.render.stats import to_html
     from autograder.report import Report
 
-    service.deadlines()   # course.toml looked at again first: its change makes the page again
-    key = service.course.key(assignment)
-    students = tuple(u.name for u in service.course.roster() if not u.staff)
-    stamp = (service.course.handins_version(assignment), key.digest if key else "", service.deadlines_stamp,
-             students, service.course.overrides_version(assignment))
+    key, students, stamp = _class_stamp(service, assignment)
+    stamp += (service.course.overrides_version(assignment),)
     cached = service.stats_pages.get(assignment)
     if cached is not None and cached[0] == stamp:
         return cached[1]
-    graded = service.course.graded_of(assignment)
-    handins = _with_counts(service, assignment, service.course.handins_of(assignment))
-    counting = sorted((h for h in handins if h["counts"] and h["id"] in graded), key=lambda h: h["student"])
+    graded, handins, counting = _counting(service, assignment)
     reports = [Report.from_dict(graded[h["id"]]) for h in counting]
     page = None
     if reports:
@@ -910,16 +925,11 @@ def _collusion_view(service: Service, assignment: str) -> Any:
     from autograder.authoring.collusion import collusion
     from autograder.report import Report
 
-    service.deadlines()   # course.toml looked at again first: deadlines, extensions and counts decide who counts
-    key = service.course.key(assignment)
-    students = tuple(u.name for u in service.course.roster() if not u.staff)
-    stamp = (service.course.handins_version(assignment), key.digest if key else "", service.deadlines_stamp, students)
+    key, _, stamp = _class_stamp(service, assignment)
     cached = service.collusion_views.get(assignment)
     if cached is not None and cached[0] == stamp:
         return cached[1]
-    graded = service.course.graded_of(assignment)
-    handins = _with_counts(service, assignment, service.course.handins_of(assignment))
-    counting = sorted((h for h in handins if h["counts"] and h["id"] in graded), key=lambda h: h["student"])
+    graded, _, counting = _counting(service, assignment)
     view = None
     if counting and key is not None:
         reports = [Report.from_dict(graded[h["id"]]) for h in counting]
