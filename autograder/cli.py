@@ -4,7 +4,8 @@ Everything heavy is imported inside the subcommand that needs it, so that `--hel
 Exit codes: 0 success (for `check`: every check passed); 1 `check` found a check that did not pass
 or the notebook is not gradable; 2 usage, spec, key or build error (the message says what to fix).
 
-May import: stdlib, autograder.version, autograder.model; inside a subcommand: autograder.keyfile,
+May import: stdlib, autograder.version, autograder.model, autograder.sandbox.cgroup (stdlib only: the usable cores);
+inside a subcommand: autograder.keyfile,
 autograder.report, autograder.grading.notebook, autograder.grading.intake, autograder.grading.grade, autograder.grading.batch, autograder.grading.overrides,
 autograder.grading.identity, autograder.authoring.release, autograder.authoring.spec, autograder.authoring.scaffold,
 autograder.authoring.sweep (release's domain budgets), autograder.student.selfcheck,
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.model import limits_help
+from autograder.sandbox import cgroup
 
 LIMIT_HELP = "override a limit of the key's [grading] table (repeatable): " + limits_help()
 EXAMPLES = {
@@ -118,8 +120,11 @@ def _parser() -> argparse.ArgumentParser:
                    "busy machine's fault, never the spec's)")
     r.add_argument("--domain", choices=("full", "quick"), default="full",
                    help="check the solution at every point a student can draw (full: enumerated up to a million "
-                   "points per exercise, else 100,000 draws plus the edges and the points near poles; about a minute "
-                   "or a few) or at a few thousand (quick: for drafts; release with full before students get it)")
+                   "points per exercise, else 100,000 draws plus the edges and the points near poles; its time is "
+                   "the solution's own calls over the cores: from seconds to minutes) or at a few thousand (quick: "
+                   "for drafts; release with full before students get it)")
+    r.add_argument("--jobs", type=_jobs, metavar="N", help="sandboxed runs of the domain check at once (default: one "
+                   "per core this process may use, its CPU quota counted, and at most one per GiB of free memory)")
     r.add_argument("--course", metavar="URL", help="also release for the course service at URL: upload the full key "
                    "(a staff token: $AUTOGRAD_LAB_TOKEN or `autograder login`) and write the course's student folder, "
                    "build/<id>/course/: the notebook and course.json, with no answer in it")
@@ -151,7 +156,7 @@ def _parser() -> argparse.ArgumentParser:
                    "submission), or FILE/<submission>.json for each of several")
     g.add_argument("--key", help="key.json (default: build/<assignment>/key.json)")
     g.add_argument("--assignment", help="assignment id (default: from the notebooks' metadata or folder names)")
-    g.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once (default: cores; "
+    g.add_argument("--jobs", type=_jobs, default=cgroup.usable_cores(), help="submissions graded at once (default: cores; "
                    "with --scheduler, the Dask workers' threads decide)")
     g.add_argument("--ids", choices=("file", "notebook"), default="file", help="whose parameters each "
                    "submission is graded with: the file's (or its folder's) name (default), or the notebook's own "
@@ -292,6 +297,13 @@ def _selfcheck_parser() -> argparse.ArgumentParser:
     s.add_argument("--exercise", action="append")
     s.add_argument("--serve", action="store_true")
     return s
+
+
+def _jobs(text: str) -> int:
+    """argparse's type of a number of runs at once: a whole number above 0."""
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number above 0")
+    return int(text)
 
 
 def _seconds(text: str) -> float:
@@ -881,7 +893,8 @@ def _release(args: argparse.Namespace) -> int:
     try:
         r = release(args.solution, args.assignments, args.build, force=args.force, progress=progress,
                     trace_timeout=args.trace_timeout or MAX_SECONDS,
-                    domain_budget={"full": sweep.FULL, "quick": sweep.QUICK}[args.domain])
+                    domain_budget=replace({"full": sweep.FULL, "quick": sweep.QUICK}[args.domain],
+                                          parallel=args.jobs or 0))
     except (SpecError, BuildError) as e:
         return _fail(f"not released: {e}")
     except OSError as e:   # the sandbox that grades the solution could not start: the machine's fault

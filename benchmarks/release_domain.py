@@ -53,7 +53,7 @@ def main() -> int:
             cpu1 = worker.cpu_seconds()
             sandbox_cpu = None if cpu0 is None or cpu1 is None else cpu1 - cpu0
             own = time.process_time() - own0
-            idle = None if sandbox_cpu is None else max((sandbox_cpu + own) / budget.parallel, own)
+            idle = None if sandbox_cpu is None else max((sandbox_cpu + own) / budget.jobs(), own)
             row = {"assignment": aid, "checks": d.checks, "points": d.points, "exercises": d.exercises,
                    "enumerated": d.enumerated, "runs": d.runs, "domain_seconds": round(d.seconds, 1),
                    "release_seconds": round(time.monotonic() - start, 1), "load_before": round(load, 2),
@@ -61,7 +61,7 @@ def main() -> int:
                    "grader_cpu_seconds": round(own, 1), "idle_estimate_seconds": None if idle is None else round(idle, 1)}
             rows.append(row)
             cpu = ("" if sandbox_cpu is None else f"  release's CPU: sandbox {sandbox_cpu:6.1f} s, grader {own:5.1f} s: "
-                   f"about {idle:4.0f} s on {budget.parallel} idle cores")
+                   f"about {idle:4.0f} s on {budget.jobs()} idle cores")
             print(f"{aid:32} {d.checks:3} checks {d.points:>10,} points  {d.enumerated}/{d.exercises} exercises "
                   f"enumerated  {d.runs:3} runs  domain check {d.seconds:6.1f} s  release {row['release_seconds']:6.1f} s"
                   f"  (load {load:.2f}){cpu}", flush=True)

@@ -324,7 +324,8 @@ def test_the_domain_check_finds_where_a_solution_fails_its_own_check_and_the_tol
     assert "Its tolerance is rtol = 1e-05, atol = 1e-05 (float32): rtol = 0.032 (or atol = 0.16) would pass at every point found" in text
     assert "Every failing point has" not in text   # x = 2.47 and x = -2.47: no one value of x
     assert 'declare it with dtype = "bfloat16" on the check' in text   # judge.release_advice: a 3 % miss is bf16's
-    assert summary.checks == 9 and summary.exercises == 6 and summary.runs == 2   # one run per core, of one size
+    assert summary.checks == 9 and summary.exercises == 6 and summary.runs == QUICK.jobs()   # one run per core, of one
+    #                                                                                         size
     assert summary.enumerated == 3 and summary.points == 9063   # three of 01's six within 2,000 points: enumerated
 
 
@@ -398,6 +399,7 @@ def test_a_passed_domain_check_is_remembered_for_the_same_solution_key_and_grade
     from autograder.authoring.spec import load_spec
     from autograder.grading.notebook import code_cells, read_notebook
     from autograder.judging import sources
+    from autograder.sandbox import cgroup
 
     monkeypatch.setenv("AUTOGRAD_LAB_CACHE", str(tmp_path / "cache"))
     folder = ROOT / "solutions" / ASSIGNMENT
@@ -405,15 +407,27 @@ def test_a_passed_domain_check_is_remembered_for_the_same_solution_key_and_grade
     nb, _ = prepare(read_notebook(folder / a.notebook), a, "x")
     cells = code_cells(nb)
     positions = {e: p.after for e, p in sources.Facts.of(cells).positions(key).items()}
-    first = sweep.remembered(key, cells, positions, worker, "spec.toml", QUICK)[1]
-    again = sweep.remembered(key, cells, positions, worker, "spec.toml", QUICK)[1]
-    assert first.runs == 2 and not first.remembered and len(list((tmp_path / "cache").glob("*.json"))) == 1
+    assert QUICK.parallel == 0 and 1 <= QUICK.jobs() <= cgroup.usable_cores()   # one run per core, unless told
+    first = sweep.remembered(key, cells, positions, worker, "spec.toml", replace(QUICK, parallel=3))[1]
+    again = sweep.remembered(key, cells, positions, worker, "spec.toml", QUICK)[1]   # runs at once: not what it found
+    cache = tmp_path / "cache"
+    assert first.runs == 3 and not first.remembered and first.kept == 0
+    assert len([p for p in cache.glob("*.json") if not p.name.startswith("exercise-")]) == 1
+    assert len(list(cache.glob("exercise-*.json"))) == 6   # each exercise passed: each is remembered on its own
     assert again.remembered and again.points == first.points and "so it was not run again" in again.text
     changed = [c + "\n# a comment" if "def ex1(" in c else c for c in cells]   # any change to the code: run again
     assert not sweep.remembered(key, changed, positions, worker, "spec.toml", QUICK)[1].remembered
     quick_again = sweep.remembered(replace(key, limits=replace(key.limits, call_timeout=9.0)), cells, positions,
                                    worker, "spec.toml", QUICK)[1]
-    assert not quick_again.remembered   # a limit of the key is part of what was checked
+    assert not quick_again.remembered and quick_again.kept == 0   # a limit of the key is part of what was checked
+    # A change to the last exercise's code: only that exercise runs again (the cells before it are the same, and a
+    # later cell has not run when an earlier exercise is observed)
+    last = [c + "\n# a comment" if "def ex6_strict(" in c else c for c in cells]
+    once = sweep.remembered(key, last, positions, worker, "spec.toml", QUICK)[1]
+    assert not once.remembered and once.kept == 5 and once.exercises == 6 and once.points == first.points
+    assert once.checks == first.checks and once.enumerated == first.enumerated
+    assert "5 of the 6 exercises passed before with the same code, key and grader, so only the other 1 ran now" \
+        in once.text
 
 
 def test_a_refusal_names_the_one_value_every_failure_shares_and_offers_atol_near_zero(key):

@@ -8,7 +8,7 @@ rtol of 0.03).
 
 May import: stdlib, numpy, sympy, autograder.wire, autograder.model, autograder.keyfile, autograder.authoring.domain,
 autograder.authoring.discrimination, autograder.grading.plan, autograder.judging.analytic, autograder.judging.compare,
-autograder.judging.judge, autograder.sandbox.client.
+autograder.judging.judge, autograder.sandbox.client, autograder.sandbox.cgroup.
 """
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ from autograder.grading import plan
 from autograder.judging import analytic, compare, judge
 from autograder.model import (BoolAnswer, Check, Exercise, ExprAnswer, InstalledExpectation, Key, NoneAnswer,
                               Number, ValueExpectation, answer_items)
+from autograder.sandbox import cgroup
 from autograder.sandbox import client as sandbox
 
 __all__ = ["FULL", "QUICK", "Budget", "Summary", "fingerprint", "remembered", "sweep"]
@@ -41,14 +42,28 @@ class Budget:
     its calls use where there are at most `enumerate_up_to`, else `draws` random draws (as plan.draw_point draws)
     plus, for each parameter, `edges` draws at each of its edge values (its lowest and highest value, and the
     values nearest 0 of each sign) and the joint points near poles that `domain.joint_columns` searches. Each sandboxed
-    run makes at most `batch_calls` calls; `parallel` runs go at once (one per core)."""
+    run makes at most `batch_calls` calls; `parallel` runs go at once (0: one per core this process may use,
+    `jobs()`). How many go at once changes how long the check takes, never what it finds."""
 
     enumerate_up_to: int = 1_000_000
     draws: int = 100_000
     edges: int = 64
     batch_calls: int = 60_000
-    parallel: int = 2
+    parallel: int = 0
     name: str = "full"
+
+    def jobs(self) -> int:
+        """The runs that go at once: `parallel`, else one per usable core (sandbox.cgroup.usable_cores: affinity
+        and CPU quota), and no more than one per GiB of the memory available now (each run is a forked copy of the
+        warm worker, with its results of up to MAX_RESULTS bytes); at least 1."""
+        if self.parallel > 0:
+            return self.parallel
+        try:
+            with open("/proc/meminfo") as f:
+                avail = next(int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:"))
+        except (OSError, StopIteration, ValueError, IndexError):
+            avail = 2**62
+        return max(1, min(cgroup.usable_cores(), avail // 2**30))
 
 
 FULL = Budget()   # what `autograder release` runs
@@ -78,21 +93,69 @@ def _code_digest() -> str:
 def fingerprint(key: Key, cells: list[str], positions: dict[str, int], budget: Budget) -> str:
     """What a domain check's outcome depends on, as a sha256 (hex): the key without its secret (parameters,
     exercises, checks, tolerances, limits, the torch and sympy it was built with), the solution's code cells and where
-    each exercise is observed, the budget, and the grader's own code. The same fingerprint gives the same outcome."""
+    each exercise is observed, the budget (but how many runs go at once), and the grader's own code. The same
+    fingerprint gives the same outcome."""
     from autograder.keyfile import to_json
 
     k = to_json(key)
     k.pop("secret", None)
-    blob = json.dumps({"key": k, "cells": cells, "positions": positions, "budget": asdict(budget),
+    blob = json.dumps({"key": k, "cells": cells, "positions": positions, "budget": asdict(replace(budget, parallel=0)),
                        "code": _code_digest()}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def exercise_fingerprint(key: Key, exercise: str, cells: list[str], positions: dict[str, int], budget: Budget) -> str:
+    """What one exercise's share of a domain check depends on, as a sha256 (hex): the key without its secret, its
+    prose and the other exercises and their checks; the code cells up to the one after which the exercise is observed
+    (a later cell has not run when its calls are made); the budget (but how many runs go at once); the grader's own
+    code. A change to another exercise's code or checks leaves it the same: only what changed is checked again."""
+    from autograder.keyfile import to_json
+
+    k = to_json(key)
+    for name in ("secret", "title", "digest", "digest_salt"):
+        k.pop(name, None)
+    k["exercises"] = [{**e, "title": ""} for e in k["exercises"] if e["id"] == exercise]
+    k["checks"] = [{**c, "title": "", "why": "", "points": 0, "visibility": ""} for c in k["checks"]
+                   if c["exercise"] == exercise]
+    after = positions.get(exercise, len(cells) - 1)
+    blob = json.dumps({"key": k, "cells": cells[:after + 1], "after": after, "exercise": exercise,
+                       "budget": asdict(replace(budget, parallel=0)), "code": _code_digest()}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _kept(key: Key, cells: list[str], positions: dict[str, int], budget: Budget) -> dict[str, dict[str, Any]]:
+    """exercise id -> what its passed check said (checks, points, exact, date), for each exercise whose same check
+    (`exercise_fingerprint`) passed before on this machine."""
+    out = {}
+    for ex in key.exercises:
+        try:
+            kept = json.loads((cache_dir() / f"exercise-{exercise_fingerprint(key, ex.id, cells, positions, budget)}"
+                                             f".json").read_text(encoding="utf-8"))
+            out[ex.id] = {"checks": int(kept["checks"]), "points": int(kept["points"]), "exact": bool(kept["exact"])}
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return out
+
+
+def _keep(key: Key, t: _Target, cells: list[str], positions: dict[str, int], budget: Budget, points: int) -> None:
+    """Remember that exercise `t` passed at `points` (check, point) pairs; a cache that cannot be written is not."""
+    path = cache_dir() / f"exercise-{exercise_fingerprint(key, t.exercise.id, cells, positions, budget)}.json"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"checks": len(t.checks), "points": points, "exact": t.exact,
+                                   "date": time.strftime("%Y-%m-%d %H:%M")}), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 @dataclass(frozen=True)
 class Summary:
     """What the sweep did: how many produce checks it judged, at how many points in all (a point of one exercise
     counts once per check), of how many exercises, how many of those were enumerated whole (else sampled), in how
-    many sandboxed runs, and how long it took (seconds, wall clock)."""
+    many sandboxed runs, and how long it took (seconds, wall clock); `kept` of the exercises were not run again,
+    since the same exercise (`exercise_fingerprint`) passed before."""
 
     checks: int = 0
     points: int = 0
@@ -102,6 +165,7 @@ class Summary:
     seconds: float = 0.0
     remembered: str = ""   # when the same check (`fingerprint`) passed before: its date; then nothing ran now
     budget: str = "full"   # Budget.name
+    kept: int = 0          # exercises whose same check passed before (`exercise_fingerprint`): not run again now
 
     @property
     def text(self) -> str:
@@ -119,7 +183,9 @@ class Summary:
         if self.remembered:
             return (f"domain check{quick}: the solution passes {checks} at {self.points:,} points ({how}; the same "
                     f"solution, key and grader passed it on {self.remembered}, so it was not run again)")
-        return (f"domain check{quick}: the solution passes {checks} at {self.points:,} points ({how}; {runs}, "
+        kept = (f"; {self.kept} of the {self.exercises} exercises passed before with the same code, key and grader, "
+                f"so only the other {self.exercises - self.kept} ran now" if self.kept else "")
+        return (f"domain check{quick}: the solution passes {checks} at {self.points:,} points ({how}{kept}; {runs}, "
                 f"{self.seconds:.0f} s)")
 
 
@@ -192,12 +258,14 @@ def _edges(key: Key, used: list[str], budget: Budget, rng: Any) -> dict[str, Any
     return {n: np.concatenate(c) for n, c in cols.items()}
 
 
-def targets(key: Key, budget: Budget, base: dict[str, Number]) -> list[_Target]:
-    """Each exercise with a swept check, and the points it is called at (see Budget)."""
+def targets(key: Key, budget: Budget, base: dict[str, Number], skip: frozenset[str] = frozenset()) -> list[_Target]:
+    """Each exercise with a swept check (but those in `skip`), and the points it is called at (see Budget)."""
     import numpy as np
 
     out = []
     for ex in key.exercises:
+        if ex.id in skip:
+            continue
         checks = [c for c in key.checks if c.exercise == ex.id and swept(c)]
         if not checks or any(a.objects for a in ex.args):
             continue
@@ -228,9 +296,10 @@ def _requests(key: Key, cells: list[str], positions: dict[str, int], base: dict[
     exercise, since every request runs the notebook's cells once."""
     done = {t.exercise.id: 0 for t in found}
     total = sum(t.n * len(_functions(t)) for t in found)
-    runs = max(1, budget.parallel) * math.ceil(total / (max(1, budget.parallel) * budget.batch_calls))
+    jobs = budget.jobs()
+    runs = jobs * math.ceil(total / (jobs * budget.batch_calls))
     size = max(math.ceil(total / runs), max(len(_functions(t)) for t in found))   # runs of one size, a multiple of
-    #                                                                   `parallel` of them: none runs alone at the end
+    #                                                                   `jobs` of them: none runs alone at the end
     while any(done[t.exercise.id] < t.n for t in found):
         observe, ranges, room = [], {}, size
         for t in found:
@@ -420,13 +489,13 @@ class _Judging:
 
 
 def _judge_run(key: Key, obs: wire.Observations, found: list[_Target], ranges: dict[str, tuple[int, list[dict[str, Number]]]],
-               base: dict[str, Number], misses: dict[str, _Misses]) -> int:
-    """Judge one run's calls; return how many (check, point) pairs were judged."""
-    judged = 0
+               base: dict[str, Number], misses: dict[str, _Misses]) -> dict[str, int]:
+    """Judge one run's calls; return, per exercise, how many (check, point) pairs were judged."""
+    judged = {}
     for t in found:
         if t.exercise.id in ranges:
             judging = _Judging(key, obs, t, ranges[t.exercise.id][1], misses)
-            judged += sum(judging.check(check) for check in t.checks)
+            judged[t.exercise.id] = sum(judging.check(check) for check in t.checks)
     return judged
 
 
@@ -465,8 +534,9 @@ def _problem(key: Key, check: Check, m: _Misses, t: _Target, source: str) -> str
 def remembered(key: Key, cells: list[str], positions: dict[str, int], worker: sandbox.Worker, source: str,
                budget: Budget = FULL) -> tuple[list[str], Summary]:
     """`sweep`, unless the same check (`fingerprint`) passed before on this machine (`cache_dir`): then its summary,
-    marked as remembered. Only a pass is remembered; a failure is found again each time. A cache that cannot be read
-    or written is not used."""
+    marked as remembered; else `sweep` with each exercise's own memory (`exercise_fingerprint`), so that only the
+    exercises whose code or checks changed run again. Only a pass is remembered; a failure is found again each time.
+    A cache that cannot be read or written is not used."""
     path = cache_dir() / f"{fingerprint(key, cells, positions, budget)}.json"
     try:
         kept = json.loads(path.read_text(encoding="utf-8"))
@@ -474,7 +544,7 @@ def remembered(key: Key, cells: list[str], positions: dict[str, int], worker: sa
                                                            "seconds", "budget")}), remembered=str(kept["date"]))
     except (OSError, ValueError, KeyError, TypeError):
         pass
-    problems, summary = sweep(key, cells, positions, worker, source, budget)
+    problems, summary = sweep(key, cells, positions, worker, source, budget, memo=True)
     if not problems:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -487,9 +557,11 @@ def remembered(key: Key, cells: list[str], positions: dict[str, int], worker: sa
 
 
 def sweep(key: Key, cells: list[str], positions: dict[str, int], worker: sandbox.Worker, source: str,
-          budget: Budget = FULL, student: str = "reference-a") -> tuple[list[str], Summary]:
+          budget: Budget = FULL, student: str = "reference-a", memo: bool = False) -> tuple[list[str], Summary]:
     """Judge the solution (its code cells, observed after the cells `positions` names, as grading observes them) at
-    the points of `Budget`, the parameters no call uses at `student`'s own point.
+    the points of `Budget`, the parameters no call uses at `student`'s own point. With `memo`, an exercise whose same
+    check passed before on this machine (`exercise_fingerprint`, in `cache_dir`) is not run again, and each exercise
+    that passes now is remembered (whatever the others do).
 
     Returns:
         (the problems, one per check that fails somewhere, each naming the spec file, the check, the point, both
@@ -499,12 +571,14 @@ def sweep(key: Key, cells: list[str], positions: dict[str, int], worker: sandbox
     """
     start = time.monotonic()
     base = plan.draw_point(key.parameters, key.assignment, student, "own")
-    found = targets(key, budget, base)
-    if not found:
+    kept = _kept(key, cells, positions, budget) if memo else {}
+    found = targets(key, budget, base, frozenset(kept))
+    if not found and not kept:
         return [], Summary()
     limits = replace(key.limits, submission_timeout=max(float(key.limits.submission_timeout), 3600.0))
     misses: dict[str, _Misses] = {}
-    judged, runs = 0, 0
+    judged: dict[str, int] = {t.exercise.id: 0 for t in found}
+    runs = 0
 
     def finished(run: Any) -> wire.Observations | None:
         try:
@@ -528,12 +602,14 @@ def sweep(key: Key, cells: list[str], positions: dict[str, int], worker: sandbox
                                f"{result.timed_out}, a step outlasted its alarm: {result.stalled}, over its memory: "
                                f"{result.over_memory}, results cut: {result.results_cut}); release again, or with "
                                f"--domain quick while you draft; output:\n{result.output_tail[-1500:]}")
-        judged += _judge_run(key, obs, found, ranges, base, misses)
+        for ex, n in _judge_run(key, obs, found, ranges, base, misses).items():
+            judged[ex] += n
 
-    with ThreadPoolExecutor(max(1, budget.parallel)) as pool:   # at most `parallel` requests built at a time
+    jobs = budget.jobs()
+    with ThreadPoolExecutor(jobs) as pool:   # at most `jobs` requests built at a time
         pending: list[Any] = []
-        for request, ranges in _requests(key, cells, positions, base, found, budget):
-            if len(pending) >= max(1, budget.parallel):
+        for request, ranges in _requests(key, cells, positions, base, found, budget) if found else ():
+            if len(pending) >= jobs:
                 settle(pending.pop(0))
             pending.append((pool.submit(worker.run, request, limits, MAX_RESULTS), request, ranges))
         for item in pending:
@@ -541,5 +617,11 @@ def sweep(key: Key, cells: list[str], positions: dict[str, int], worker: sandbox
     by_id = {c.id: t for t in found for c in t.checks}
     problems = [_problem(key, key.check(cid), m, by_id[cid], source)
                 for cid, m in sorted(misses.items(), key=lambda kv: [c.id for c in key.checks].index(kv[0]))]
-    return problems, Summary(sum(len(t.checks) for t in found), judged, len(found),
-                             sum(t.exact for t in found), runs, time.monotonic() - start, budget=budget.name)
+    if memo:
+        for t in found:
+            if not any(c.id in misses for c in t.checks):
+                _keep(key, t, cells, positions, budget, judged[t.exercise.id])
+    return problems, Summary(sum(len(t.checks) for t in found) + sum(k["checks"] for k in kept.values()),
+                             sum(judged.values()) + sum(k["points"] for k in kept.values()), len(found) + len(kept),
+                             sum(t.exact for t in found) + sum(k["exact"] for k in kept.values()), runs,
+                             time.monotonic() - start, budget=budget.name, kept=len(kept))

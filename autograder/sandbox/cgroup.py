@@ -109,6 +109,36 @@ def _folder(mount_root: str, mount_point: str, path: str) -> str | None:
     return folder if os.path.isdir(folder) else None
 
 
+def usable_cores(mountinfo: str = MOUNTINFO, own: str = OWN) -> int:
+    """How many cores this process may keep busy at once: its CPU affinity (os.sched_getaffinity), lowered to the CPU
+    quota of its own cgroup and each ancestor where one is set (v2 `cpu.max`: "<quota> <period>", or "max"; v1
+    `cpu.cfs_quota_us` / `cpu.cfs_period_us`, -1 for none), rounded up; at least 1. A container given 2 of a host's
+    32 cores says 2 here, where os.cpu_count() says 32."""
+    cores = len(os.sched_getaffinity(0))
+    try:
+        mounts, paths = _mounts(mountinfo), _own(own)
+    except OSError:
+        return max(1, cores)
+    for root, point, kind, controllers in mounts:
+        path = paths.get("") if kind == "cgroup2" else paths.get("cpu") if "cpu" in controllers else None
+        folder = _folder(root, point, path) if path is not None else None
+        while folder and folder.startswith(point):
+            try:
+                if kind == "cgroup2":
+                    quota, period = (_read(os.path.join(folder, "cpu.max")).split() + ["100000"])[:2]
+                else:
+                    quota = _read(os.path.join(folder, "cpu.cfs_quota_us")).strip()
+                    period = _read(os.path.join(folder, "cpu.cfs_period_us")).strip()
+                if quota not in ("max", "-1") and int(period) > 0:
+                    cores = min(cores, -(-int(quota) // int(period)))
+            except (OSError, ValueError):
+                pass
+            if folder == point:
+                break
+            folder = os.path.dirname(folder)
+    return max(1, cores)
+
+
 def _write(path: str, text: str) -> None:
     fd = os.open(path, os.O_WRONLY)
     try:
