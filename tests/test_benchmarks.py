@@ -54,3 +54,17 @@ def test_the_selfcheck_benchmark_times_a_learners_session_in_both_modes_and_prin
     results = json.loads(lines[-1])
     assert set(results) == {"self-study", "course"} and all(len(r["first_check_s"]) == 1 for r in results.values())
     assert all(0 < r["recheck_median_s"] < 60 for r in results.values())
+
+
+def test_the_solution_calls_benchmark_prints_the_floor_under_the_domain_check():
+    """benchmarks/solution_calls.py: the solution's own calls at the full domain check's points (issue 44's floor)."""
+    done = subprocess.run([sys.executable, "benchmarks/solution_calls.py", "--assignment", "03-leaves", "--points", "20",
+                           "--json"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    line, _, rest = done.stdout.partition("\n")
+    rows = json.loads(rest[rest.index("["):])
+    assert line.startswith("03-leaves") and " 8 functions     151,354 calls  the solution's own CPU " in line, line
+    assert " on 2 cores, " in line and "(most: " in line
+    assert len(rows) == 8 and sum(r["points"] for r in rows) == 151_354
+    assert all(r["us_per_call"] > 0 and r["cpu_seconds"] >= 0 for r in rows)
+    assert {r["exercise"] for r in rows} == {"1", "2", "3", "4", "5", "6"}
