@@ -415,6 +415,8 @@ def test_a_passed_domain_check_is_remembered_for_the_same_solution_key_and_grade
     assert len([p for p in cache.glob("*.json") if not p.name.startswith("exercise-")]) == 1
     assert len(list(cache.glob("exercise-*.json"))) == 6   # each exercise passed: each is remembered on its own
     assert again.remembered and again.points == first.points and "so it was not run again" in again.text
+    reworded = replace(key, checks=tuple(replace(c, why="Other words.", title="Another title") for c in key.checks))
+    assert sweep.remembered(reworded, cells, positions, worker, "spec.toml", QUICK)[1].remembered   # prose: the same
     changed = [c + "\n# a comment" if "def ex1(" in c else c for c in cells]   # any change to the code: run again
     assert not sweep.remembered(key, changed, positions, worker, "spec.toml", QUICK)[1].remembered
     quick_again = sweep.remembered(replace(key, limits=replace(key.limits, call_timeout=9.0)), cells, positions,
@@ -426,8 +428,11 @@ def test_a_passed_domain_check_is_remembered_for_the_same_solution_key_and_grade
     once = sweep.remembered(key, last, positions, worker, "spec.toml", QUICK)[1]
     assert not once.remembered and once.kept == 5 and once.exercises == 6 and once.points == first.points
     assert once.checks == first.checks and once.enumerated == first.enumerated
-    assert "5 of the 6 exercises passed before with the same code, key and grader, so only the other 1 ran now" \
+    assert "5 of the 6 exercises passed before with the same code, checks and grader, so only the other 1 ran now" \
         in once.text
+    none = sweep.sweep(key, cells, positions, worker, "spec.toml", QUICK, memo=True)[1]   # each exercise kept
+    assert none.kept == 6 and none.runs == 0 and none.points == first.points
+    assert "each exercise passed it before with the same code, checks and grader, so none ran again" in none.text
 
 
 def test_a_refusal_names_the_one_value_every_failure_shares_and_offers_atol_near_zero(key):

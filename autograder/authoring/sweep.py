@@ -90,36 +90,40 @@ def _code_digest() -> str:
     return h.hexdigest()
 
 
-def fingerprint(key: Key, cells: list[str], positions: dict[str, int], budget: Budget) -> str:
-    """What a domain check's outcome depends on, as a sha256 (hex): the key without its secret (parameters,
-    exercises, checks, tolerances, limits, the torch and sympy it was built with), the solution's code cells and where
-    each exercise is observed, the budget (but how many runs go at once), and the grader's own code. The same
-    fingerprint gives the same outcome."""
-    from autograder.keyfile import to_json
-
-    k = to_json(key)
-    k.pop("secret", None)
-    blob = json.dumps({"key": k, "cells": cells, "positions": positions, "budget": asdict(replace(budget, parallel=0)),
-                       "code": _code_digest()}, sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()
-
-
-def exercise_fingerprint(key: Key, exercise: str, cells: list[str], positions: dict[str, int], budget: Budget) -> str:
-    """What one exercise's share of a domain check depends on, as a sha256 (hex): the key without its secret, its
-    prose and the other exercises and their checks; the code cells up to the one after which the exercise is observed
-    (a later cell has not run when its calls are made); the budget (but how many runs go at once); the grader's own
-    code. A change to another exercise's code or checks leaves it the same: only what changed is checked again."""
+def _judged_key(key: Key, exercise: str | None = None) -> dict[str, Any]:
+    """The key as far as a domain check's outcome depends on it: its JSON form without its secret, its digests and
+    its prose (titles, a check's `why`, points, visibility); with `exercise`, of that exercise and its checks only."""
     from autograder.keyfile import to_json
 
     k = to_json(key)
     for name in ("secret", "title", "digest", "digest_salt"):
         k.pop(name, None)
-    k["exercises"] = [{**e, "title": ""} for e in k["exercises"] if e["id"] == exercise]
+    k["exercises"] = [{**e, "title": ""} for e in k["exercises"] if exercise in (None, e["id"])]
     k["checks"] = [{**c, "title": "", "why": "", "points": 0, "visibility": ""} for c in k["checks"]
-                   if c["exercise"] == exercise]
-    after = positions.get(exercise, len(cells) - 1)
-    blob = json.dumps({"key": k, "cells": cells[:after + 1], "after": after, "exercise": exercise,
+                   if exercise in (None, c["exercise"])]
+    return k
+
+
+def fingerprint(key: Key, cells: list[str], positions: dict[str, int], budget: Budget) -> str:
+    """What a domain check's outcome depends on, as a sha256 (hex): the key without its secret and prose
+    (`_judged_key`: parameters, exercises, checks, tolerances, limits, the torch and sympy it was built with), the
+    solution's code cells and where each exercise is observed, the budget (but how many runs go at once), and the
+    grader's own code. The same fingerprint gives the same outcome."""
+    blob = json.dumps({"key": _judged_key(key), "cells": cells, "positions": positions,
                        "budget": asdict(replace(budget, parallel=0)), "code": _code_digest()}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def exercise_fingerprint(key: Key, exercise: str, cells: list[str], positions: dict[str, int], budget: Budget) -> str:
+    """What one exercise's share of a domain check depends on, as a sha256 (hex): the key as `_judged_key` gives it
+    for that exercise (the other exercises and their checks left out); the code cells up to the one after which the
+    exercise is observed (a later cell has not run when its calls are made); the budget (but how many runs go at
+    once); the grader's own code. A change to another exercise's checks, or to a later cell, leaves it the same: only
+    what changed is checked again."""
+    after = positions.get(exercise, len(cells) - 1)
+    blob = json.dumps({"key": _judged_key(key, exercise), "cells": cells[:after + 1], "after": after,
+                       "exercise": exercise, "budget": asdict(replace(budget, parallel=0)), "code": _code_digest()},
+                      sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -183,7 +187,10 @@ class Summary:
         if self.remembered:
             return (f"domain check{quick}: the solution passes {checks} at {self.points:,} points ({how}; the same "
                     f"solution, key and grader passed it on {self.remembered}, so it was not run again)")
-        kept = (f"; {self.kept} of the {self.exercises} exercises passed before with the same code, key and grader, "
+        if self.kept and self.kept == self.exercises:
+            return (f"domain check{quick}: the solution passes {checks} at {self.points:,} points ({how}; each "
+                    f"exercise passed it before with the same code, checks and grader, so none ran again)")
+        kept = (f"; {self.kept} of the {self.exercises} exercises passed before with the same code, checks and grader, "
                 f"so only the other {self.exercises - self.kept} ran now" if self.kept else "")
         return (f"domain check{quick}: the solution passes {checks} at {self.points:,} points ({how}{kept}; {runs}, "
                 f"{self.seconds:.0f} s)")
