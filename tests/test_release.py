@@ -435,6 +435,31 @@ def test_a_passed_domain_check_is_remembered_for_the_same_solution_key_and_grade
     assert "each exercise passed it before with the same code, checks and grader, so none ran again" in none.text
 
 
+def test_a_long_domain_check_says_how_far_it_is_and_how_long_the_rest_takes(key, worker, monkeypatch):
+    import re
+
+    from autograder.authoring import sweep
+    from autograder.authoring.prepare import prepare
+    from autograder.authoring.spec import load_spec
+    from autograder.grading.notebook import code_cells, read_notebook
+    from autograder.judging import sources
+
+    monkeypatch.setattr(sweep, "PROGRESS_EVERY", 0.0)   # a line after every run (15 s apart in use)
+    folder = ROOT / "solutions" / ASSIGNMENT
+    a = load_spec(folder)
+    nb, _ = prepare(read_notebook(folder / a.notebook), a, "x")
+    cells = code_cells(nb)
+    positions = {e: p.after for e, p in sources.Facts.of(cells).positions(key).items()}
+    heard: list[str] = []
+    problems, summary = sweep.sweep(key, cells, positions, worker, "spec.toml",
+                                    replace(QUICK, batch_calls=2_500, parallel=1), say=heard.append)
+    assert not problems and summary.points == 9063 and summary.runs >= 4
+    done = [re.fullmatch(r"domain check: ([\d,]+) of 9,063 points judged, about \d+ s left", line) for line in heard]
+    assert len(heard) == summary.runs - 1 and all(done), heard   # not after the last run: the summary says it
+    numbers = [int(m.group(1).replace(",", "")) for m in done if m]
+    assert numbers == sorted(numbers) and 0 < numbers[0] < numbers[-1] < 9063
+
+
 def test_a_refusal_names_the_one_value_every_failure_shares_and_offers_atol_near_zero(key):
     """The domain check's refusal (sweep._problem) from what it found: failures that all have y = 3.33 read as a
     branch, not rounding; failures where sympy's value is near 0 get an atol, since no rtol would pass."""

@@ -895,7 +895,7 @@ def _release(src: Source, misconceptions: MisconceptionSummary, root: Path, assi
         positions = {e: p.after for e, p in sources.Facts.of(cells).positions(key).items()}
         try:
             problems, swept = sweep.remembered(key, cells, positions, worker, str(solution_dir / "spec.toml"),
-                                               domain_budget)
+                                               domain_budget, say)
         except RuntimeError as e:
             raise BuildError(f"{src.nb_path}: {e}") from None
         _refuse(problems)

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from math import prod
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from autograder import wire
 from autograder.authoring import domain
@@ -70,6 +70,14 @@ FULL = Budget()   # what `autograder release` runs
 QUICK = Budget(enumerate_up_to=2_000, draws=1_000, edges=4, name="quick")   # `release --domain quick` and the test suite
 MAX_RESULTS = 256 * 2**20   # bytes of one sweep run's results (the instructor's solution, not a student's code)
 SHOWN = 3                   # failing points named per check
+
+
+PROGRESS_EVERY = 15.0   # seconds between two progress lines of a long domain check
+
+
+def _duration(seconds: float) -> str:
+    """`seconds` as a person says it: "40 s", "3 min"."""
+    return f"{max(1, round(seconds)):.0f} s" if seconds < 90 else f"{round(seconds / 60):.0f} min"
 
 
 def cache_dir() -> Path:
@@ -539,7 +547,7 @@ def _problem(key: Key, check: Check, m: _Misses, t: _Target, source: str) -> str
 
 
 def remembered(key: Key, cells: list[str], positions: dict[str, int], worker: sandbox.Worker, source: str,
-               budget: Budget = FULL) -> tuple[list[str], Summary]:
+               budget: Budget = FULL, say: Callable[[str], None] | None = None) -> tuple[list[str], Summary]:
     """`sweep`, unless the same check (`fingerprint`) passed before on this machine (`cache_dir`): then its summary,
     marked as remembered; else `sweep` with each exercise's own memory (`exercise_fingerprint`), so that only the
     exercises whose code or checks changed run again. Only a pass is remembered; a failure is found again each time.
@@ -551,7 +559,7 @@ def remembered(key: Key, cells: list[str], positions: dict[str, int], worker: sa
                                                            "seconds", "budget")}), remembered=str(kept["date"]))
     except (OSError, ValueError, KeyError, TypeError):
         pass
-    problems, summary = sweep(key, cells, positions, worker, source, budget, memo=True)
+    problems, summary = sweep(key, cells, positions, worker, source, budget, memo=True, say=say)
     if not problems:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -564,11 +572,13 @@ def remembered(key: Key, cells: list[str], positions: dict[str, int], worker: sa
 
 
 def sweep(key: Key, cells: list[str], positions: dict[str, int], worker: sandbox.Worker, source: str,
-          budget: Budget = FULL, student: str = "reference-a", memo: bool = False) -> tuple[list[str], Summary]:
+          budget: Budget = FULL, student: str = "reference-a", memo: bool = False,
+          say: Callable[[str], None] | None = None) -> tuple[list[str], Summary]:
     """Judge the solution (its code cells, observed after the cells `positions` names, as grading observes them) at
     the points of `Budget`, the parameters no call uses at `student`'s own point. With `memo`, an exercise whose same
     check passed before on this machine (`exercise_fingerprint`, in `cache_dir`) is not run again, and each exercise
-    that passes now is remembered (whatever the others do).
+    that passes now is remembered (whatever the others do). `say` hears what is left, at most every PROGRESS_EVERY
+    seconds while runs go on (the points judged, of how many, and about how long the rest takes).
 
     Returns:
         (the problems, one per check that fails somewhere, each naming the spec file, the check, the point, both
@@ -585,6 +595,7 @@ def sweep(key: Key, cells: list[str], positions: dict[str, int], worker: sandbox
     limits = replace(key.limits, submission_timeout=max(float(key.limits.submission_timeout), 3600.0))
     misses: dict[str, _Misses] = {}
     judged: dict[str, int] = {t.exercise.id: 0 for t in found}
+    total, said = sum(t.n * len(t.checks) for t in found), [start]
     runs = 0
 
     def finished(run: Any) -> wire.Observations | None:
@@ -611,6 +622,11 @@ def sweep(key: Key, cells: list[str], positions: dict[str, int], worker: sandbox
                                f"--domain quick while you draft; output:\n{result.output_tail[-1500:]}")
         for ex, n in _judge_run(key, obs, found, ranges, base, misses).items():
             judged[ex] += n
+        done, now = sum(judged.values()), time.monotonic()
+        if say is not None and done < total and now - said[0] >= PROGRESS_EVERY:
+            said[0] = now
+            left = (now - start) * (total - done) / max(1, done)
+            say(f"domain check: {done:,} of {total:,} points judged, about {_duration(left)} left")
 
     jobs = budget.jobs()
     with ThreadPoolExecutor(jobs) as pool:   # at most `jobs` requests built at a time
