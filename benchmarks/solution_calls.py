@@ -1,7 +1,7 @@
 """The floor under release's domain check (issue 44): the CPU the solution's own function calls take at the points
 the full check judges, with nothing of ours around them. Per assignment it builds the key (release, no domain check)
-into a temporary folder, runs the solution's code cells in this process (IPython, as a kernel runs them; our own
-solutions, not a student's code), and for each exercise the check sweeps, times each swept function at its first
+into a temporary folder, runs the solution's code cells in this process (IPython, as a kernel runs them, in a
+temporary working folder; our own solutions, not a student's code), and for each exercise the check sweeps, times each swept function at its first
 `--points` points of authoring.sweep's full budget (torch on one thread, as in the sandbox) and multiplies by the
 number of points. The sum over 2 (this machine's cores) is the least time the check can take here, whatever the
 grader does around the calls; over C cores it is the sum / C.
@@ -14,6 +14,8 @@ import argparse
 import contextlib
 import io
 import json
+import os
+import shutil
 import sys
 import tempfile
 import time
@@ -44,6 +46,9 @@ def floor(aid: str, sample: int) -> list[dict]:
 
     nb = nbformat.read(next((ROOT / "solutions" / aid).glob("*.ipynb")), as_version=4)
     shell = InteractiveShell.instance()
+    here = os.getcwd()
+    scratch = tempfile.mkdtemp(prefix="solution-calls-")   # what the cells and calls write (12's stores) goes here
+    os.chdir(scratch)
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         for cell in code_cells(nb):
             shell.run_cell(cell, silent=True)
@@ -67,6 +72,8 @@ def floor(aid: str, sample: int) -> list[dict]:
             rows.append({"assignment": aid, "exercise": t.exercise.id, "function": fn, "points": t.n,
                          "enumerated": t.exact, "us_per_call": round(best * 1e6, 1), "cpu_seconds": round(best * t.n, 1)})
     InteractiveShell.clear_instance()
+    os.chdir(here)
+    shutil.rmtree(scratch, ignore_errors=True)
     return rows
 
 
