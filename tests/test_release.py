@@ -411,7 +411,7 @@ def test_a_passed_domain_check_is_remembered_for_the_same_solution_key_and_grade
     first = sweep.remembered(key, cells, positions, worker, "spec.toml", replace(QUICK, parallel=3))[1]
     again = sweep.remembered(key, cells, positions, worker, "spec.toml", QUICK)[1]   # runs at once: not what it found
     cache = tmp_path / "cache"
-    assert first.runs == 3 and not first.remembered and first.kept == 0
+    assert first.runs == 3 and not first.remembered and first.kept == 0 and "; 3 sandboxed runs, 3 at once, " in first.text
     assert len([p for p in cache.glob("*.json") if not p.name.startswith("exercise-")]) == 1
     assert len(list(cache.glob("exercise-*.json"))) == 6   # each exercise passed: each is remembered on its own
     assert again.remembered and again.points == first.points and "so it was not run again" in again.text

@@ -178,6 +178,7 @@ class Summary:
     remembered: str = ""   # when the same check (`fingerprint`) passed before: its date; then nothing ran now
     budget: str = "full"   # Budget.name
     kept: int = 0          # exercises whose same check passed before (`exercise_fingerprint`): not run again now
+    jobs: int = 0          # sandboxed runs at once (Budget.jobs)
 
     @property
     def text(self) -> str:
@@ -191,7 +192,8 @@ class Summary:
                if self.enumerated else "sampled points, edges and points near poles")
         checks = (f"its {self.checks} produce check{'s' * (self.checks != 1)} with a sympy expectation"
                   if self.checks != 1 else "its produce check with a sympy expectation")
-        runs = f"{self.runs} sandboxed run{'s' * (self.runs != 1)}"
+        runs = f"{self.runs} sandboxed run{'s' * (self.runs != 1)}" + (f", {self.jobs} at once" if self.jobs > 1 and
+                                                                      self.runs > 1 else "")
         if self.remembered:
             return (f"domain check{quick}: the solution passes {checks} at {self.points:,} points ({how}; the same "
                     f"solution, key and grader passed it on {self.remembered}, so it was not run again)")
@@ -596,6 +598,8 @@ def sweep(key: Key, cells: list[str], positions: dict[str, int], worker: sandbox
     misses: dict[str, _Misses] = {}
     judged: dict[str, int] = {t.exercise.id: 0 for t in found}
     total, said = sum(t.n * len(t.checks) for t in found), [start]
+    pending: list[Any] = []
+    began: list[float] = []   # when the first run was sent (the points' columns were made before)
     runs = 0
 
     def finished(run: Any) -> wire.Observations | None:
@@ -623,20 +627,21 @@ def sweep(key: Key, cells: list[str], positions: dict[str, int], worker: sandbox
         for ex, n in _judge_run(key, obs, found, ranges, base, misses).items():
             judged[ex] += n
         done, now = sum(judged.values()), time.monotonic()
-        if say is not None and done < total and now - said[0] >= PROGRESS_EVERY:
+        if (say is not None and done < total and now - said[0] >= PROGRESS_EVERY
+                and not any(f.done() for f, *_ in pending)):   # the runs of one wave end together: all of it counted
             said[0] = now
-            left = (now - start) * (total - done) / max(1, done)
+            left = (now - began[0]) * (total - done) / max(1, done)   # runs of one size, `jobs` at once
             say(f"domain check: {done:,} of {total:,} points judged, about {_duration(left)} left")
 
     jobs = budget.jobs()
     with ThreadPoolExecutor(jobs) as pool:   # at most `jobs` requests built at a time
-        pending: list[Any] = []
         for request, ranges in _requests(key, cells, positions, base, found, budget) if found else ():
             if len(pending) >= jobs:
                 settle(pending.pop(0))
+            began[:] = began or [time.monotonic()]
             pending.append((pool.submit(worker.run, request, limits, MAX_RESULTS), request, ranges))
-        for item in pending:
-            settle(item)
+        while pending:
+            settle(pending.pop(0))
     by_id = {c.id: t for t in found for c in t.checks}
     problems = [_problem(key, key.check(cid), m, by_id[cid], source)
                 for cid, m in sorted(misses.items(), key=lambda kv: [c.id for c in key.checks].index(kv[0]))]
@@ -647,4 +652,4 @@ def sweep(key: Key, cells: list[str], positions: dict[str, int], worker: sandbox
     return problems, Summary(sum(len(t.checks) for t in found) + sum(k["checks"] for k in kept.values()),
                              sum(judged.values()) + sum(k["points"] for k in kept.values()), len(found) + len(kept),
                              sum(t.exact for t in found) + sum(k["exact"] for k in kept.values()), runs,
-                             time.monotonic() - start, budget=budget.name, kept=len(kept))
+                             time.monotonic() - start, budget=budget.name, kept=len(kept), jobs=jobs)
