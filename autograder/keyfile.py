@@ -187,7 +187,8 @@ def to_json(key: Key) -> dict[str, Any]:
         "torch_observed": key.torch_observed, "torch_version": key.torch_version, "sympy_version": key.sympy_version,
         "grading": grading_json(key.limits, key.grading),
         "parameters": {n: parameter_json(p) for n, p in key.parameters.items()},
-        "exercises": [{"id": e.id, "title": e.title, "functions": list(e.functions), "args": [arg_json(a) for a in e.args]}
+        "exercises": [{"id": e.id, "title": e.title, "functions": list(e.functions), "args": [arg_json(a) for a in e.args],
+                       **({"domain_points": e.domain_points} if e.domain_points is not None else {})}   # only where set
                       for e in key.exercises],
         "checks": [_check_json(c) for c in key.checks],
         "digest": key.digest,
@@ -298,7 +299,8 @@ def from_json(data: dict[str, Any]) -> Key:
             data["assignment"], data["title"], data["notebook"], data.get("torch_observed", ""), data["torch_version"],
             data.get("sympy_version", ""), limits, grading,
             {n: parameter_from(d) for n, d in data["parameters"].items()},
-            tuple(Exercise(e["id"], e["title"], tuple(e["functions"]), tuple(arg_from(a) for a in e["args"]))
+            tuple(Exercise(e["id"], e["title"], tuple(e["functions"]), tuple(arg_from(a) for a in e["args"]),
+                           int(e["domain_points"]) if e.get("domain_points") is not None else None)
                   for e in data["exercises"]),
             tuple(_check_from(c) for c in data["checks"]), data.get("digest", ""), data.get("secret"),
             bool(data.get("public", False)),

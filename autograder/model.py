@@ -222,12 +222,14 @@ class Arg:
 
 @dataclass(frozen=True)
 class Exercise:
-    """One exercise: its produce functions and the arguments each is called with."""
+    """One exercise: its produce functions and the arguments each is called with; `domain_points`: the spec's cap on
+    the points release's domain check calls its functions at (None: the check's own budget; authoring.sweep)."""
 
     id: str
     title: str
     functions: tuple[str, ...]
     args: tuple[Arg, ...]
+    domain_points: int | None = None
 
     def values(self, point: dict[str, Number]) -> dict[str, Number]:
         """Symbol -> value at `point`: every parameter, and each scalar argument's name bound to its parameter."""

@@ -58,6 +58,8 @@ def test_new_writes_an_assignment_that_releases_at_once_and_self_checks(tmp_path
     assert again.returncode == 2 and "solutions/13-hooks exists already" in again.stderr
     bad = run_cli("new", "Hooks_1", cwd=tmp_path)
     assert bad.returncode == 2 and "an assignment id is lower case with hyphens" in bad.stderr
+    no_jobs = run_cli("release", "solutions/13-hooks", "--jobs", "0", cwd=tmp_path)
+    assert no_jobs.returncode == 2 and "argument --jobs: '0' is not a whole number above 0" in no_jobs.stderr
 
 
 def _stripped(nb_path):

@@ -460,6 +460,29 @@ def test_a_long_domain_check_says_how_far_it_is_and_how_long_the_rest_takes(key,
     assert numbers == sorted(numbers) and 0 < numbers[0] < numbers[-1] < 9063
 
 
+def test_an_exercises_domain_points_caps_its_points_and_the_summary_says_so(key, tmp_path, monkeypatch):
+    """An exercise whose calls are costly (12's exercise 8 starts processes) is checked at the spec's domain_points
+    draws plus its edges, not at every drawable point; the summary names it, and what is remembered depends on it."""
+    from autograder.authoring import sweep
+    from autograder.grading import plan
+
+    capped = replace(key, exercises=(replace(key.exercises[0], domain_points=100), *key.exercises[1:]))
+    base = plan.draw_point(key.parameters, key.assignment, "reference-a", "own")
+    first = sweep.targets(capped, sweep.FULL, base)[0]
+    assert (first.exercise.id, first.n, first.exact, first.drawable) == ("1", 91, False, 402)   # 100 draws, edges, corners: each once
+    assert first.capped == "exercise 1 at 91 of its 402 drawable points, as its spec's domain_points = 100 asks"
+    uncapped = sweep.targets(key, sweep.FULL, base)[0]
+    assert (uncapped.n, uncapped.exact, uncapped.capped) == (402, True, "")
+    assert sweep.targets(replace(key, exercises=(replace(key.exercises[0], domain_points=500), *key.exercises[1:])),
+                         sweep.FULL, base)[0].capped == ""   # a cap above the drawable points changes nothing
+    text = sweep.Summary(checks=1, points=91, exercises=1, runs=1, capped=(first.capped,)).text
+    assert "(sampled points, edges and points near poles; exercise 1 at 91 of its 402 drawable points, as its spec's " \
+           "domain_points = 100 asks; 1 sandboxed run, 0 s)" in text
+    cells, positions = ["def ex1(x): pass"], {"1": 0}
+    assert sweep.exercise_fingerprint(capped, "1", cells, positions, sweep.FULL) != \
+        sweep.exercise_fingerprint(key, "1", cells, positions, sweep.FULL)
+
+
 def test_a_refusal_names_the_one_value_every_failure_shares_and_offers_atol_near_zero(key):
     """The domain check's refusal (sweep._problem) from what it found: failures that all have y = 3.33 read as a
     branch, not rounding; failures where sympy's value is near 0 get an atol, since no rtol would pass."""

@@ -90,6 +90,7 @@ def _ident(where: str, value: Any, what: str) -> str:
 
 
 WORDS = {"predictions": ("worked-out", "any"), "prediction_policy": ("first", "last")}   # [grading] words
+MIN_DOMAIN_POINTS = 100   # an exercise's domain_points: fewer would hardly be a check of its domain
 
 
 def _number(where: str, value: Any, what: str, positive: bool = False) -> float:
@@ -548,8 +549,14 @@ def _load(src: str, data: dict[str, Any]) -> Assignment:
     for ex in data["exercise"]:
         eid = str(ex.get("id", ""))
         where = f"{src} [[exercise]] id={eid!r}"
-        _keys(where, ex, {"id", "title", "functions", "args", "check", "misconception"},
+        _keys(where, ex, {"id", "title", "functions", "args", "check", "misconception", "domain_points"},
               {"id", "title", "functions", "args", "check"})
+        domain_points = ex.get("domain_points")
+        if domain_points is not None and (type(domain_points) is not int or domain_points < MIN_DOMAIN_POINTS):
+            raise SpecError(f"{where}: domain_points must be a whole number of at least {MIN_DOMAIN_POINTS} (the points "
+                            f"release's domain check calls this exercise's functions at, where each call is costly: "
+                            f"one that starts processes); leave it out for the check's own budget (every drawable "
+                            f"point up to a million, else 100,000 draws)")
         if not eid or eid in {e.id for e in exercises}:
             raise SpecError(f"{where}: exercise ids must be non-empty and unique")
         functions = tuple(_ident(where, f, "function") for f in ex["functions"])
@@ -568,7 +575,7 @@ def _load(src: str, data: dict[str, Any]) -> Assignment:
                                     f"{len(arg.objects) - 1} }}, one value per object")
             args.append(arg)
         symbols = set(params) | {a.name for a in args if a.param is not None}
-        exercises.append(Exercise(eid, _line_text(where, ex["title"], "title"), functions, tuple(args)))
+        exercises.append(Exercise(eid, _line_text(where, ex["title"], "title"), functions, tuple(args), domain_points))
         mine: list[Check] = []
         for raw in ex["check"]:
             cid = f"{eid}.{raw.get('id', '')}"

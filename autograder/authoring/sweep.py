@@ -143,7 +143,8 @@ def _kept(key: Key, cells: list[str], positions: dict[str, int], budget: Budget)
         try:
             kept = json.loads((cache_dir() / f"exercise-{exercise_fingerprint(key, ex.id, cells, positions, budget)}"
                                              f".json").read_text(encoding="utf-8"))
-            out[ex.id] = {"checks": int(kept["checks"]), "points": int(kept["points"]), "exact": bool(kept["exact"])}
+            out[ex.id] = {"checks": int(kept["checks"]), "points": int(kept["points"]), "exact": bool(kept["exact"]),
+                          "capped": str(kept["capped"])}
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return out
@@ -155,7 +156,7 @@ def _keep(key: Key, t: _Target, cells: list[str], positions: dict[str, int], bud
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"checks": len(t.checks), "points": points, "exact": t.exact,
+        tmp.write_text(json.dumps({"checks": len(t.checks), "points": points, "exact": t.exact, "capped": t.capped,
                                    "date": time.strftime("%Y-%m-%d %H:%M")}), encoding="utf-8")
         os.replace(tmp, path)
     except OSError:
@@ -179,6 +180,7 @@ class Summary:
     budget: str = "full"   # Budget.name
     kept: int = 0          # exercises whose same check passed before (`exercise_fingerprint`): not run again now
     jobs: int = 0          # sandboxed runs at once (Budget.jobs)
+    capped: tuple[str, ...] = ()   # exercises the spec's domain_points checked at fewer points (_Target.capped)
 
     @property
     def text(self) -> str:
@@ -190,6 +192,7 @@ class Summary:
         how = ("every drawable point" if self.enumerated == self.exercises else
                f"every drawable point of {self.enumerated} of {self.exercises} exercises, sampled for the others"
                if self.enumerated else "sampled points, edges and points near poles")
+        how += "".join(f"; {c}" for c in self.capped)
         checks = (f"its {self.checks} produce check{'s' * (self.checks != 1)} with a sympy expectation"
                   if self.checks != 1 else "its produce check with a sympy expectation")
         runs = f"{self.runs} sandboxed run{'s' * (self.runs != 1)}" + (f", {self.jobs} at once" if self.jobs > 1 and
@@ -218,6 +221,15 @@ class _Target:
     n: int
     exact: bool
     drawable: int
+
+    @property
+    def capped(self) -> str:
+        """What the spec's domain_points changed, in words ("" where it changed nothing)."""
+        cap = self.exercise.domain_points
+        if cap is None or self.exact and self.n == self.drawable:
+            return ""
+        return (f"exercise {self.exercise.id} at {self.n:,} of its {self.drawable:,} drawable points, as its spec's "
+                f"domain_points = {cap} asks")
 
     def points(self, key: Key, base: dict[str, Number], lo: int, hi: int) -> list[dict[str, Number]]:
         """Points lo..hi-1 as plan.draw_point gives them (a real rounded to its decimals, an integer an int)."""
@@ -250,9 +262,10 @@ def _used(key: Key, ex: Exercise, checks: list[Check], symbols: tuple[str, ...])
     return sorted(n for n in names if key.parameters[n].kind != "fixed")
 
 
-def _edges(key: Key, used: list[str], budget: Budget, rng: Any) -> dict[str, Any]:
+def _edges(key: Key, used: list[str], budget: Budget, rng: Any, corners_up_to: int = 4096) -> dict[str, Any]:
     """For each parameter: its edge values (lowest, highest, nearest 0 of each sign), each with `budget.edges` draws
-    of the others; and every corner (each parameter at its lowest or highest) where there are at most 4,096."""
+    of the others; and every corner (each parameter at its lowest or highest) where there are at most
+    `corners_up_to`."""
     import itertools
 
     import numpy as np
@@ -268,7 +281,7 @@ def _edges(key: Key, used: list[str], budget: Budget, rng: Any) -> dict[str, Any
             for o in used:
                 cols[o].append(np.full(budget.edges, v) if o == name else
                                rng.choice(dists[o][0], size=budget.edges, p=dists[o][1]))
-    if 2 ** len(used) <= 4096:
+    if 2 ** len(used) <= corners_up_to:
         corners = np.array(list(itertools.product(*([dists[n][0].min(), dists[n][0].max()] for n in used))))
         for j, n in enumerate(used):
             cols[n].append(corners[:, j])
@@ -294,10 +307,16 @@ def targets(key: Key, budget: Budget, base: dict[str, Number], skip: frozenset[s
             out.append(_Target(ex, tuple(checks), (), {}, 1, True, 1))
             continue
         entries = domain._entries([e for c in checks for e in judge.expressions(c)], symbols)
-        columns, exact = domain.joint_columns(key.parameters, used, entries, seed, budget.enumerate_up_to,
-                                              budget.draws, max(1, min(domain.PROBES, budget.draws // 5)))
+        own, corners = budget, 4096
+        if ex.domain_points is not None:   # the spec's cap, where each call is costly (one that starts processes)
+            cap = ex.domain_points
+            own = replace(budget, enumerate_up_to=min(budget.enumerate_up_to, cap), draws=min(budget.draws, cap),
+                          edges=min(budget.edges, max(1, cap // 100)))
+            corners = min(corners, cap // 4)
+        columns, exact = domain.joint_columns(key.parameters, used, entries, seed, own.enumerate_up_to,
+                                              own.draws, max(1, min(domain.PROBES, own.draws // 5)))
         if not exact:
-            edges = _edges(key, used, budget, np.random.default_rng(seed + 1))
+            edges = _edges(key, used, own, np.random.default_rng(seed + 1), corners)
             columns = {n: np.concatenate([columns[n], edges[n]]) for n in used}
             rows = np.unique(np.stack([columns[n] for n in used], axis=1), axis=0)   # each point once
             columns = {n: rows[:, j] for j, n in enumerate(used)}
@@ -558,7 +577,8 @@ def remembered(key: Key, cells: list[str], positions: dict[str, int], worker: sa
     try:
         kept = json.loads(path.read_text(encoding="utf-8"))
         return [], replace(Summary(**{k: kept[k] for k in ("checks", "points", "exercises", "enumerated", "runs",
-                                                           "seconds", "budget")}), remembered=str(kept["date"]))
+                                                           "seconds", "budget")}), remembered=str(kept["date"]),
+                           capped=tuple(map(str, kept["capped"])))
     except (OSError, ValueError, KeyError, TypeError):
         pass
     problems, summary = sweep(key, cells, positions, worker, source, budget, memo=True, say=say)
@@ -645,6 +665,7 @@ def sweep(key: Key, cells: list[str], positions: dict[str, int], worker: sandbox
     by_id = {c.id: t for t in found for c in t.checks}
     problems = [_problem(key, key.check(cid), m, by_id[cid], source)
                 for cid, m in sorted(misses.items(), key=lambda kv: [c.id for c in key.checks].index(kv[0]))]
+    said_of = {**{e: k["capped"] for e, k in kept.items()}, **{t.exercise.id: t.capped for t in found}}
     if memo:
         for t in found:
             if not any(c.id in misses for c in t.checks):
@@ -652,4 +673,5 @@ def sweep(key: Key, cells: list[str], positions: dict[str, int], worker: sandbox
     return problems, Summary(sum(len(t.checks) for t in found) + sum(k["checks"] for k in kept.values()),
                              sum(judged.values()) + sum(k["points"] for k in kept.values()), len(found) + len(kept),
                              sum(t.exact for t in found) + sum(k["exact"] for k in kept.values()), runs,
-                             time.monotonic() - start, budget=budget.name, kept=len(kept), jobs=jobs)
+                             time.monotonic() - start, budget=budget.name, kept=len(kept), jobs=jobs,
+                             capped=tuple(c for c in (said_of.get(e.id, "") for e in key.exercises) if c))

@@ -351,3 +351,31 @@ def test_in_the_curriculum_a_tuple_is_the_lesson_where_torch_returns_it_or_a_mis
     assert not container_is_lesson(checks("12-hooks-and-processes")["2.predict.terms"])
     assert container_is_lesson(a01["2.predict.returns"]) and container_is_lesson(a01["2.produce.returns"])   # (g,)
     assert container_is_lesson(a04["4.predict.derivatives"]) and container_is_lesson(a04["4.produce.derivatives"])
+
+
+@pytest.mark.parametrize("value", ["50", "1.5e3", '"200"', "true", "-200"])
+def test_domain_points_is_a_whole_number_of_at_least_100(tmp_path, value):
+    text = GOOD.replace('functions = ["ex1"]', f'functions = ["ex1"]\ndomain_points = {value}')
+    with pytest.raises(SpecError) as e:
+        load_text(tmp_path, text)
+    assert "[[exercise]] id='1': domain_points must be a whole number of at least 100" in str(e.value)
+    assert "leave it out for the check's own budget" in str(e.value) and str(tmp_path) in str(e.value)
+
+
+def test_domain_points_reaches_the_key_only_where_set():
+    """An exercise's domain_points is in its key's JSON only where the spec sets it (the other keys keep their
+    digests), and it comes back from the JSON."""
+    from dataclasses import replace
+
+    from autograder.keyfile import from_json, to_json
+    from autograder.model import Key
+
+    a = load_spec(SOLUTION)
+    assert all(e.domain_points is None for e in a.exercises)
+    key = Key(a.id, a.title, a.notebook, "", "2.13.0", "1.14", a.limits, a.grading, a.parameters, a.exercises,
+              a.checks)
+    assert all("domain_points" not in e for e in to_json(key)["exercises"])
+    capped = replace(key, exercises=(replace(key.exercises[0], domain_points=300), *key.exercises[1:]))
+    data = to_json(capped)
+    assert data["exercises"][0]["domain_points"] == 300 and "domain_points" not in data["exercises"][1]
+    assert from_json(data).exercises[0].domain_points == 300 and from_json(data).exercises[1].domain_points is None
