@@ -73,6 +73,10 @@ _NOT_DIGESTED = ("digest", "secret", "public", "hidden", "public_digest", "diges
 def digest_of(data: dict[str, Any]) -> str:
     """The digest of a key's JSON form (see the module docstring), salted with its digest_salt where it has one."""
     body = {k: v for k, v in data.items() if k not in _NOT_DIGESTED}
+    if isinstance(body.get("exercises"), list):   # an exercise's domain_points is release's alone (authoring.sweep):
+        #                                           grading never reads it, so a key that sets it grades as before
+        body["exercises"] = [{k: v for k, v in e.items() if k != "domain_points"} if isinstance(e, dict) else e
+                             for e in body["exercises"]]
     salt = data.get("digest_salt", "") if isinstance(data.get("digest_salt", ""), str) else ""
     return hashlib.sha256((salt + json.dumps(body, sort_keys=True)).encode()).hexdigest()[:16]
 
@@ -211,10 +215,11 @@ def with_digest(key: Key) -> Key:
 
 def public_key(key: Key) -> Key:
     """The public key of a full key: no hidden checks (their number and points are kept, so that the
-    self-check can say that more is graded later), no fresh-point seed; `digest` stays the full key's."""
+    self-check can say that more is graded later), no fresh-point seed, no exercise's domain_points (release's
+    alone); `digest` stays the full key's."""
     hidden = [c for c in key.checks if c.visibility == "hidden"]
     pub = replace(key, checks=tuple(c for c in key.checks if c.visibility == "public"), fresh_seed=None, public=True,
-                  digest_salt="",
+                  digest_salt="", exercises=tuple(replace(e, domain_points=None) for e in key.exercises),
                   hidden_checks=HiddenChecks(len(hidden), float(sum(c.points for c in hidden))))
     return replace(pub, public_digest=digest_of(to_json(pub)))
 

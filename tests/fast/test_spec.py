@@ -363,11 +363,11 @@ def test_domain_points_is_a_whole_number_of_at_least_100(tmp_path, value):
 
 
 def test_domain_points_reaches_the_key_only_where_set():
-    """An exercise's domain_points is in its key's JSON only where the spec sets it (the other keys keep their
-    digests), and it comes back from the JSON."""
+    """An exercise's domain_points is in its full key's JSON only where the spec sets it, comes back from the JSON, and
+    changes neither the key's digest nor the public key."""
     from dataclasses import replace
 
-    from autograder.keyfile import from_json, to_json
+    from autograder.keyfile import digest_of, from_json, public_key, to_json
     from autograder.model import Key
 
     a = load_spec(SOLUTION)
@@ -379,3 +379,6 @@ def test_domain_points_reaches_the_key_only_where_set():
     data = to_json(capped)
     assert data["exercises"][0]["domain_points"] == 300 and "domain_points" not in data["exercises"][1]
     assert from_json(data).exercises[0].domain_points == 300 and from_json(data).exercises[1].domain_points is None
+    # release's alone: the same digest (a key that sets it grades as before), and the public key leaves it out
+    assert digest_of(data) == digest_of(to_json(key))
+    assert all("domain_points" not in e for e in to_json(public_key(capped))["exercises"])
