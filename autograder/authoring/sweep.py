@@ -331,11 +331,7 @@ def _requests(key: Key, cells: list[str], positions: dict[str, int], base: dict[
     exercise, the first index and the points each holds: each request as full as `budget.batch_calls` allows, exercise after
     exercise, since every request runs the notebook's cells once."""
     done = {t.exercise.id: 0 for t in found}
-    total = sum(t.n * len(_functions(t)) for t in found)
-    jobs = budget.jobs()
-    runs = jobs * math.ceil(total / (jobs * budget.batch_calls))
-    size = max(math.ceil(total / runs), max(len(_functions(t)) for t in found))   # runs of one size, a multiple of
-    #                                                                   `jobs` of them: none runs alone at the end
+    size = _run_size(found, budget)
     while any(done[t.exercise.id] < t.n for t in found):
         observe, ranges, room = [], {}, size
         for t in found:
@@ -357,6 +353,15 @@ def _requests(key: Key, cells: list[str], positions: dict[str, int], base: dict[
         yield ({"v": 2, "cells": cells, "skip": {}, "observe": observe, "parameters": base,
                 "call_timeout": float(key.limits.call_timeout), "cell_timeout": float(key.limits.cell_timeout),
                 "warm": plan.warm_ups(cells)}, ranges)
+
+
+def _run_size(found: list[_Target], budget: Budget) -> int:
+    """The calls of each sweep run: runs of one size, a multiple of `budget.jobs()` of them, so that none runs alone
+    at the end, each of at most `budget.batch_calls` (but an exercise's functions at one point go together)."""
+    total = sum(t.n * len(_functions(t)) for t in found)
+    jobs = budget.jobs()
+    runs = jobs * math.ceil(total / (jobs * budget.batch_calls))
+    return max(math.ceil(total / runs), max(len(_functions(t)) for t in found))
 
 
 def _functions(t: _Target) -> dict[str, set[str]]:
@@ -618,6 +623,8 @@ def sweep(key: Key, cells: list[str], positions: dict[str, int], worker: sandbox
     misses: dict[str, _Misses] = {}
     judged: dict[str, int] = {t.exercise.id: 0 for t in found}
     total, said = sum(t.n * len(t.checks) for t in found), [start]
+    planned = math.ceil(sum(t.n * len(_functions(t)) for t in found) / _run_size(found, budget)) if found else 0
+    settled = [0]   # runs judged (a run sent again counts once)
     pending: list[Any] = []
     began: list[float] = []   # when the first run was sent (the points' columns were made before)
     runs = 0
@@ -646,11 +653,13 @@ def sweep(key: Key, cells: list[str], positions: dict[str, int], worker: sandbox
                                f"--domain quick while you draft; output:\n{result.output_tail[-1500:]}")
         for ex, n in _judge_run(key, obs, found, ranges, base, misses).items():
             judged[ex] += n
+        settled[0] += 1
         done, now = sum(judged.values()), time.monotonic()
         if (say is not None and done < total and now - said[0] >= PROGRESS_EVERY
                 and not any(f.done() for f, *_ in pending)):   # the runs of one wave end together: all of it counted
             said[0] = now
-            left = (now - began[0]) * (total - done) / max(1, done)   # runs of one size, `jobs` at once
+            # by runs, not points: runs hold the same number of calls, and a costly exercise's points are few
+            left = (now - began[0]) * max(0, planned - settled[0]) / settled[0]
             say(f"domain check: {done:,} of {total:,} points judged, about {_duration(left)} left")
 
     jobs = budget.jobs()
