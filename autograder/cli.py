@@ -914,7 +914,7 @@ def _release(args: argparse.Namespace) -> int:
 
         print(json.dumps({**asdict(r), "seconds": round(time.monotonic() - start, 3)}, indent=1))
         return 0
-    print(f"released {r.assignment}: {r.checks} checks, solution {r.solution_score:g}/{r.max_score:g}, "
+    print(f"released {r.assignment}: {r.checks} checks, solution {r.solution_score:g}/{r.max_score:g} points, "
           f"blank copy {r.blank_score:g}/{r.max_score:g} ({time.monotonic() - start:.1f} s)\n"
           f"  misconceptions    {r.misconceptions.text}\n"
           f"  {r.domain.text.replace('domain check: ', 'domain check      ', 1)}\n"

@@ -24,7 +24,7 @@ def test_new_writes_an_assignment_that_releases_at_once_and_self_checks(tmp_path
     assert not any("lab.check" in c.source or "NotImplementedError" in c.source or "= ..." in c.source
                    for c in nb.cells)
     p = run_cli("release", "solutions/13-hooks", cwd=tmp_path)
-    assert p.returncode == 0 and "released 13-hooks: 2 checks, solution 2/2, blank copy 0/2" in p.stdout, p.stderr
+    assert p.returncode == 0 and "released 13-hooks: 2 checks, solution 2/2 points, blank copy 0/2" in p.stdout, p.stderr
     steps = [line.split(" (")[0] for line in p.stderr.splitlines() if line.startswith("release: ")]
     assert steps == ["release: reading the spec and the notebook",   # what needs no code run, before the worker
                      "release: checking the expectations over the parameters' ranges, and the misconceptions",
