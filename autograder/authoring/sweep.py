@@ -231,15 +231,21 @@ class _Target:
         return (f"exercise {self.exercise.id} at {self.n:,} of its {self.drawable:,} drawable points, as its spec's "
                 f"domain_points = {cap} asks")
 
-    def points(self, key: Key, base: dict[str, Number], lo: int, hi: int) -> list[dict[str, Number]]:
-        """Points lo..hi-1 as plan.draw_point gives them (a real rounded to its decimals, an integer an int)."""
+    def values(self, key: Key, lo: int, hi: int) -> dict[str, list[Number]]:
+        """Each varied parameter's values at points lo..hi-1 as plan.draw_point gives them (a real rounded to its
+        decimals, an integer an int)."""
         import numpy as np
 
-        cols = []
+        out = {}
         for name in self.used:
             p, v = key.parameters[name], self.columns[name][lo:hi]
-            cols.append(np.round(v, int(p.decimals)).tolist() if p.kind == "real" else
-                        [int(x) for x in np.round(v)])
+            out[name] = (np.round(v, int(p.decimals)).tolist() if p.kind == "real" else [int(x) for x in np.round(v)])
+        return out
+
+    def points(self, key: Key, base: dict[str, Number], lo: int, hi: int,
+               values: dict[str, list[Number]] | None = None) -> list[dict[str, Number]]:
+        """Points lo..hi-1 (`values`, made if not given), the parameters no call varies at `base`."""
+        cols = list((values or self.values(key, lo, hi)).values())
         return [{**base, **dict(zip(self.used, row, strict=True))} for row in zip(*cols, strict=True)] if cols \
             else [dict(base) for _ in range(hi - lo)]
 
@@ -327,7 +333,8 @@ def targets(key: Key, budget: Budget, base: dict[str, Number], skip: frozenset[s
 def _requests(key: Key, cells: list[str], positions: dict[str, int], base: dict[str, Number], found: list[_Target],
               budget: Budget) -> Iterator[tuple[dict[str, Any], dict[str, tuple[int, list[dict[str, Number]]]]]]:
     """Sweep requests (plan.probe_request's form, an observation as plan.observation makes it but of the functions
-    with swept checks only, each call with "targets": what its checks read) and, per
+    with swept checks only, each call with "targets": what its checks read, and its arguments as "columns" of the
+    parameters' values with plan.arg_template, which the probe turns into what plan.call_args would write) and, per
     exercise, the first index and the points each holds: each request as full as `budget.batch_calls` allows, exercise after
     exercise, since every request runs the notebook's cells once."""
     done = {t.exercise.id: 0 for t in found}
@@ -342,10 +349,15 @@ def _requests(key: Key, cells: list[str], positions: dict[str, int], base: dict[
                 continue
             hi = done[t.exercise.id] = lo + take
             room -= take * len(wanted)
-            points = t.points(key, base, lo, hi)   # built once: the request's calls and the judging read them
-            args = [{"args": plan.call_args(t.exercise, p)} for p in points]   # each function's calls share them
+            values = t.values(key, lo, hi)
+            points = t.points(key, base, lo, hi, values)   # for the judging
+            template = plan.arg_template(t.exercise)   # the calls' arguments as columns: the probe makes each point's
+            named = {p for a in template for p in (a.get("params") or [a["param"]]) + ([a["grad"]] if a.get("grad")
+                                                                                       else [])}
+            columns = {"n": hi - lo, "args": template,
+                       "values": {p: values[p] if p in values else [base[p]] * (hi - lo) for p in sorted(named)}}
             observe.append({"exercise": t.exercise.id, "after": positions.get(t.exercise.id, len(cells) - 1),
-                            "names": [], "calls": [{"call": fn, "function": fn, "points": args,
+                            "names": [], "calls": [{"call": fn, "function": fn, "columns": columns,
                                                     "targets": sorted(wanted[fn])}
                                                    for fn in t.exercise.functions if fn in wanted]})
             ranges[t.exercise.id] = (lo, points)

@@ -164,6 +164,25 @@ def call_args(exercise: Exercise, point: dict[str, Number]) -> list[dict[str, An
     return args
 
 
+def arg_template(exercise: Exercise) -> list[dict[str, Any]]:
+    """The arguments of the exercise's calls without their values, as a sweep request's "columns" carry them (the
+    probe's `_point_args` makes, at each point, what `call_args` writes there). Raises ValueError for an object
+    argument (the sweep calls no exercise that has one)."""
+    out: list[dict[str, Any]] = []
+    for arg in exercise.args:
+        if arg.objects:
+            raise ValueError(f"exercise {exercise.id}: argument {arg.name!r} is an object of torch")
+        if arg.params:
+            out.append({"name": arg.name, "params": list(arg.params), "shape": list(arg.shape or (len(arg.params),)),
+                        "dtype": arg.dtype, "requires_grad": bool(arg.requires_grad)})
+        elif arg.tensor:
+            out.append({"name": arg.name, "param": arg.param, "tensor": True, "dtype": arg.dtype,
+                        "requires_grad": bool(arg.requires_grad), "grad": arg.grad})
+        else:
+            out.append({"name": arg.name, "param": arg.param})
+    return out
+
+
 def observation(plan: ProbePlan, exercise: Exercise, points: list[dict[str, Number]], after: int) -> dict[str, Any]:
     """One exercise's observation in a request: its prediction variables, and a call of each of its
     functions at each point, made after code cell `after`."""

@@ -129,3 +129,32 @@ def test_release_s_lean_calls_come_back_as_columns_and_anything_else_as_its_own_
     assert obs.calls[("f", 2)].returned == {"t": "str", "v": "three"}
     assert obs.calls[("f", 3)].status == "raised" and obs.calls[("f", 3)].exception["message"] == "four"
     assert obs.calls[("f", 5)].status == "timeout" and obs.calls[("f", 6)].status == "skipped"
+
+
+def test_a_sweep_calls_columns_give_each_point_the_arguments_grading_gives_it():
+    """Release's sweep sends a call's arguments as columns of parameter values (plan.arg_template); the probe's
+    _point_args makes, at each point, exactly what plan.call_args writes there: for every exercise of every shipped
+    spec (but those with an object argument, which the sweep does not call), at five students' points."""
+    from autograder.authoring.spec import load_spec
+    from autograder.grading import plan
+
+    compared = 0
+    for folder in sorted((ROOT / "solutions").iterdir()):
+        if not (folder / "spec.toml").is_file():
+            continue
+        a = load_spec(folder)
+        points = [plan.draw_point(a.parameters, a.id, f"s{i}", "own") for i in range(5)]
+        for ex in a.exercises:
+            if any(arg.objects for arg in ex.args):
+                continue
+            template = plan.arg_template(ex)
+            named = {p for t in template for p in (t.get("params") or [t["param"]]) + ([t["grad"]] if t.get("grad")
+                                                                                      else [])}
+            call = {"columns": {"n": len(points), "args": template,
+                                "values": {p: [pt[p] for pt in points] for p in named}}}
+            count, at = probe._point_args(call)
+            assert count == 5
+            for i, pt in enumerate(points):
+                assert at(i) == plan.call_args(ex, pt), (folder.name, ex.id)
+                compared += 1
+    assert compared == 5 * 90, compared   # the 90 shipped exercises without an object argument

@@ -7,7 +7,7 @@ records go to the pipe `fd`. The in-notebook self-check (`autograder.student.lab
 `observe_name` in the kernel.
 
 May import: stdlib, torch, IPython, traitlets, matplotlib (only for a `%matplotlib` line), autograder.wire,
-autograder.sandbox.inside.installed.
+autograder.model (nest: a tensor argument's values), autograder.sandbox.inside.installed.
 """
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ import warnings
 from typing import Any, Callable, Iterator
 
 from autograder import wire
+from autograder.model import nest
 from autograder.sandbox.inside import installed   # imported once in the warm worker, before it forks
 
 # Bound here, as module globals, so that a submission that replaces builtins (builtins.float = ...)
@@ -588,6 +589,37 @@ class _Alarm(_Deadline):
 BEAT_GAP = 0.1   # seconds: a lean call beats the worker at most this often, with this much more than its limit
 
 
+def _point_args(call: dict[str, Any]) -> tuple[int, Callable[[int], list[dict[str, Any]]]]:
+    """How many points a lean call has, and each point's argument descriptions (`make_args`'s): from its "points", or
+    from its "columns" (release's sweep, which sends each parameter's values as one column instead of a description
+    per point): {"n": points, "values": {parameter: [its value at each point]}, "args": [per argument {"name",
+    "params", "shape", "dtype", "requires_grad"} (a tensor of parameters), {"name", "param", "tensor": true, "dtype",
+    "requires_grad", "grad": parameter or null} (a scalar tensor) or {"name", "param"} (a number)]}; at each point
+    the descriptions plan.call_args would write there."""
+    columns = call.get("columns")
+    if columns is None:
+        points = call["points"]
+        return len(points), lambda i: points[i]["args"]
+    values, template = columns["values"], columns["args"]
+
+    def at(i: int) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for a in template:
+            if "params" in a:
+                out.append({"name": a["name"], "tensor": {"value": nest([values[p][i] for p in a["params"]],
+                                                                          list(a["shape"])),
+                                                            "dtype": a["dtype"], "requires_grad": a["requires_grad"],
+                                                            "grad": None}})
+            elif a.get("tensor"):
+                out.append({"name": a["name"], "tensor": {"value": values[a["param"]][i], "dtype": a["dtype"],
+                                                            "requires_grad": a["requires_grad"],
+                                                            "grad": values[a["grad"]][i] if a.get("grad") else None}})
+            else:
+                out.append({"name": a["name"], "number": values[a["param"]][i]})
+        return out
+    return int(columns["n"]), at
+
+
 def _lean_calls(ns: dict[str, Any], call: dict[str, Any], timeout: float, before_each: Callable[[], None],
                 beat: Callable[[float], None]) -> Iterator[dict[str, Any]]:
     """`observe_calls` for release's sweep of the instructor's solution over its domain (a call with "targets": the
@@ -600,13 +632,14 @@ def _lean_calls(ns: dict[str, Any], call: dict[str, Any], timeout: float, before
     import torch
 
     name, targets = call["call"], sorted(call["targets"])
+    count, args_at = _point_args(call)
     base = int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "big")
     groups: dict[tuple[Any, ...], tuple[list[int], list[list[Any]]]] = {}
     last_beat = -1.0
     seed = torch.default_generator.manual_seed
     with warnings.catch_warnings(), _Handler():
         warnings.simplefilter("ignore")
-        for point in range(len(call["points"])):
+        for point in range(count):
             before_each()
             now = _monotonic()
             if now - last_beat >= BEAT_GAP:
@@ -618,7 +651,7 @@ def _lean_calls(ns: dict[str, Any], call: dict[str, Any], timeout: float, before
                 rec["status"] = "undefined"
                 yield rec
                 continue
-            args, tensors = make_args(call["points"][point]["args"])
+            args, tensors = make_args(args_at(point))
             s = (base + point) & 0xFFFFFFFF
             seed(s)
             random.seed(s)
@@ -659,7 +692,7 @@ def _lean_calls(ns: dict[str, Any], call: dict[str, Any], timeout: float, before
                 rec["tensors"] = {n: _tensor_state(t, timeout) for n, t in tensors.items() if n in targets}
             yield rec
             if rec["status"] == "timeout":   # one timeout is enough: the function's later points are skipped
-                for p in range(point + 1, len(call["points"])):
+                for p in range(point + 1, count):
                     yield {"k": "call", "call": name, "point": p, "status": "skipped"}
                 break
     for sig, group in groups.items():
