@@ -4,8 +4,8 @@ Everything heavy is imported inside the subcommand that needs it, so that `--hel
 Exit codes: 0 success (for `check`: every check passed); 1 `check` found a check that did not pass
 or the notebook is not gradable; 2 usage, spec, key or build error (the message says what to fix).
 
-May import: stdlib, autograder.version, autograder.model, autograder.sandbox.cgroup (stdlib only: the usable cores);
-inside a subcommand: autograder.keyfile,
+May import: stdlib, autograder.version, autograder.model; inside a subcommand: autograder.sandbox.cgroup (the usable
+cores), autograder.keyfile,
 autograder.report, autograder.grading.notebook, autograder.grading.intake, autograder.grading.grade, autograder.grading.batch, autograder.grading.overrides,
 autograder.grading.identity, autograder.authoring.release, autograder.authoring.spec, autograder.authoring.scaffold,
 autograder.authoring.sweep (release's domain budgets), autograder.student.selfcheck,
@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from autograder.model import limits_help
-from autograder.sandbox import cgroup
 
 LIMIT_HELP = "override a limit of the key's [grading] table (repeatable): " + limits_help()
 EXAMPLES = {
@@ -156,7 +155,7 @@ def _parser() -> argparse.ArgumentParser:
                    "submission), or FILE/<submission>.json for each of several")
     g.add_argument("--key", help="key.json (default: build/<assignment>/key.json)")
     g.add_argument("--assignment", help="assignment id (default: from the notebooks' metadata or folder names)")
-    g.add_argument("--jobs", type=_jobs, default=cgroup.usable_cores(), help="submissions graded at once (default: cores; "
+    g.add_argument("--jobs", type=_jobs, help="submissions graded at once (default: the cores this process may use; "
                    "with --scheduler, the Dask workers' threads decide)")
     g.add_argument("--ids", choices=("file", "notebook"), default="file", help="whose parameters each "
                    "submission is graded with: the file's (or its folder's) name (default), or the notebook's own "
@@ -650,7 +649,9 @@ def _grade_with(args: argparse.Namespace, key_path: Path, started: Any) -> int:
 
         prepare_grading(key)
     try:
-        result = grade_batch(subs, key, out, args.jobs, conceal=_conceal_for(key_path), force=args.force, grid=grid,
+        from autograder.sandbox import cgroup
+
+        result = grade_batch(subs, key, out, args.jobs or cgroup.usable_cores(), conceal=_conceal_for(key_path), force=args.force, grid=grid,
                              started=started, course_commits=course_commits, overrides=overrides)
     except OSError as e:
         return _fail(f"not graded: the sandbox could not start ({e}); this is not the students' fault")
