@@ -1,8 +1,8 @@
 """rules: the per-user rules of the course service, held in the database so that every process of one course, on one
 machine or several, keeps them together: rate limits (a token bucket per user and per client address), one check or
 hand-in at a time per user (a lease on the user's bucket row, with an expiry, renewed while its request runs), browsers'
-sign-ins (sessions) and the secret their cookies are signed with. A request's rate and lease are one statement, in the
-transaction that also reads who its token is (see db.rules for the tables). Nothing here knows HTTP.
+sign-ins (sessions) and the secret their cookies are signed with. A request's rate and lease are one statement, on the
+connection that has just read who its token is (see db.rules for the tables). Nothing here knows HTTP.
 
 May import: stdlib, sqlalchemy, autograder.service.db.
 """
@@ -41,6 +41,7 @@ class Rules:
 
     def __init__(self, engine: sa.Engine, process: str | None = None) -> None:
         self.engine = engine
+        self.single = db.single(engine)   # a rule is one statement: no transaction around it (db.single)
         db.make_rules(engine)
         self.process = process or secrets.token_hex(6)
         self._made = 0
@@ -65,7 +66,7 @@ class Rules:
     def _run(self, conn: sa.Connection | None, fn: Any) -> Any:
         if conn is not None:
             return fn(conn)
-        with self.engine.begin() as own:
+        with self.single.connect() as own:   # each rule's statement is atomic by itself
             return fn(own)
 
     # ------------------------------------------------------------------------------------------ rates and leases
@@ -102,7 +103,7 @@ class Rules:
     def renew(self, holders: list[str], seconds: float = LEASE_SECONDS) -> None:
         """Extend the leases of `holders` (the requests this process still works on)."""
         if holders:
-            with self.engine.begin() as conn:
+            with self.single.connect() as conn:
                 conn.execute(db.buckets.update().where(db.buckets.c.holder.in_(holders))
                              .values(expires=time.time() + seconds))
 
