@@ -1116,9 +1116,9 @@ class Service:
         """The rules for one request (in the pool, one transaction): who it is (`user`, when JupyterHub said; else its
         token or its browser session), then its rate (per user; a request that is no one's costs its address
         instead) and, for a route that runs `alone`, the user's lease. Raises what the database raises.
-        Two statements, each atomic, on one connection with no transaction around them (db.single): a token withdrawn
-        between them still admits this one request, as it would have a moment earlier."""
-        with self.course.single.connect() as conn:
+        Two statements, each atomic by itself, on one connection (db.single: on PostgreSQL with no transaction around
+        them): a token withdrawn between them still admits this one request, as it would have a moment earlier."""
+        with self.course.single.begin() as conn:
             if user is None and kind == "token":
                 user = self.course.user_for_digest(token_digest(secret), conn)
             elif user is None and kind == "session":

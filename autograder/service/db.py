@@ -235,11 +235,13 @@ def engine(url: str = DEFAULT_URL, timeout: float = TIMEOUT, pool: int = 4) -> s
 
 def single(eng: sa.Engine) -> sa.Engine:
     """`eng` for work that is one statement: a read, or one write that is atomic by itself (an INSERT, an upsert, an
-    UPDATE). Its connections (from `eng`'s pool) run each statement in a transaction of its own that ends with it
-    (AUTOCOMMIT), so no BEGIN and COMMIT or ROLLBACK go to the database around it: on PostgreSQL, two round trips
-    fewer per call; on SQLite a write is as durable (synchronous=FULL) once the statement returns. Work of more than
-    one statement that must hold together uses `eng.begin()`."""
-    return eng.execution_options(isolation_level="AUTOCOMMIT")
+    UPDATE); used as `single(eng).begin()`. On PostgreSQL its connections (from `eng`'s pool) run each statement in
+    a transaction of its own that ends with it (AUTOCOMMIT): no BEGIN and no COMMIT or ROLLBACK go to the server
+    around it, two round trips fewer per call. On SQLite it is `eng` itself: its driver begins no transaction for a
+    read, and a write commits (synchronous=FULL) as `begin()` ends; switching a SQLite connection to AUTOCOMMIT and
+    back costs more than that (a PRAGMA at each return to the pool). Work of more than one statement that must hold
+    together uses `eng.begin()`."""
+    return eng.execution_options(isolation_level="AUTOCOMMIT") if eng.dialect.name == "postgresql" else eng
 
 
 def make_rules(eng: sa.Engine) -> None:

@@ -66,7 +66,7 @@ class Rules:
     def _run(self, conn: sa.Connection | None, fn: Any) -> Any:
         if conn is not None:
             return fn(conn)
-        with self.single.connect() as own:   # each rule's statement is atomic by itself
+        with self.single.begin() as own:   # each rule's statement is atomic by itself
             return fn(own)
 
     # ------------------------------------------------------------------------------------------ rates and leases
@@ -103,7 +103,7 @@ class Rules:
     def renew(self, holders: list[str], seconds: float = LEASE_SECONDS) -> None:
         """Extend the leases of `holders` (the requests this process still works on)."""
         if holders:
-            with self.single.connect() as conn:
+            with self.single.begin() as conn:
                 conn.execute(db.buckets.update().where(db.buckets.c.holder.in_(holders))
                              .values(expires=time.time() + seconds))
 

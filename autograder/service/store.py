@@ -189,7 +189,7 @@ class Course:
         """The user a token whose digest is `digest` was issued to, or None (withdrawn); in `conn`'s transaction when
         given."""
         if conn is None:
-            with self.single.connect() as own:
+            with self.single.begin() as own:
                 return self.user_for_digest(digest, own)
         row = conn.execute(self._q.user, {"digest": digest}).first()
         return User(row.name, row.role) if row else None
@@ -224,7 +224,7 @@ class Course:
 
     def key(self, assignment: str) -> Key | None:
         """The assignment's full key (read once per digest), or None."""
-        with self.single.connect() as conn:
+        with self.single.begin() as conn:
             row = conn.execute(self._q.digest, {"assignment": assignment}).first()
             if row is None:
                 return None
@@ -241,7 +241,7 @@ class Course:
 
     def commit_record(self, assignment: str, student: str, exercise: str) -> dict[str, Any] | None:
         """The exercise's commit record, or None."""
-        with self.single.connect() as conn:
+        with self.single.begin() as conn:
             text = conn.execute(self._q.commit, {"assignment": assignment, "student": student,
                                                  "exercise": exercise}).scalar()
         return json.loads(text) if text is not None else None
@@ -282,7 +282,7 @@ class Course:
         """Keep a report that was shown to the student (its dict, or its JSON text as sent; `revealed`: it showed
         expected values of predictions)."""
         text = report if isinstance(report, str) else json.dumps(report)
-        with self.single.connect() as conn:   # one INSERT: atomic, and durable once it returns
+        with self.single.begin() as conn:   # one INSERT: atomic, and durable once it returns
             conn.execute(self._q.add_report, {"assignment": assignment, "student": student, "exercise": exercise,
                                               "report": text, "made": db.now(), "revealed": revealed})
 
@@ -356,7 +356,7 @@ class Course:
         """The hand-ins of `assignment` (one student's, with `student`), oldest first: receipts, with `when` (an
         aware datetime) for the late policy."""
         h = db.handins.c
-        with self.single.connect() as conn:
+        with self.single.begin() as conn:
             if student is not None:
                 rows = conn.execute(self._q.handins_of_student, {"assignment": assignment, "student": student}).all()
             else:
