@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import dataclasses
 import json
 import logging
@@ -328,24 +329,40 @@ class Base(tornado.web.RequestHandler):
                 except DB_ERRORS as e:
                     log.warning("a lease could not be released (it expires by itself): %s", _short_error(e))
 
-    async def db_last(self, fn: Callable[[], Any]) -> Any:
-        """`db(fn)`, this request's last database work: in the same call, after it, the request's lease is given back
-        (in a transaction of its own: on SQLite the rules' file is not locked while the records' commit waits for the
-        disk), so that it is free before the answer reaches the client, whose next check may come at once."""
+    async def db_last(self, fn: Callable[[sa.Connection], Any]) -> Any:
+        """`db(fn)`, this request's last database work, on one connection of the course's (`Course.single`: on
+        PostgreSQL each statement commits by itself) that `fn` is given and that commits after it; then, on the same
+        connection, the request's lease is given back (in a transaction of its own: on SQLite the rules' file is not
+        locked while the records' commit waits for the disk), so that it is free before the answer reaches the
+        client, whose next check may come at once. One connection for all of it: each one taken from the pool and
+        given back costs as much as a short statement."""
         holder, self._holder = getattr(self, "_holder", ""), ""
-        if not holder:
-            return await self.db(fn)
-        self.service.held.discard(holder)
+        if holder:
+            self.service.held.discard(holder)
         key = "user:" + self.user.name
+        rules = self.service.rules
 
         def then_release() -> Any:
-            try:
-                return fn()
-            finally:
+            with self.course.single.connect() as conn:
                 try:
-                    self.service.rules.release(key, holder)
-                except DB_ERRORS as e:
-                    log.warning("a lease could not be released (it expires by itself): %s", _short_error(e))
+                    out = fn(conn)
+                    conn.commit()
+                    return out
+                except BaseException:
+                    with contextlib.suppress(*DB_ERRORS):
+                        conn.rollback()
+                    raise
+                finally:
+                    if holder:
+                        try:
+                            rules.release(key, holder, conn)
+                            conn.commit()
+                        except DB_ERRORS:   # this connection failed: once more on one of its own
+                            try:
+                                rules.release(key, holder)
+                            except DB_ERRORS as e:
+                                log.warning("a lease could not be released (it expires by itself): %s",
+                                            _short_error(e))
         return await self.db(then_release)
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
@@ -489,22 +506,22 @@ class Check(_Exercise):
 
         assignment, exercise, student, cells, labels, results = self.parsed()
 
-        def judge() -> str:   # in the pool, one call: the key, the commit, the judge, the record (its JSON, once)
-            key = self.key_of(assignment, exercise)
-            record = self.course.commit_record(assignment, student, exercise)
+        def judge(conn: sa.Connection) -> str:   # in the pool, one call on one connection: the key, the commit, the
+            key = self.key_of(assignment, exercise)   # judge, the record (its JSON, once)
+            record = self.course.commit_record(assignment, student, exercise, conn)
             public = self.service.public(key)
             predicting = frozenset(c.exercise for c in key.checks if c.kind == "predict" and c.name)   # hidden too
             judged = report_from_results(
                 public, results, student, [exercise], COURSE_SELF_CHECK, cells, labels,
                 [record] if record else [], seal=True, commit_now=False, course=True, predicting=predicting)
             counting = next((h for h in _with_counts(self.service, assignment, self.course.handins_of(
-                assignment, student)) if h["counts"]), None)
+                assignment, student, conn)) if h["counts"]), None)
             if counting is not None:   # a check after a hand-in: the hand-in that counts is older than what it shows
                 judged = dataclasses.replace(judged, notes=(*judged.notes, _after_handin(
                     counting, self.service.deadlines().get(assignment), student)))
             report = json.dumps(judged.to_dict(), allow_nan=False)
             predicts = any(c.kind == "predict" and c.exercise == exercise for c in key.checks)
-            self.course.add_report(assignment, student, exercise, report, bool(record) and predicts)
+            self.course.add_report(assignment, student, exercise, report, bool(record) and predicts, conn)
             return report
 
         self.finish(await self.db_last(judge))
@@ -658,7 +675,7 @@ class HandIns(Base):
         data = self.raw_body()
         student = self.user.name
 
-        def keep() -> tuple[dict[str, Any], list[dict[str, Any]]]:   # in the pool, one call
+        def keep(conn: sa.Connection) -> tuple[dict[str, Any], list[dict[str, Any]]]:   # in the pool, one call
             self._known(assignment)
             problem = _handin_problem(data, assignment, student)
             if problem:
@@ -667,7 +684,7 @@ class HandIns(Base):
                 receipt = self.course.add_handin(assignment, student, data, arrived)
             except TooManyHandIns as e:
                 raise HTTPError(409, f"not handed in: {e}; your work stays in your notebook") from None
-            return receipt, self.course.handins_of(assignment, student)
+            return receipt, self.course.handins_of(assignment, student, conn)
 
         receipt, mine = await self.db_last(keep)
         shown = next(h for h in _with_counts(self.service, assignment, mine) if h["id"] == receipt["id"])

@@ -239,11 +239,14 @@ class Course:
 
     # ------------------------------------------------------------------------------------------ commits
 
-    def commit_record(self, assignment: str, student: str, exercise: str) -> dict[str, Any] | None:
-        """The exercise's commit record, or None."""
-        with self.single.begin() as conn:
-            text = conn.execute(self._q.commit, {"assignment": assignment, "student": student,
-                                                 "exercise": exercise}).scalar()
+    def commit_record(self, assignment: str, student: str, exercise: str,
+                      conn: sa.Connection | None = None) -> dict[str, Any] | None:
+        """The exercise's commit record, or None (on `conn` when given)."""
+        if conn is None:
+            with self.single.begin() as own:
+                return self.commit_record(assignment, student, exercise, own)
+        text = conn.execute(self._q.commit, {"assignment": assignment, "student": student,
+                                             "exercise": exercise}).scalar()
         return json.loads(text) if text is not None else None
 
     def record_predictions(self, assignment: str, student: str, exercise: str, values: dict[str, Any] | None,
@@ -278,13 +281,17 @@ class Course:
         return kept, kind, revealed
 
     def add_report(self, assignment: str, student: str, exercise: str, report: dict[str, Any] | str,
-                   revealed: bool) -> None:
+                   revealed: bool, conn: sa.Connection | None = None) -> None:
         """Keep a report that was shown to the student (its dict, or its JSON text as sent; `revealed`: it showed
-        expected values of predictions)."""
+        expected values of predictions). One INSERT: kept once it returns, or, on `conn` (a connection of
+        `single`), once that connection commits."""
+        if conn is None:
+            with self.single.begin() as own:
+                return self.add_report(assignment, student, exercise, report, revealed, own)
         text = report if isinstance(report, str) else json.dumps(report)
-        with self.single.begin() as conn:   # one INSERT: atomic, and durable once it returns
-            conn.execute(self._q.add_report, {"assignment": assignment, "student": student, "exercise": exercise,
-                                              "report": text, "made": db.now(), "revealed": revealed})
+        conn.execute(self._q.add_report, {"assignment": assignment, "student": student, "exercise": exercise,
+                                          "report": text, "made": db.now(), "revealed": revealed})
+        return None
 
     def commits_of(self, assignment: str, student: str | None = None,
                    until: dict[str, Any] | None = None) -> dict[str, list[dict[str, Any]]]:
@@ -352,16 +359,19 @@ class Course:
                     "size": len(data), "digest": digest, "again": False}
         raise RuntimeError("a hand-in could not be kept after as many tries as a student may hand in")
 
-    def handins_of(self, assignment: str, student: str | None = None) -> list[dict[str, Any]]:
+    def handins_of(self, assignment: str, student: str | None = None,
+                   conn: sa.Connection | None = None) -> list[dict[str, Any]]:
         """The hand-ins of `assignment` (one student's, with `student`), oldest first: receipts, with `when` (an
-        aware datetime) for the late policy."""
+        aware datetime) for the late policy. On `conn` when given."""
         h = db.handins.c
-        with self.single.begin() as conn:
-            if student is not None:
-                rows = conn.execute(self._q.handins_of_student, {"assignment": assignment, "student": student}).all()
-            else:
-                rows = conn.execute(sa.select(h.id, h.student, h.received, h.size, h.digest)
-                                    .where(h.assignment == assignment).order_by(h.id)).all()
+        if conn is None:
+            with self.single.begin() as own:
+                return self.handins_of(assignment, student, own)
+        if student is not None:
+            rows = conn.execute(self._q.handins_of_student, {"assignment": assignment, "student": student}).all()
+        else:
+            rows = conn.execute(sa.select(h.id, h.student, h.received, h.size, h.digest)
+                                .where(h.assignment == assignment).order_by(h.id)).all()
         return [{"id": int(r.id), "assignment": assignment, "student": r.student, "received": _iso(r.received),
                  "when": _aware(r.received), "size": int(r.size), "digest": r.digest} for r in rows]
 
