@@ -11,6 +11,7 @@ import ast
 import bisect
 import builtins
 import collections
+import collections.abc
 import functools
 import re
 import threading
@@ -170,9 +171,10 @@ def _parse(source: str) -> ast.Module | None:
         return None
 
 
-def derived(node: ast.AST, what: str, make) -> object:
+def derived(node: ast.AST, what: collections.abc.Hashable, make) -> object:
     """What `make(node)` derives from a node of a (cached, shared) syntax tree, computed once and kept on the node
-    itself (so it lives exactly as long as the tree). Two threads may both compute it: the same value."""
+    itself (so it lives exactly as long as the tree), under `what` (a name, or a tuple of a name and what else the
+    value depends on). Two threads may both compute it: the same value."""
     cache = node.__dict__.setdefault("_agl", {})
     if what not in cache:
         cache[what] = make(node)
@@ -308,7 +310,9 @@ class Facts:
         """Per cell: does it run code its syntax tree leaves out (`hidden_code`)?"""
         if len(self.sources) != len(self.trees):   # facts made without their sources: nothing to read
             return (False,) * len(self.trees)
-        return tuple(hidden_code(c) if t is not None else False for c, t in zip(self.sources, self.trees, strict=True))
+        # kept on the tree (`derived`): a cached tree is its one source's, so a notebook's shared cells are read once
+        return tuple(derived(t, "hidden code", lambda _t, c=c: hidden_code(c)) if t is not None else False
+                     for c, t in zip(self.sources, self.trees, strict=True))
 
     @classmethod
     def of(cls, cells: list[str]) -> Facts:

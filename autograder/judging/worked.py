@@ -295,9 +295,11 @@ def _finding(facts: Facts, name: str, after: int, produce: frozenset[str], predi
     def writes(st: ast.stmt) -> frozenset[str]:
         return binds(st) | changes(st)
 
-    if "worked.cells" not in scratch:   # per cell: (names it binds, names it changes in place)
-        scratch["worked.cells"] = [(frozenset().union(*map(binds, b)), frozenset().union(*map(changes, b)))
-                                   if b is not None else (frozenset(), frozenset()) for b in bodies]
+    if "worked.cells" not in scratch:   # per cell: (names it binds, names it changes in place), kept on its tree
+        scratch["worked.cells"] = [   # (`derived`: a released notebook's cells are shared by every request)
+            derived(t, ("worked cell", modules), lambda t: (frozenset().union(*map(binds, t.body)),
+                                                            frozenset().union(*map(changes, t.body))))
+            if b is not None else (frozenset(), frozenset()) for t, b in zip(facts.trees, bodies, strict=True)]
     per_cell = scratch["worked.cells"]
     label = lambda i: labels[i] if i < len(labels) else f"code cell {i + 1}"
     produce_cells = {i for f in produce for i in facts.binding_cells(f)}
