@@ -167,7 +167,7 @@ class Served:
 
     def database_cpu(self) -> float:
         """CPU seconds of the database server's processes so far (0 for SQLite, which runs in the service)."""
-        return sum(_cpu(p) for p in [self.database, *_children(self.database)]) if self.database else 0.0
+        return sum(_cpu(p) for p in _descendants(self.database)) if self.database else 0.0
 
     def user_system(self) -> tuple[float, float]:
         """User and system CPU seconds of the service's processes so far (clock ticks: for a whole rush)."""
@@ -213,6 +213,17 @@ def _children(pid: int) -> list[int]:
                         out.append(int(name))
             except (OSError, ValueError, IndexError):
                 pass
+    return out
+
+
+def _descendants(pid: int) -> list[int]:
+    """`pid` and every process under it (PostgreSQL's backends are its postmaster's children, and the postmaster may
+    be the child of the command that started it as the server's user)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo += _children(p)
     return out
 
 

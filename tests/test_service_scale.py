@@ -517,3 +517,42 @@ def test_behind_a_proxy_the_wrong_token_limit_counts_the_address_the_proxy_says_
             assert "(10.0.0.7)" in svc.log.read_text() and "(192.0.2." not in svc.log.read_text()
         finally:
             svc.stop()
+
+
+def test_one_statement_work_commits_by_itself_on_postgresql_and_sqlite_keeps_its_transactions(durable_pg, tmp_path):
+    """db.single: on PostgreSQL a statement run through it is committed as it returns (AUTOCOMMIT: no BEGIN or COMMIT
+    round trips around who a token is, a rate, a lease, a read or a report), so another connection sees it before
+    the block ends; `eng.begin()` still holds a transaction until its end. On SQLite it is the engine itself."""
+    import sqlalchemy as sa
+
+    from autograder.service import db
+
+    url = _fresh_database(durable_pg.url, tmp_path.name)
+    db.migrate(url)
+    eng = db.engine(url)
+    seen = sa.select(db.feedback.c.assignment).order_by(db.feedback.c.assignment)
+    try:
+        with db.single(eng).begin() as conn, eng.connect() as other:
+            conn.execute(db.feedback.insert().values(assignment="by-itself", released=db.now()))
+            assert other.execute(seen).scalars().all() == ["by-itself"]
+        with eng.begin() as conn, eng.connect() as other:
+            conn.execute(db.feedback.insert().values(assignment="in-a-transaction", released=db.now()))
+            assert other.execute(seen).scalars().all() == ["by-itself"]
+        with eng.connect() as other:
+            assert other.execute(seen).scalars().all() == ["by-itself", "in-a-transaction"]
+    finally:
+        eng.dispose()
+    lite = db.engine(f"sqlite:///{tmp_path / 'c.db'}")
+    assert db.single(lite) is lite
+
+
+def test_a_check_that_is_refused_after_its_lease_was_taken_gives_the_lease_back(pair):
+    """A check whose work ends in a refusal (an exercise the assignment does not have: 404, raised inside the one
+    connection its last database work runs on) gives the student's lease back on that connection: the next check, at
+    the other process, is judged at once (not 429 "your previous check is still under way")."""
+    token = pair.tokens["s02"]
+    assert call(pair.a.url + "/api/v1/predictions", token, "POST", _body("s02", 1.0))[0] == 200
+    status, answer = call(pair.a.url + "/api/v1/check", token, "POST", {**_calls("s02", 1.0, 2.0), "exercise": "99"})
+    assert (status, answer["error"]) == (404, "assignment '01-backward-vs-grad' has no exercise '99'")
+    status, answer = call(pair.b.url + "/api/v1/check", token, "POST", _calls("s02", 1.0, 2.0))
+    assert status == 200 and answer["student"] == "s02", answer

@@ -506,8 +506,9 @@ class Check(_Exercise):
 
         assignment, exercise, student, cells, labels, results = self.parsed()
 
-        def judge(conn: sa.Connection) -> str:   # in the pool, one call on one connection: the key, the commit, the
-            key = self.key_of(assignment, exercise)   # judge, the record (its JSON, once)
+        # in the pool, one call on one connection: the key, the commit, the judge, the record (its JSON, once)
+        def judge(conn: sa.Connection) -> str:
+            key = self.key_of(assignment, exercise)
             record = self.course.commit_record(assignment, student, exercise, conn)
             public = self.service.public(key)
             predicting = frozenset(c.exercise for c in key.checks if c.kind == "predict" and c.name)   # hidden too
@@ -1130,7 +1131,7 @@ class Service:
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
 
     def admit(self, kind: str, secret: str, user: User | None, where: str, alone: str | None) -> Admission:
-        """The rules for one request (in the pool, one transaction): who it is (`user`, when JupyterHub said; else its
+        """The rules for one request (in the pool): who it is (`user`, when JupyterHub said; else its
         token or its browser session), then its rate (per user; a request that is no one's costs its address
         instead) and, for a route that runs `alone`, the user's lease. Raises what the database raises.
         Two statements, each atomic by itself, on one connection (db.single: on PostgreSQL with no transaction around

@@ -176,14 +176,16 @@ def now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc)
 
 
-def engine(url: str = DEFAULT_URL, timeout: float = TIMEOUT, pool: int = 4) -> sa.Engine:
+def engine(url: str = DEFAULT_URL, timeout: float = TIMEOUT, pool: int = 8) -> sa.Engine:
     """An engine for `url` (SQLAlchemy URL: sqlite:///path.db, postgresql+psycopg://user@host:port/db), with the
     course's rules beside its records (see `rules`: on SQLite its rules file attached to each connection). Every call
     is bounded by `timeout` seconds: waiting for SQLite's lock, for a connection from the pool, for PostgreSQL to
     connect, for a statement or a lock there, and for the network (TCP_USER_TIMEOUT); past it the call raises
     sqlalchemy.exc.OperationalError or TimeoutError (the service answers 503). SQLite writes the records through a
     write-ahead log with full fsync (so a commit it acknowledged survives a kill -9 of the service), and enforces
-    foreign keys; a new SQLite file is made with mode 600. `pool`: connections kept (one per thread that uses them).
+    foreign keys; a new SQLite file is made with mode 600. `pool`: connections kept (two for each of the service's
+    four database threads: a request's last work holds one while it reads a re-released key or keeps a hand-in on
+    another; one beyond those is closed when given back, and PostgreSQL starts a process for each new one).
     Raises sqlalchemy.exc.ArgumentError for a bad URL."""
     if url.startswith("sqlite"):
         _private_file(url)
