@@ -370,7 +370,7 @@ def serial_cpu(served: Served, sessions_: list[dict[str, Any]], tokens: dict[str
             time.sleep(0.05)   # the process's CPU time is counted in clock ticks: let it settle
             per[route].append(1000 * (served.cpu() - before))
     # The floor under every route: a request to no route (tornado's handling, the log line) and GET /me (that and a
-    # token's identity and rate: one transaction).
+    # token's identity and rate: two statements on one connection); and under any tornado service, a bare one.
     for route, path, token in (("no route", "/nothing", None), ("GET /me", "/api/v1/me", tokens[sessions_[0]["student"]])):
         per[route] = []
         for _ in range(n):
@@ -382,7 +382,43 @@ def serial_cpu(served: Served, sessions_: list[dict[str, Any]], tokens: dict[str
                 e.read()
             time.sleep(0.05)
             per[route].append(1000 * (served.cpu() - before))
+    per["bare tornado"] = _bare_tornado(n, int(statistics.median(len(s["exercises"][0][2]) for s in sessions_[:n])))
     return {r: statistics.median(v) for r, v in per.items() if v}
+
+
+_BARE = """
+import sys, tornado.ioloop, tornado.web
+class Hello(tornado.web.RequestHandler):
+    def post(self):
+        self.write({"ok": True})
+app = tornado.web.Application([("/", Hello)])
+server = app.listen(0, "127.0.0.1")
+print(next(iter(server._sockets.values())).getsockname()[1], flush=True)
+tornado.ioloop.IOLoop.current().start()
+"""
+
+
+def _bare_tornado(n: int, size: int) -> list[float]:
+    """The floor under any tornado service on this machine, measured as the routes are: the CPU (ms) of a bare
+    tornado app (one handler answering {"ok": true}, no log line, no database) per POST of `size` bytes (a check's),
+    one at a time, each on a new connection."""
+    import urllib.request
+
+    proc = subprocess.Popen([sys.executable, "-c", _BARE], stdout=subprocess.PIPE, text=True)
+    try:
+        url = f"http://127.0.0.1:{int(proc.stdout.readline())}/"
+        body = b"x" * size
+        out = []
+        for i in range(n + 5):
+            before = _cpu(proc.pid)
+            urllib.request.urlopen(urllib.request.Request(url, data=body, method="POST"), timeout=60).read()
+            time.sleep(0.05)
+            if i >= 5:   # its first requests import and warm what the rest use
+                out.append(1000 * (_cpu(proc.pid) - before))
+        return out
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def _ms(values: list[float]) -> str:

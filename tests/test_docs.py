@@ -454,6 +454,8 @@ def test_the_measured_numbers_page(project):
         out = done.stdout + done.stderr
         assert "read back: lost commits 0, duplicated commits 0, lost hand-ins 0, duplicated hand-ins 0" in out, out[-3000:]
         assert "not 2xx: none" in out and "40 students within 10 s" in out, out[-3000:]
+        floor = re.search(r"no route ([0-9.]+) ms, GET /me ([0-9.]+) ms, bare tornado ([0-9.]+) ms", out)
+        assert floor and all(float(v) > 0 for v in floor.groups()), out[-3000:]   # --serial: each route's CPU, the floor
 
     def every_hand_in_got_its_report(session, done):
         assert "hand-ins acknowledged: 40 of 40 (0 refused)" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
