@@ -234,8 +234,9 @@ def _parser() -> argparse.ArgumentParser:
                    "(default 5; a check is two)")
     v.add_argument("--burst", type=int, default=40, help="requests each user may send at once (default 40)")
     v.add_argument("--workers", type=int, default=1, metavar="N", help="serve with N processes on the one port (default "
-                   "1; as many as the machine's cores for a large course): every rule is in the database, so they act "
-                   "as one, and so do services on other machines given the same --db (docs/course.md)")
+                   "1; for a course's deadline, as many as the machine's cores: docs/course.md, 'Sizing a course for a "
+                   "deadline'): every rule is in the database, so they act as one, and so do services on other "
+                   "machines given the same --db")
     co = sub.add_parser("course", help="the course: its roster and tokens (on the service's machine), its "
                                        "gradebook and feedback (by the service's URL)",
                         epilog=_epilog("course"), formatter_class=fmt)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import threading
@@ -417,6 +418,14 @@ def test_requests_over_the_rate_are_refused_with_429_and_retry_after(course, tmp
         assert statuses[:3] == [200, 200, 200] and statuses.count(429) >= 5
         status, answer = call(svc.url + "/api/v1/me", token)
         assert status == 429 and "too many requests" in answer["error"]
+    finally:
+        svc.stop()
+    svc = Service(tmp_path / "default-rate")   # 5 a second: the wait past the burst is a fraction of a second
+    try:
+        token = svc.add("fay")["fay"]
+        waits = [float(re.fullmatch(r"too many requests: wait ([0-9.]+) s", a["error"]).group(1))
+                 for s, a in (call(svc.url + "/api/v1/me", token) for _ in range(60)) if s == 429]
+        assert waits and min(waits) >= 0.1, waits   # never "wait 0.0 s"
     finally:
         svc.stop()
 

@@ -10,6 +10,7 @@ import http.client
 import json
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -556,3 +557,18 @@ def test_a_check_that_is_refused_after_its_lease_was_taken_gives_the_lease_back(
     assert (status, answer["error"]) == (404, "assignment '01-backward-vs-grad' has no exercise '99'")
     status, answer = call(pair.b.url + "/api/v1/check", token, "POST", _calls("s02", 1.0, 2.0))
     assert status == 200 and answer["student"] == "s02", answer
+
+
+def test_a_course_database_that_cannot_be_opened_is_named_without_its_password_not_a_traceback(tmp_path):
+    """`autograder course list` / `course add` / `serve` with a PostgreSQL URL whose server refuses the connection (a
+    wrong host, port or password): exit 2 and one line that names the database without its password and gives the
+    driver's reason (before: a traceback of about 100 lines from `course list` and `course add`)."""
+    url = "postgresql+psycopg://lab:sekrit@127.0.0.1:1/lab"
+    for command in (["course", "list"], ["course", "add", "amy"], ["serve", "--port", "0"]):
+        done = subprocess.run([sys.executable, "-m", "autograder", *command, "--db", url], capture_output=True,
+                              text=True, timeout=120, cwd=tmp_path)
+        assert done.returncode == 2, (command, done.stderr[-2000:])
+        assert "Traceback" not in done.stderr and "sekrit" not in done.stderr, (command, done.stderr[-2000:])
+        assert ("autograder: the course database postgresql+psycopg://lab:***@127.0.0.1:1/lab cannot be opened: "
+                "OperationalError: connection failed:") in done.stderr, (command, done.stderr)
+        assert "Connection refused" in done.stderr, (command, done.stderr)

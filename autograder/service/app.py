@@ -56,6 +56,7 @@ import contextlib
 import dataclasses
 import json
 import logging
+import math
 import os
 import re
 import time
@@ -251,7 +252,8 @@ class Base(tornado.web.RequestHandler):
             raise HTTPError(403, "this token is not one this course issued (or it was withdrawn)")
         self.user = got.user
         if got.wait > 0:
-            raise HTTPError(429, f"too many requests: wait {got.wait:.1f} s", got.wait)
+            wait = max(0.1, math.ceil(got.wait * 10) / 10)   # never "wait 0.0 s"
+            raise HTTPError(429, f"too many requests: wait {wait:.1f} s", got.wait)
         if got.busy:
             again = "hand in again" if self.alone == "hand-in" else "run this cell again"
             raise HTTPError(429, f"{BUSY.get(got.busy, 'your previous request is still under way')}: {again} when it "

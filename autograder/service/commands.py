@@ -42,7 +42,11 @@ def db_url(args: argparse.Namespace) -> str:
 
 def _course(args: argparse.Namespace, create: bool = True) -> Any:
     """The course database of --db (migrated). A SQLite file that does not exist is made only with `create` (and
-    said); otherwise RuntimeError names the file and the fix (a forgotten --db would open an empty course)."""
+    said); otherwise RuntimeError names the file and the fix (a forgotten --db would open an empty course). A
+    database that cannot be opened (a bad URL, a server that refuses the password or does not answer) is a
+    RuntimeError that names it without its password, with the driver's one-line reason."""
+    import sqlalchemy as sa
+
     from autograder.service import db
     from autograder.service.store import Course
 
@@ -54,8 +58,13 @@ def _course(args: argparse.Namespace, create: bool = True) -> Any:
                                f"$AUTOGRAD_LAB_DB")
         print(f"autograder: a new course database: {path.resolve()} (mode 600: it holds the answer keys)",
               file=sys.stderr)
-    db.migrate(url)
-    return Course(url)
+    try:
+        db.migrate(url)
+        return Course(url)
+    except (sa.exc.SQLAlchemyError, ValueError, ImportError) as e:   # (a wrong password: OperationalError)
+        reason = "; ".join(line.strip() for line in str(getattr(e, "orig", None) or e).splitlines() if line.strip())
+        raise RuntimeError(f"the course database {_safe(url)} cannot be opened: {type(e).__name__}: "
+                           f"{reason[:400]}") from None
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -80,6 +89,8 @@ def serve(args: argparse.Namespace) -> int:
         Rules(course.engine)                 # the rules' tables, made once here, before any process serves
         _warm(course)                        # what judging needs, once, before any process is forked
         course.engine.dispose()              # nothing open is carried into the processes forked below
+    except RuntimeError as e:   # no such SQLite file, or a database that cannot be opened: _course said which
+        return _fail(str(e))
     except Exception as e:   # a bad URL, an unreachable database: say which, and stop
         return _fail(f"the course database {_safe(db_url(args))} cannot be opened: {type(e).__name__}: {e}")
     if args.config:
@@ -196,7 +207,10 @@ def course_add(args: argparse.Namespace) -> int:
     bad = [p for p in map(roster_name_problem, names) if p]
     if bad:
         return _fail(f"{bad[0]}; nobody was added" + (f" ({len(bad)} names are refused)" if len(bad) > 1 else ""))
-    course = _course(args)
+    try:
+        course = _course(args)
+    except RuntimeError as e:
+        return _fail(str(e))
     role = "staff" if args.staff else "student"
     issued, again = [], []
     for name in names:
