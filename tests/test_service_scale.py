@@ -572,3 +572,22 @@ def test_a_course_database_that_cannot_be_opened_is_named_without_its_password_n
         assert ("autograder: the course database postgresql+psycopg://lab:***@127.0.0.1:1/lab cannot be opened: "
                 "OperationalError: connection failed:") in done.stderr, (command, done.stderr)
         assert "Connection refused" in done.stderr, (command, done.stderr)
+
+
+def test_a_nul_in_a_name_is_a_400_not_a_500_on_postgresql(pair):
+    """PostgreSQL refuses a NUL in text (psycopg's DataError: before, a 500 and a traceback): a control character in
+    a name of a route's path or of a check's body is refused first, with a 400 that says why, on every route a
+    student may call; the student's next check is judged at once."""
+    token, api = pair.tokens["s03"], pair.a.url + "/api/v1"
+    for route in ("reports", "commits", "handins", "feedback"):
+        status, answer = call(f"{api}/students/s03/assignments/a%00b/{route}", token)
+        assert (status, answer["error"]) == (400, "a name in this route's path holds a control character (such as "
+                                                  "NUL): no name here has one"), (route, answer)
+    status, answer = call(f"{api}/assignments/a%00b/handins", token, "POST", raw=b"{}")
+    assert status == 400 and "control character" in answer["error"], answer
+    for route in ("predictions", "check"):
+        status, answer = call(f"{api}/{route}", token, "POST", {**_body("s03", 1.0), "assignment": "a\x00b"})
+        assert (status, answer["error"]) == (400, "'assignment' holds a control character (such as NUL): no name "
+                                                  "here has one"), (route, answer)
+    assert call(f"{api}/predictions", token, "POST", _body("s03", 1.0))[0] == 200
+    assert call(f"{api}/check", token, "POST", _calls("s03", 1.0, 2.0))[0] == 200

@@ -211,6 +211,9 @@ class Base(tornado.web.RequestHandler):
                    f"{RETRY_SECONDS} s")
 
     async def prepare(self) -> None:
+        if any(_CONTROL.search(part) for part in (*self.path_args, *self.path_kwargs.values())):
+            raise HTTPError(400, "a name in this route's path holds a control character (such as NUL): no name here "
+                                 "has one")
         length = self.request.headers.get("Content-Length", "0")
         if not (length.isascii() and length.isdigit()):   # "²".isdigit() is True, and int() refuses it
             raise HTTPError(400, "the Content-Length header is not a number")
@@ -391,6 +394,8 @@ def _text(data: dict[str, Any], name: str, limit: int = 100) -> str:
     value = data.get(name)
     if not isinstance(value, str) or not value or len(value) > limit:
         raise HTTPError(400, f"{name!r} must be a string of 1-{limit} characters")
+    if _CONTROL.search(value):
+        raise HTTPError(400, f"{name!r} holds a control character (such as NUL): no name here has one")
     return value
 
 
@@ -599,6 +604,7 @@ class Users(Base):
 
 
 _SURROGATE = re.compile(rb"\\[uU][dD][89a-fA-F]")   # a JSON escape of a UTF-16 surrogate
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")   # in a name (an id, a path's part): PostgreSQL refuses NUL in text
 MAX_HANDIN = 20_000_000   # bytes of a handed-in notebook
 MAX_ARRIVING = 200_000_000   # bytes all requests arriving at once may hold, together (one per user at a time)
 COOKIE = "autograd_lab_staff"
