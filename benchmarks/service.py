@@ -169,25 +169,18 @@ class Served:
         """CPU seconds of the database server's processes so far (0 for SQLite, which runs in the service)."""
         if not self.database:
             return 0.0
-        try:   # and what its processes that have ended took (a connection closed: its backend's CPU, clock ticks)
-            with open(f"/proc/{self.database}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-            ended = (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
-        except (OSError, ValueError, IndexError):
-            ended = 0.0
+        fields = _stat(self.database)   # and what its processes that have ended took (a closed connection's backend)
+        ended = (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK") if len(fields) > 14 else 0.0
         return ended + sum(_cpu(p) for p in _descendants(self.database))
 
     def user_system(self) -> tuple[float, float]:
         """User and system CPU seconds of the service's processes so far (clock ticks: for a whole rush)."""
         user = system = 0.0
         for pid in self.pids():
-            try:
-                with open(f"/proc/{pid}/stat", "rb") as f:
-                    fields = f.read().rsplit(b")", 1)[1].split()
+            fields = _stat(pid)
+            if len(fields) > 12:
                 user += int(fields[11]) / os.sysconf("SC_CLK_TCK")
                 system += int(fields[12]) / os.sysconf("SC_CLK_TCK")
-            except (OSError, ValueError, IndexError):
-                pass
         return user, system
 
     def add(self, names: list[str], staff: bool = False) -> dict[str, str]:
@@ -211,27 +204,38 @@ class Served:
         self.log.close()
 
 
-def _children(pid: int) -> list[int]:
-    out = []
+def _stat(pid: int) -> list[bytes]:
+    """The fields of /proc/<pid>/stat after the command's name (state, ppid, ...: field 3 on is index 0 on), or []
+    when the process is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
+def _parents() -> dict[int, list[int]]:
+    """Every process's children, from one pass over /proc."""
+    out: dict[int, list[int]] = {}
     for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/stat", "rb") as f:
-                    if int(f.read().rsplit(b")", 1)[1].split()[1]) == pid:
-                        out.append(int(name))
-            except (OSError, ValueError, IndexError):
-                pass
+        fields = _stat(int(name)) if name.isdigit() else []
+        if len(fields) > 1:
+            out.setdefault(int(fields[1]), []).append(int(name))
     return out
+
+
+def _children(pid: int) -> list[int]:
+    return _parents().get(pid, [])
 
 
 def _descendants(pid: int) -> list[int]:
     """`pid` and every process under it (PostgreSQL's backends are its postmaster's children, and the postmaster may
     be the child of the command that started it as the server's user)."""
-    out, todo = [], [pid]
+    tree, out, todo = _parents(), [], [pid]
     while todo:
         p = todo.pop()
         out.append(p)
-        todo += _children(p)
+        todo += tree.get(p, [])
     return out
 
 
@@ -387,13 +391,13 @@ def serial_cpu(served: Served, sessions_: list[dict[str, Any]], tokens: dict[str
 
 
 _BARE = """
-import sys, tornado.ioloop, tornado.web
+import tornado.httpserver, tornado.ioloop, tornado.netutil, tornado.web
 class Hello(tornado.web.RequestHandler):
     def post(self):
         self.write({"ok": True})
-app = tornado.web.Application([("/", Hello)])
-server = app.listen(0, "127.0.0.1")
-print(next(iter(server._sockets.values())).getsockname()[1], flush=True)
+sockets = tornado.netutil.bind_sockets(0, "127.0.0.1")
+tornado.httpserver.HTTPServer(tornado.web.Application([("/", Hello)])).add_sockets(sockets)
+print(sockets[0].getsockname()[1], flush=True)
 tornado.ioloop.IOLoop.current().start()
 """
 

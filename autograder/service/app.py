@@ -441,8 +441,8 @@ class _Exercise(Base):
             raise HTTPError(400, "'results' must be the probe's results stream as a string")
         return assignment, exercise, student, cells, labels, results.encode("utf-8", "surrogateescape")
 
-    def key_of(self, assignment: str, exercise: str) -> Any:
-        key = self.service.key(assignment)
+    def key_of(self, assignment: str, exercise: str, conn: sa.Connection | None = None) -> Any:
+        key = self.service.key(assignment, conn)
         if key is None:
             raise HTTPError(404, f"assignment {assignment!r} is not on this course service "
                                  f"(staff release it with: autograder release solutions/{assignment} --course URL)")
@@ -515,7 +515,7 @@ class Check(_Exercise):
 
         # in the pool, one call on one connection: the key, the commit, the judge, the record (its JSON, once)
         def judge(conn: sa.Connection) -> str:
-            key = self.key_of(assignment, exercise)
+            key = self.key_of(assignment, exercise, conn)
             record = self.course.commit_record(assignment, student, exercise, conn)
             public = self.service.public(key)
             predicting = frozenset(c.exercise for c in key.checks if c.kind == "predict" and c.name)   # hidden too
@@ -685,7 +685,7 @@ class HandIns(Base):
         student = self.user.name
 
         def keep(conn: sa.Connection) -> tuple[dict[str, Any], list[dict[str, Any]]]:   # in the pool, one call
-            self._known(assignment)
+            self._known(assignment, conn)
             problem = _handin_problem(data, assignment, student)
             if problem:
                 raise HTTPError(400, f"not handed in: {problem}; your work stays in your notebook")
@@ -709,8 +709,8 @@ class HandIns(Base):
                                  if h["id"] in graded else None, "history": notes.get(h["id"], [])}
                                 for h in _with_counts(self.service, assignment, handins)]})
 
-    def _known(self, assignment: str) -> None:
-        if self.service.key(assignment) is None:
+    def _known(self, assignment: str, conn: sa.Connection | None = None) -> None:
+        if self.service.key(assignment, conn) is None:
             raise HTTPError(404, f"assignment {assignment!r} is not on this course service")
 
 
@@ -1192,14 +1192,15 @@ class Service:
                     log.warning("leases could not be renewed: %s", _short_error(e))
             self.pool.submit(renew)
 
-    def key(self, assignment: str) -> Any:
+    def key(self, assignment: str, conn: sa.Connection | None = None) -> Any:
         """The assignment's full key, or None: from this process's cache for KEY_FRESH seconds after its digest was
-        last read from the database (a re-release is seen by every process within that)."""
+        last read from the database (a re-release is seen by every process within that); read on `conn` when given
+        (a request's connection: no second one from the pool while it holds one)."""
         now = time.monotonic()
         cached = self._keys.get(assignment)
         if cached is not None and now - cached[0] < self.KEY_FRESH:
             return cached[1]
-        key = self.course.key(assignment)
+        key = self.course.key(assignment, conn)
         self._keys[assignment] = (now, key)
         return key
 

@@ -184,9 +184,8 @@ def engine(url: str = DEFAULT_URL, timeout: float = TIMEOUT, pool: int = 8) -> s
     sqlalchemy.exc.OperationalError or TimeoutError (the service answers 503). SQLite writes the records through a
     write-ahead log with full fsync (so a commit it acknowledged survives a kill -9 of the service), and enforces
     foreign keys; a new SQLite file is made with mode 600. `pool`: connections kept (two for each of the service's
-    four database threads: a request's last work holds one while it reads the key's digest again (each second) or
-    keeps a hand-in on another; one beyond those is closed when given back, and PostgreSQL starts a process for each
-    new one).
+    four database threads: a hand-in's request holds one while it keeps the notebook in a transaction of its own on
+    another; one beyond those is closed when given back, and PostgreSQL starts a process for each new one).
     Raises sqlalchemy.exc.ArgumentError for a bad URL."""
     if url.startswith("sqlite"):
         _private_file(url)

@@ -222,15 +222,17 @@ class Course:
                                                         uploaded=db.now()))
         return key
 
-    def key(self, assignment: str) -> Key | None:
-        """The assignment's full key (read once per digest), or None."""
-        with self.single.begin() as conn:
-            row = conn.execute(self._q.digest, {"assignment": assignment}).first()
-            if row is None:
-                return None
-            if (assignment, row.digest) not in self._keys:
-                text = conn.execute(self._q.key, {"assignment": assignment}).scalar()
-                self._keys[(assignment, row.digest)] = keyfile.from_json(json.loads(text))
+    def key(self, assignment: str, conn: sa.Connection | None = None) -> Key | None:
+        """The assignment's full key (read once per digest), or None (on `conn` when given)."""
+        if conn is None:
+            with self.single.begin() as own:
+                return self.key(assignment, own)
+        row = conn.execute(self._q.digest, {"assignment": assignment}).first()
+        if row is None:
+            return None
+        if (assignment, row.digest) not in self._keys:
+            text = conn.execute(self._q.key, {"assignment": assignment}).scalar()
+            self._keys[(assignment, row.digest)] = keyfile.from_json(json.loads(text))
         return self._keys[(assignment, row.digest)]
 
     def assignment_ids(self) -> list[str]:
@@ -291,7 +293,6 @@ class Course:
         text = report if isinstance(report, str) else json.dumps(report)
         conn.execute(self._q.add_report, {"assignment": assignment, "student": student, "exercise": exercise,
                                           "report": text, "made": db.now(), "revealed": revealed})
-        return None
 
     def commits_of(self, assignment: str, student: str | None = None,
                    until: dict[str, Any] | None = None) -> dict[str, list[dict[str, Any]]]:
